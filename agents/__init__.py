@@ -1,0 +1,4 @@
+"""Training and evaluation of DQN agents on the ballenvs environments.
+
+``agents`` imports ``ballenvs``, never the reverse.
+"""

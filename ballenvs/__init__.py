@@ -1,0 +1,28 @@
+"""Fast gymnasium environments for DQN agents: ``BallDuel-v0`` and ``UAVGrid-v0``.
+
+Importing the package registers the ids (idempotently, so re-imports and subprocess
+workers see no "overriding environment" warning)::
+
+    import gymnasium as gym
+    import ballenvs
+    env = gym.make("BallDuel-v0")   # or gym.make("ballenvs:BallDuel-v0") without the import
+"""
+
+from gymnasium.envs.registration import register, registry
+
+__version__ = "0.1.0"
+
+#: id -> registration keyword arguments
+_ENV_SPECS = {
+    "BallDuel-v0": {"entry_point": "ballenvs.duel.env:BallDuelEnv"},
+}
+ENV_IDS = tuple(_ENV_SPECS)
+
+
+def _register_all() -> None:
+    for env_id, kwargs in _ENV_SPECS.items():
+        if env_id not in registry:
+            register(id=env_id, **kwargs)
+
+
+_register_all()

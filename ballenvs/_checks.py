@@ -1,0 +1,36 @@
+"""Argument checks shared by the environments: each error names the bad value and what is valid."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+
+def check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_float(name: str, value: Any, *, positive: bool = False) -> float:
+    valid = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not valid or not np.isfinite(value) or (positive and value <= 0):
+        raise ValueError(f"{name} must be a finite {'positive ' if positive else ''}number, got {value!r}")
+    return float(value)
+
+
+def check_choice(name: str, value: Any, valid: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in valid:
+        raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(map(repr, valid))}")
+    return value
+
+
+def check_action(action: Any, n_actions: int) -> int:
+    """A discrete action as a Python int; anything else (floats, arrays, out of range) fails."""
+    is_int = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        action, is_int = action.item(), True
+    if not is_int or not 0 <= action < n_actions:
+        raise ValueError(f"invalid action {action!r}; valid: an int in 0..{n_actions - 1}")
+    return int(action)

@@ -1,0 +1,143 @@
+"""BallDuel physics, written once for one game (Python floats) or N games (numpy arrays).
+
+The core knows nothing of gymnasium: it holds the state of the games, moves them one step
+given both players' world-frame actions and says which balls left the ring. Randomness is
+drawn by the caller, so one core serves a single env and a vector env with per-env
+generators. See :mod:`ballenvs.backend` for why there are two backends.
+
+Coordinates: the ring is centred at the origin, +x is east (the right player's side),
++y is north. The left ball is the learner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ballenvs.backend import NUMPY, SCALAR
+
+LEFT, RIGHT = 0, 1
+N_ACTIONS = 9
+ACTION_NAMES = ("none", "N", "NE", "E", "SE", "S", "SW", "W", "NW")
+
+_DIAG = float(np.sqrt(0.5))
+#: Unit thrust (x, y) of each action; diagonals are no stronger than the axes.
+THRUST_X = np.array([0.0, 0.0, _DIAG, 1.0, _DIAG, 0.0, -_DIAG, -1.0, -_DIAG])
+THRUST_Y = np.array([0.0, 1.0, _DIAG, 0.0, -_DIAG, -1.0, -_DIAG, 0.0, _DIAG])
+#: The action that thrusts in the x-mirrored direction (E <-> W, NE <-> NW, ...).
+MIRRORED_ACTION = np.array([0, 1, 8, 7, 6, 5, 4, 3, 2])
+
+
+@dataclass(frozen=True)
+class DuelPhysics:
+    """Sizes and dynamics; speeds and thrust are per step, in ring radii."""
+
+    ring_radius: float = 1.0
+    ball_radius: float = 0.1
+    thrust: float = 0.005  # velocity added per step by a full thrust
+    damping: float = 0.95  # fraction of velocity kept per step
+    max_speed: float = 0.06  # well below the ball diameter, so balls never pass through
+    start_offset: float = 0.5  # start distance from the centre
+    start_jitter: float = 0.05  # uniform jitter of each start coordinate
+
+    def __post_init__(self) -> None:
+        if not 0 < self.ball_radius <= 0.25 * self.ring_radius:
+            raise ValueError(
+                f"ball_radius must be in (0, ring_radius / 4 = {0.25 * self.ring_radius}], got {self.ball_radius!r}"
+            )
+
+    @property
+    def speed_cap(self) -> float:
+        return self.max_speed * self.ring_radius
+
+    @property
+    def position_bound(self) -> float:
+        """No centre gets further from the origin than this: a ball inside the ring moves at
+        most the speed cap in a step, and a collision pushes it at most one radius further."""
+        return self.ring_radius + self.speed_cap + self.ball_radius
+
+
+class DuelState(NamedTuple):
+    """Positions and velocities of both balls; each field a float or an (N,) array."""
+
+    lx: Any
+    ly: Any
+    rx: Any
+    ry: Any
+    lvx: Any
+    lvy: Any
+    rvx: Any
+    rvy: Any
+
+
+class DuelCore:
+    """The state of one game (``num_games=None``: Python floats) or of N games (arrays)."""
+
+    def __init__(self, physics: DuelPhysics, num_games: int | None = None) -> None:
+        self.physics = physics
+        self.num_games = num_games
+        self.xp = SCALAR if num_games is None else NUMPY
+        zero = 0.0 if num_games is None else np.zeros(num_games)
+        self.state = DuelState(*([zero] * 8))
+        self.steps = 0 if num_games is None else np.zeros(num_games, dtype=np.int64)
+        # Python floats stay Python floats in the scalar backend (numpy scalars are slower).
+        self._thrust_x = THRUST_X.tolist() if num_games is None else THRUST_X
+        self._thrust_y = THRUST_Y.tolist() if num_games is None else THRUST_Y
+
+    def reset(self, jitter: Any, games: Any = True) -> None:
+        """Put ``games`` (a bool mask, or True for all) back at the start.
+
+        ``jitter`` holds four uniform draws in [-1, 1] per game, for lx, ly, rx, ry:
+        shape (4,) for one game, (4, N) for N.
+        """
+        physics, xp = self.physics, self.xp
+        offset, spread = physics.start_offset * physics.ring_radius, physics.start_jitter * physics.ring_radius
+        start = (-offset + jitter[0] * spread, jitter[1] * spread, offset + jitter[2] * spread, jitter[3] * spread)
+        positions = [xp.where(games, new, old) for new, old in zip(start, self.state[:4])]
+        velocities = [xp.where(games, 0.0, old) for old in self.state[4:]]
+        self.state = DuelState(*positions, *velocities)
+        self.steps = xp.where(games, 0, self.steps)
+
+    def step(self, left_action: Any, right_action: Any) -> tuple[Any, Any]:
+        """Advance by one step with each ball's world-frame action; say which balls are out."""
+        p, xp = self.physics, self.xp
+        s = self.state
+        thrust, tx, ty = p.thrust * p.ring_radius, self._thrust_x, self._thrust_y
+        lvx, lvy = _cap(xp, s.lvx * p.damping + tx[left_action] * thrust, s.lvy * p.damping + ty[left_action] * thrust, p.speed_cap)
+        rvx, rvy = _cap(xp, s.rvx * p.damping + tx[right_action] * thrust, s.rvy * p.damping + ty[right_action] * thrust, p.speed_cap)
+        lx, ly, rx, ry = s.lx + lvx, s.ly + lvy, s.rx + rvx, s.ry + rvy
+        dx, dy = rx - lx, ry - ly
+        dist2 = dx * dx + dy * dy
+        touching = dist2 < (2 * p.ball_radius) ** 2
+        if xp.any(touching):  # rare: skip the collision arithmetic on most steps
+            dist = xp.sqrt(dist2)
+            # Coincident centres have no line between them; push apart along x.
+            apart = dist > 1e-12
+            nx = xp.where(apart, dx / xp.maximum(dist, 1e-12), 1.0)
+            ny = xp.where(apart, dy / xp.maximum(dist, 1e-12), 0.0)
+            # Elastic, equal masses: the balls swap their velocity components along the
+            # line of centres, if they are closing; then they are pushed apart to touching.
+            closing = (rvx - lvx) * nx + (rvy - lvy) * ny
+            swap = xp.where(touching & (closing < 0), closing, 0.0)
+            lvx, lvy, rvx, rvy = lvx + swap * nx, lvy + swap * ny, rvx - swap * nx, rvy - swap * ny
+            push = xp.where(touching, (2 * p.ball_radius - dist) / 2, 0.0)
+            lx, ly, rx, ry = lx - push * nx, ly - push * ny, rx + push * nx, ry + push * ny
+            # A swap can leave one ball faster than the cap; the cap is absolute.
+            lvx, lvy = _cap(xp, lvx, lvy, p.speed_cap)
+            rvx, rvy = _cap(xp, rvx, rvy, p.speed_cap)
+        self.state = DuelState(lx, ly, rx, ry, lvx, lvy, rvx, rvy)
+        self.steps = self.steps + 1
+        ring2 = p.ring_radius**2
+        return lx * lx + ly * ly > ring2, rx * rx + ry * ry > ring2
+
+    def distances_from_centre(self) -> tuple[Any, Any]:
+        s, xp = self.state, self.xp
+        return xp.sqrt(s.lx * s.lx + s.ly * s.ly), xp.sqrt(s.rx * s.rx + s.ry * s.ry)
+
+
+def _cap(xp: Any, vx: Any, vy: Any, cap: float) -> tuple[Any, Any]:
+    """Scale (vx, vy) down to at most ``cap`` in length."""
+    scale = xp.minimum(1.0, cap / xp.sqrt(xp.maximum(vx * vx + vy * vy, 1e-24)))
+    return vx * scale, vy * scale

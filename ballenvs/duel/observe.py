@@ -1,0 +1,146 @@
+"""What a BallDuel player sees: a state vector or a small pixel frame, for a batch of games.
+
+Both are egocentric: a player's own ball is "own", the other is "other", and the right
+player sees the world mirrored in x, so that both players see themselves start on the
+left. One policy can therefore play either side.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ballenvs.backend import SCALAR
+from ballenvs.duel.core import LEFT, DuelPhysics, DuelState
+
+OBS_TYPES = ("pixels", "state")
+MIN_OBS_SIZE = 36  # the smallest image stable-baselines3's NatureCNN accepts
+
+# Pixel intensities: your own ball is the brightest thing in the frame.
+OUTSIDE, FLOOR, EDGE, OTHER_BALL, OWN_BALL = 0, 40, 100, 150, 255
+STATE_SIZE = 10
+
+
+class SideView(NamedTuple):
+    """Both balls seen from one side: own ball first, x mirrored for the right player.
+    Each field is a float (one game) or an (N,) array."""
+
+    own_x: Any
+    own_y: Any
+    own_vx: Any
+    own_vy: Any
+    other_x: Any
+    other_y: Any
+    other_vx: Any
+    other_vy: Any
+
+
+def side_view(state: DuelState, side: int) -> SideView:
+    s = state
+    if side == LEFT:
+        return SideView(s.lx, s.ly, s.lvx, s.lvy, s.rx, s.ry, s.rvx, s.rvy)
+    return SideView(-s.rx, s.ry, -s.rvx, s.rvy, -s.lx, s.ly, -s.lvx, s.lvy)
+
+
+class StateObserver:
+    """float32 vector of 10: own x, y, vx, vy, other x, y, vx, vy, own and other distance to the edge.
+
+    Positions and distances to the edge (negative once outside) are in ring radii,
+    velocities in units of the speed cap.
+    """
+
+    def __init__(self, physics: DuelPhysics) -> None:
+        self.physics = physics
+        pos_bound = physics.position_bound / physics.ring_radius
+        # Velocities are capped at 1; the margin absorbs float rounding at the cap.
+        vel_bound = 1.0 + 1e-4
+        high = np.array([pos_bound] * 2 + [vel_bound] * 2 + [pos_bound] * 2 + [vel_bound] * 2 + [1.0, 1.0], dtype=np.float32)
+        low = -high
+        low[8:] = 1.0 - pos_bound
+        self.low, self.high = low, high
+
+    def observe(self, view: SideView, xp: Any) -> np.ndarray:
+        inv_ring, inv_speed = 1.0 / self.physics.ring_radius, 1.0 / self.physics.speed_cap
+        v = view
+        features = [
+            v.own_x * inv_ring,
+            v.own_y * inv_ring,
+            v.own_vx * inv_speed,
+            v.own_vy * inv_speed,
+            v.other_x * inv_ring,
+            v.other_y * inv_ring,
+            v.other_vx * inv_speed,
+            v.other_vy * inv_speed,
+            1.0 - xp.sqrt(v.own_x * v.own_x + v.own_y * v.own_y) * inv_ring,
+            1.0 - xp.sqrt(v.other_x * v.other_x + v.other_y * v.other_y) * inv_ring,
+        ]
+        # (10,) for one game; (10, N) for N games, transposed to (N, 10). .T of 1-D is a no-op.
+        return np.array(features, dtype=np.float32).T
+
+
+class PixelObserver:
+    """(N, size, size, 1) uint8 frames: the ring, the other ball and your own ball (brightest).
+
+    The static ring is drawn once; each step copies it and stamps two precomputed discs,
+    so a frame costs a few small numpy operations rather than a renderer.
+    """
+
+    def __init__(self, physics: DuelPhysics, size: int) -> None:
+        self.size = size
+        ring = physics.ring_radius
+        self.extent = physics.position_bound  # the frame spans [-extent, extent] in x and y
+        self.scale = size / (2 * self.extent)  # pixels per world unit
+        centres = (np.arange(size) + 0.5) / self.scale - self.extent
+        radius = np.hypot(centres[None, :], centres[:, None])
+        edge_halfwidth = max(0.75 / self.scale, 0.02 * ring)
+        background = np.full((size, size), OUTSIDE, dtype=np.uint8)
+        background[radius <= ring] = FLOOR
+        background[np.abs(radius - ring) <= edge_halfwidth] = EDGE
+        self.background = background
+        r_px = physics.ball_radius * self.scale
+        reach = int(np.ceil(r_px))
+        dy, dx = np.mgrid[-reach : reach + 1, -reach : reach + 1]
+        self._disc = dx**2 + dy**2 <= r_px**2 + 0.5  # + 0.5 keeps tiny balls at least a plus sign
+        self._reach = reach
+        self._disc_dy, self._disc_dx = dy[self._disc], dx[self._disc]
+
+    def observe(self, view: SideView, xp: Any) -> np.ndarray:
+        """One frame (size, size, 1) for one game; (N, size, size, 1) for N games."""
+        if xp is SCALAR:
+            frame = self.background[:, :, None].copy()
+            self._stamp_one(frame, view.other_x, view.other_y, OTHER_BALL)
+            self._stamp_one(frame, view.own_x, view.own_y, OWN_BALL)
+            return frame
+        frames = np.empty((len(view.own_x), self.size, self.size, 1), dtype=np.uint8)
+        frames[..., 0] = self.background
+        self._stamp_many(frames, view.other_x, view.other_y, OTHER_BALL)
+        self._stamp_many(frames, view.own_x, view.own_y, OWN_BALL)
+        return frames
+
+    def _pixel(self, x: Any, y: Any) -> tuple[Any, Any]:
+        """Row and column (floats, to be floored) of the pixel holding world (x, y)."""
+        return (self.extent - y) * self.scale, (x + self.extent) * self.scale
+
+    def _stamp_one(self, frame: np.ndarray, x: float, y: float, value: int) -> None:
+        """Draw one ball with a slice and the disc mask: a few numpy calls, not an index array."""
+        row, col = self._pixel(x, y)
+        reach, size = self._reach, self.size
+        top, left = math.floor(row) - reach, math.floor(col) - reach
+        bottom, right = top + 2 * reach + 1, left + 2 * reach + 1
+        clip_top, clip_left = max(top, 0), max(left, 0)
+        clip_bottom, clip_right = min(bottom, size), min(right, size)
+        if clip_top >= clip_bottom or clip_left >= clip_right:
+            return  # entirely outside the frame
+        disc = self._disc[clip_top - top : clip_bottom - top, clip_left - left : clip_right - left]
+        frame[clip_top:clip_bottom, clip_left:clip_right, 0][disc] = value
+
+    def _stamp_many(self, frames: np.ndarray, x: np.ndarray, y: np.ndarray, value: int) -> None:
+        """Draw one ball per frame: the disc's pixel offsets, clipped to the frame."""
+        row, col = self._pixel(x, y)
+        rows = np.floor(row).astype(np.int64)[:, None] + self._disc_dy
+        cols = np.floor(col).astype(np.int64)[:, None] + self._disc_dx
+        visible = (rows >= 0) & (rows < self.size) & (cols >= 0) & (cols < self.size)
+        games = np.broadcast_to(np.arange(len(x))[:, None], rows.shape)
+        frames[games[visible], rows[visible], cols[visible], 0] = value

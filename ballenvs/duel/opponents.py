@@ -1,0 +1,146 @@
+"""Players for BallDuel: built-in heuristics and adapters for learned policies.
+
+Every player acts for one game or a batch from one side's point of view (see
+:func:`ballenvs.duel.observe.side_view`); its actions are in that side's frame and the
+game mirrors them back for the right player. So a heuristic written for the left ball plays
+the right ball unchanged, and a learned policy can play either side.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ballenvs.backend import NUMPY, SCALAR
+from ballenvs.duel.core import N_ACTIONS, DuelPhysics
+from ballenvs.duel.observe import SideView
+
+BUILTIN_OPPONENTS = ("still", "random", "chaser", "pusher")
+
+
+#: The action for each octant, indexed by (sign of y + 1) * 3 + (sign of x + 1).
+_OCTANT_ACTION = np.array([6, 5, 4, 7, 0, 3, 8, 1, 2])
+_TAN_22_5 = float(np.tan(np.pi / 8))
+
+
+def heading_to_action(xp: Any, hx: Any, hy: Any) -> Any:
+    """The action whose thrust points closest to the heading (hx, hy); 0 for a zero heading."""
+    # A component counts when the heading is more than 22.5 degrees away from the other axis.
+    sx = (hx > _TAN_22_5 * abs(hy)) * 1 - (hx < -_TAN_22_5 * abs(hy)) * 1
+    sy = (hy > _TAN_22_5 * abs(hx)) * 1 - (hy < -_TAN_22_5 * abs(hx)) * 1
+    octant = (sy + 1) * 3 + (sx + 1)
+    return _OCTANT_ACTION[octant] if xp is NUMPY else int(_OCTANT_ACTION[octant])
+
+
+def _no_thrust(xp: Any, view: SideView) -> Any:
+    return 0 if xp is SCALAR else np.zeros(len(view.own_x), dtype=np.int64)
+
+
+class Player:
+    """Chooses actions for one game or a batch, from its side's point of view.
+
+    ``act`` gets the side's view of the balls, the backend, a zero-argument function that
+    returns the side's observation (only learned policies need it) and one generator per game.
+    """
+
+    def act(self, view: SideView, xp: Any, observe: Callable[[], np.ndarray], rngs: Sequence[np.random.Generator]) -> Any:
+        raise NotImplementedError
+
+
+class Still(Player):
+    """Never thrusts: a target to practise on."""
+
+    def act(self, view, xp, observe, rngs):
+        return _no_thrust(xp, view)
+
+
+class RandomPlayer(Player):
+    """Uniformly random actions, drawn from each game's own generator."""
+
+    def act(self, view, xp, observe, rngs):
+        if xp is SCALAR:
+            return int(rngs[0].integers(N_ACTIONS))
+        # One draw per game from that game's generator keeps vector env i identical to a
+        # single env with the same seed; the loop is over generators, not over rules.
+        return np.array([rng.integers(N_ACTIONS) for rng in rngs], dtype=np.int64)
+
+
+class Chaser(Player):
+    """Thrusts straight at the other ball."""
+
+    def act(self, view, xp, observe, rngs):
+        return heading_to_action(xp, view.other_x - view.own_x, view.other_y - view.own_y)
+
+
+class Pusher(Player):
+    """Gets between the other ball and the centre, then pushes it outward.
+
+    It steers for the point just inside the other ball on the line from the centre, brakes
+    against its own velocity so it does not overshoot, thrusts through the ball once lined
+    up behind it, and heads back to the centre when it nears the edge itself.
+    """
+
+    def __init__(self, physics: DuelPhysics) -> None:
+        self.physics = physics
+
+    def act(self, view, xp, observe, rngs):
+        v, p = view, self.physics
+        to_x, to_y = v.other_x - v.own_x, v.other_y - v.own_y
+        to_norm = xp.maximum(xp.sqrt(to_x * to_x + to_y * to_y), 1e-9)
+        other_norm = xp.sqrt(v.other_x * v.other_x + v.other_y * v.other_y)
+        # Outward through the other ball; straight at it if it sits on the centre.
+        centred = other_norm < 1e-9
+        out_x = xp.where(centred, to_x / to_norm, v.other_x / xp.maximum(other_norm, 1e-9))
+        out_y = xp.where(centred, to_y / to_norm, v.other_y / xp.maximum(other_norm, 1e-9))
+        lined_up = to_x * out_x + to_y * out_y > 0.9 * to_norm
+        behind_x = v.other_x - out_x * (2.5 * p.ball_radius)
+        behind_y = v.other_y - out_y * (2.5 * p.ball_radius)
+        # Aim where we will be in a few steps, not where we are, so as not to overshoot.
+        heading_x = xp.where(lined_up, to_x, behind_x - v.own_x - 8 * v.own_vx)
+        heading_y = xp.where(lined_up, to_y, behind_y - v.own_y - 8 * v.own_vy)
+        near_edge = v.own_x * v.own_x + v.own_y * v.own_y > (0.8 * p.ring_radius) ** 2
+        heading_x = xp.where(near_edge, -v.own_x, heading_x)
+        heading_y = xp.where(near_edge, -v.own_y, heading_y)
+        return heading_to_action(xp, heading_x, heading_y)
+
+
+class PolicyPlayer(Player):
+    """A learned policy: an object with ``predict(obs, deterministic=True) -> (action, state)``
+    (any stable-baselines3 model) or a callable ``obs -> action``, fed the side's observation."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+
+    def act(self, view, xp, observe, rngs):
+        observation = observe()
+        batch = observation if xp is NUMPY else observation[None]
+        if hasattr(self.policy, "predict"):
+            # stable-baselines3 models take a batch of observations and return a batch.
+            actions, _ = self.policy.predict(batch, deterministic=True)
+        else:
+            actions = [self.policy(obs) for obs in batch]
+        actions = np.asarray(actions).reshape(len(batch))
+        if not np.issubdtype(actions.dtype, np.integer) or ((actions < 0) | (actions >= N_ACTIONS)).any():
+            raise ValueError(f"opponent policy {self.policy!r} returned {actions!r}; actions must be integers in 0..8")
+        return actions.astype(np.int64) if xp is NUMPY else int(actions[0])
+
+
+def make_player(spec: str | Any, physics: DuelPhysics) -> Player:
+    """A :class:`Player` from a built-in name, a model with ``predict`` or a callable."""
+    builtins: dict[str, Callable[[], Player]] = {
+        "still": Still,
+        "random": RandomPlayer,
+        "chaser": Chaser,
+        "pusher": lambda: Pusher(physics),
+    }
+    if isinstance(spec, Player):
+        return spec
+    if isinstance(spec, str) and spec in builtins:
+        return builtins[spec]()
+    if not isinstance(spec, str) and (hasattr(spec, "predict") or callable(spec)):
+        return PolicyPlayer(spec)
+    raise ValueError(
+        f"unknown opponent {spec!r}; valid: {', '.join(map(repr, BUILTIN_OPPONENTS))}, "
+        "an object with predict(obs, deterministic=True), or a callable obs -> action"
+    )

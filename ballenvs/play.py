@@ -1,0 +1,67 @@
+"""Play BallDuel-v0 yourself: ``python -m ballenvs.play [--opponent pusher]``.
+
+You are the blue (left) ball; steer with the arrow keys (two at once for diagonals).
+Esc or closing the window quits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import gymnasium as gym
+
+import ballenvs  # noqa: F401  (registers the ids)
+from ballenvs.backend import SCALAR
+from ballenvs.duel.opponents import BUILTIN_OPPONENTS, heading_to_action
+from ballenvs.render import import_pygame
+
+
+def has_display() -> bool:
+    if os.environ.get("SDL_VIDEODRIVER") in ("dummy", "offscreen"):
+        return False
+    if sys.platform.startswith("linux"):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
+def keys_to_action(up: bool, down: bool, left: bool, right: bool) -> int:
+    """The action for the arrow keys held down (opposite keys cancel)."""
+    return heading_to_action(SCALAR, float(right) - float(left), float(up) - float(down))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Play BallDuel-v0 with the arrow keys against a built-in opponent.")
+    parser.add_argument("--opponent", choices=BUILTIN_OPPONENTS, default="chaser", help="who plays the right ball (default: chaser)")
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args(argv)
+    if not has_display():
+        print("ballenvs.play needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy).", file=sys.stderr)
+        return 2
+    pygame = import_pygame()
+    env = gym.make("BallDuel-v0", render_mode="human", opponent=args.opponent)
+    env.reset(seed=args.seed)
+    wins = losses = draws = 0
+    try:
+        while True:
+            for event in pygame.event.get():
+                if event.type == pygame.QUIT or (event.type == pygame.KEYDOWN and event.key == pygame.K_ESCAPE):
+                    print(f"you won {wins}, lost {losses}, drew {draws}")
+                    return 0
+            keys = pygame.key.get_pressed()
+            action = keys_to_action(keys[pygame.K_UP], keys[pygame.K_DOWN], keys[pygame.K_LEFT], keys[pygame.K_RIGHT])
+            _, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                winner = info["winner"]
+                wins += winner == "left"
+                losses += winner == "right"
+                draws += winner in ("draw", None)
+                print(f"winner: {winner or 'nobody (time up)'}")
+                env.reset()
+    finally:
+        env.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,277 @@
+"""The rules of BallDuel-v0: winning, drawing, time limits, collisions, mirroring, opponents."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import ballenvs  # noqa: F401
+from ballenvs.backend import NUMPY, SCALAR
+from ballenvs.duel.core import ACTION_NAMES, MIRRORED_ACTION, THRUST_X, THRUST_Y, DuelState
+from ballenvs.duel.match import play_matches
+from ballenvs.duel.opponents import heading_to_action
+from ballenvs.play import keys_to_action
+
+
+def make(**kwargs):
+    env = gym.make("BallDuel-v0", **kwargs)
+    env.reset(seed=0)
+    return env
+
+
+def set_state(env, **fields):
+    """Place the balls by hand: zero velocities unless given."""
+    values = dict(lx=-0.5, ly=0.0, rx=0.5, ry=0.0, lvx=0.0, lvy=0.0, rvx=0.0, rvy=0.0)
+    values.update(fields)
+    env.unwrapped.game.core.state = DuelState(**values)
+
+
+def test_right_ball_pushed_out_left_wins():
+    env = make(obs_type="state", opponent="still")
+    set_state(env, rx=0.99, rvx=0.05)
+    _, reward, terminated, truncated, info = env.step(0)
+    assert (reward, terminated, truncated) == (1.0, True, False)
+    assert info == {"rewards": (1.0, -1.0), "winner": "left"}
+
+
+def test_left_ball_out_learner_loses():
+    env = make(obs_type="state", opponent="still")
+    set_state(env, lx=-0.998)
+    _, reward, terminated, _, info = env.step(7)  # thrust W, over the edge
+    assert (reward, terminated) == (-1.0, True)
+    assert info == {"rewards": (-1.0, 1.0), "winner": "right"}
+
+
+def test_collision_pushes_the_other_ball_out():
+    env = make(obs_type="state", opponent="still")
+    # Left ball rushes east into the right ball sitting at the edge.
+    set_state(env, lx=0.7, lvx=0.06, rx=0.9)
+    for _ in range(10):
+        _, reward, terminated, _, info = env.step(3)
+        if terminated:
+            break
+    assert terminated and info["winner"] == "left" and reward == 1.0
+
+
+def test_both_out_in_the_same_step_is_a_draw():
+    env = make(obs_type="state", opponent="still")
+    set_state(env, lx=-0.99, ly=0.0, lvx=-0.05, rx=0.99, rvx=0.05)
+    _, reward, terminated, _, info = env.step(0)
+    assert (reward, terminated) == (0.0, True)
+    assert info == {"rewards": (0.0, 0.0), "winner": "draw"}
+
+
+def test_no_winner_while_playing():
+    env = make(obs_type="state")
+    _, reward, terminated, truncated, info = env.step(0)
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    assert info == {"rewards": (0.0, 0.0), "winner": None}
+
+
+@pytest.mark.parametrize("max_steps", [1000, 7])
+def test_truncation_exactly_at_the_step_limit(max_steps):
+    kwargs = {} if max_steps == 1000 else {"max_steps": max_steps}
+    env = make(obs_type="state", opponent="still", **kwargs)
+    for step in range(1, max_steps + 1):
+        _, _, terminated, truncated, _ = env.step(0)
+        assert not terminated
+        assert truncated == (step == max_steps), step
+
+
+def test_balls_never_overlap():
+    env = make(obs_type="state", opponent="chaser")
+    env.action_space.seed(1)
+    core = env.unwrapped.game.core
+    min_gap = np.inf
+    for _ in range(2000):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        s = core.state
+        min_gap = min(min_gap, np.hypot(s.rx - s.lx, s.ry - s.ly))
+        if terminated or truncated:
+            env.reset()
+    assert min_gap >= 2 * 0.1 - 1e-9
+    assert min_gap < 0.21  # they did touch, so the check was exercised
+
+
+def test_elastic_collision_swaps_velocities_head_on():
+    env = make(obs_type="state", opponent="still")
+    set_state(env, lx=-0.105, lvx=0.05, rx=0.105)
+    env.step(0)
+    s = env.unwrapped.game.core.state
+    assert s.lvx == pytest.approx(0.0, abs=1e-12)
+    assert s.rvx == pytest.approx(0.05 * 0.95)
+    assert s.rx - s.lx == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("obs_type", ["pixels", "state"])
+def test_opponent_sees_the_mirror_of_the_learners_view(obs_type):
+    env = make(obs_type=obs_type)
+    # The right ball's situation is the left ball's, reflected in x.
+    set_state(env, lx=-0.3, ly=0.2, lvx=0.01, lvy=-0.02, rx=0.3, ry=0.2, rvx=-0.01, rvy=-0.02)
+    learner = env.unwrapped.game.observe()
+    assert np.array_equal(env.unwrapped.opponent_observation(), learner)
+    # And an asymmetric state gives different views.
+    set_state(env, lx=-0.3, ly=0.2, rx=0.6, ry=-0.1)
+    assert not np.array_equal(env.unwrapped.opponent_observation(), env.unwrapped.game.observe())
+
+
+def test_pixels_show_own_ball_brightest_and_the_ring():
+    env = make(obs_type="pixels")
+    obs = env.unwrapped.game.observe()
+    assert obs.shape == (64, 64, 1)
+    values = set(np.unique(obs))
+    assert {0, 40, 100, 150, 255} <= values
+    # Own ball (255) on the left half, the other (150) on the right half.
+    assert np.argwhere(obs[..., 0] == 255)[:, 1].mean() < 32 < np.argwhere(obs[..., 0] == 150)[:, 1].mean()
+
+
+def test_obs_size_option():
+    env = make(obs_size=36)
+    assert env.observation_space.shape == (36, 36, 1)
+    assert env.reset(seed=0)[0].shape == (36, 36, 1)
+
+
+def test_mirrored_action_reflects_thrust():
+    assert np.allclose(THRUST_X[MIRRORED_ACTION], -THRUST_X)
+    assert np.allclose(THRUST_Y[MIRRORED_ACTION], THRUST_Y)
+
+
+def test_thrust_is_unit_length_in_eight_directions():
+    lengths = np.hypot(THRUST_X, THRUST_Y)
+    assert lengths[0] == 0 and np.allclose(lengths[1:], 1.0)
+
+
+@pytest.mark.parametrize("action", range(9))
+def test_heading_to_action_inverts_thrust(action):
+    hx, hy = float(THRUST_X[action]), float(THRUST_Y[action])
+    assert heading_to_action(SCALAR, hx, hy) == action, ACTION_NAMES[action]
+    assert heading_to_action(NUMPY, np.array([hx]), np.array([hy]))[0] == action
+
+
+def test_arrow_keys_map_to_actions():
+    assert keys_to_action(True, False, False, False) == 1  # N
+    assert keys_to_action(True, False, False, True) == 2  # NE
+    assert keys_to_action(False, True, True, False) == 6  # SW
+    assert keys_to_action(True, True, False, False) == 0  # opposite keys cancel
+
+
+@pytest.mark.parametrize("opponent", ["still", "random", "chaser", "pusher"])
+def test_builtin_opponents_play(opponent):
+    env = make(obs_type="state", opponent=opponent)
+    moved = False
+    for _ in range(50):
+        env.step(0)
+        s = env.unwrapped.game.core.state
+        moved |= abs(s.rvx) + abs(s.rvy) > 0
+    assert moved == (opponent != "still")
+
+
+def test_pusher_beats_random_and_chaser_beats_still():
+    assert play_matches("pusher", "random", games=100, seed=0)["left_wins"] > 0.8
+    assert play_matches("chaser", "still", games=20, seed=0)["left_wins"] == 1.0
+
+
+def test_matches_are_mirror_fair():
+    forward = play_matches("chaser", "random", games=60, seed=1)
+    backward = play_matches("random", "chaser", games=60, seed=1)
+    assert forward["left_wins"] == backward["right_wins"]
+
+
+class RecordingModel:
+    """A stand-in for a stable-baselines3 model: always thrusts E, in its own frame."""
+
+    def __init__(self):
+        self.seen = []
+
+    def predict(self, obs, deterministic=False):
+        self.seen.append(obs)
+        return np.full(len(obs), 3), None
+
+
+@pytest.mark.parametrize("obs_type", ["pixels", "state"])
+def test_predict_opponent_gets_mirrored_observation_and_acts_mirrored(obs_type):
+    model = RecordingModel()
+    env = make(obs_type=obs_type, opponent=model)
+    expected = env.unwrapped.opponent_observation()
+    env.step(0)
+    assert np.array_equal(model.seen[0][0], expected)
+    # "E" in the right ball's mirrored frame is west in the world: towards the learner.
+    assert env.unwrapped.game.core.state.rvx < 0
+
+
+def test_callable_opponent_is_used():
+    calls = []
+
+    def policy(obs):
+        calls.append(obs.shape)
+        return 1  # north
+
+    env = make(obs_type="state", opponent=policy)
+    env.step(0)
+    assert calls == [(10,)]
+    assert env.unwrapped.game.core.state.rvy > 0
+
+
+def test_opponent_policy_with_bad_action_is_named():
+    env = make(obs_type="state", opponent=lambda obs: 12)
+    with pytest.raises(ValueError, match="returned .*12.*0..8"):
+        env.step(0)
+
+
+def test_seed_fixes_the_random_opponent():
+    def opponent_moves(seed):
+        env = gym.make("BallDuel-v0", obs_type="state", opponent="random")
+        env.reset(seed=seed)
+        return [tuple(env.step(0)[0][6:8]) for _ in range(20)]
+
+    assert opponent_moves(5) == opponent_moves(5)
+    assert opponent_moves(5) != opponent_moves(6)
+
+
+def test_shaping_rewards_progress_and_is_off_by_default():
+    plain = make(obs_type="state", opponent="still")
+    shaped = make(obs_type="state", opponent="still", shaping=1.0)
+    for env in (plain, shaped):
+        set_state(env, rx=0.5, rvx=0.04)  # the opponent drifts outward
+    assert plain.step(0)[1] == 0.0
+    assert shaped.step(0)[1] > 0.0
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"obs_type": "rgb"}, "obs_type 'rgb'.*'pixels', 'state'"),
+        ({"opponent": "bully"}, "opponent 'bully'.*'still', 'random', 'chaser', 'pusher'"),
+        ({"opponent": 3}, "opponent 3"),
+        ({"obs_size": 35}, "obs_size must be an int >= 36, got 35"),
+        ({"obs_size": 64.0}, "obs_size must be an int >= 36, got 64.0"),
+        ({"ring_radius": 0.0}, "ring_radius must be a finite positive number, got 0.0"),
+        ({"ball_radius": -0.1}, "ball_radius must be a finite positive number, got -0.1"),
+        ({"ball_radius": 0.5}, r"ball_radius must be in \(0, ring_radius / 4"),
+        ({"max_steps": 0}, "max_steps must be an int >= 1, got 0"),
+        ({"shaping": float("nan")}, "shaping must be a finite number"),
+    ],
+)
+def test_bad_options_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        gym.make("BallDuel-v0", **kwargs)
+
+
+@pytest.mark.parametrize("action", [9, -1, 1.5, "1", None, np.array([1]), True])
+def test_bad_actions_are_named(action):
+    env = make(obs_type="state")
+    with pytest.raises(ValueError, match=r"invalid action .*valid: an int in 0..8"):
+        env.unwrapped.step(action)
+
+
+def test_numpy_integer_actions_are_accepted():
+    env = make(obs_type="state")
+    env.step(np.int64(3))
+    env.step(np.array(3))
+
+
+def test_reset_rejects_options():
+    env = gym.make("BallDuel-v0")
+    with pytest.raises(ValueError, match="no reset options"):
+        env.reset(options={"opponent": "still"})

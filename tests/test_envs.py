@@ -1,0 +1,161 @@
+"""What every registered environment owes its users, parametrised over ids and observation types."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import ballenvs
+
+CONFIGS = [
+    ("BallDuel-v0", {"obs_type": "pixels"}),
+    ("BallDuel-v0", {"obs_type": "state"}),
+    ("BallDuel-v0", {"obs_type": "state", "opponent": "random"}),
+]
+IDS = [f"{env_id}-{'-'.join(map(str, kwargs.values()))}" for env_id, kwargs in CONFIGS]
+
+
+def test_every_id_is_registered():
+    assert set(ballenvs.ENV_IDS) <= set(gym.registry)
+
+
+@pytest.mark.parametrize("env_id,kwargs", CONFIGS, ids=IDS)
+def test_checkers_pass_without_warnings(env_id, kwargs):
+    env = gym.make(env_id, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gym_check_env(env.unwrapped, skip_render_check=True)
+        sb3_check_env(env.unwrapped, warn=True)
+
+
+def rollout(env_id, kwargs, seed, steps=300):
+    env = gym.make(env_id, **kwargs)
+    env.action_space.seed(123)
+    obs, info = env.reset(seed=seed)
+    trajectory = [(obs, info)]
+    for _ in range(steps):
+        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        trajectory.append((obs, reward, terminated, truncated, info))
+        if terminated or truncated:
+            trajectory.append(env.reset())
+    return trajectory
+
+
+def same(a, b):
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b
+
+
+@pytest.mark.parametrize("env_id,kwargs", CONFIGS, ids=IDS)
+def test_same_seed_same_trajectory_other_seed_differs(env_id, kwargs):
+    first = rollout(env_id, kwargs, seed=7)
+    assert same(first, rollout(env_id, kwargs, seed=7))
+    assert not same(first, rollout(env_id, kwargs, seed=8))
+
+
+@pytest.mark.parametrize("env_id,kwargs", CONFIGS, ids=IDS)
+def test_observations_stay_in_space(env_id, kwargs):
+    env = gym.make(env_id, **kwargs)
+    env.action_space.seed(0)
+    obs, _ = env.reset(seed=0)
+    for _ in range(2000):
+        assert env.observation_space.contains(obs), obs
+        obs, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            obs, _ = env.reset()
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_rgb_array_render(env_id):
+    env = gym.make(env_id, render_mode="rgb_array")
+    env.reset(seed=0)
+    env.step(env.action_space.sample())
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    assert frame.shape[0] >= 200 and len(np.unique(frame.reshape(-1, 3), axis=0)) > 2
+    env.close()
+    env.close()  # closing twice is safe
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_human_render_smoke(env_id):
+    env = gym.make(env_id, render_mode="human")
+    env.reset(seed=0)
+    for _ in range(3):
+        assert env.step(env.action_space.sample())[0] is not None
+    env.close()
+    env.close()
+
+
+@pytest.mark.filterwarnings("ignore:.*render_mode='movie'")
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_unknown_render_mode_is_rejected(env_id):
+    with pytest.raises(ValueError, match="'movie'.*'human'.*'rgb_array'"):
+        gym.make(env_id, render_mode="movie")
+
+
+def run_python(code: str) -> str:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_no_render_mode_never_imports_pygame_nor_torch(env_id):
+    out = run_python(
+        "import sys, gymnasium as gym, ballenvs\n"
+        f"env = gym.make({env_id!r})\n"
+        "env.reset(seed=0)\n"
+        "for _ in range(50): env.step(env.action_space.sample())\n"
+        "env.close()\n"
+        "print(sorted(m for m in ('pygame', 'torch', 'stable_baselines3') if m in sys.modules))"
+    )
+    assert out.strip() == "[]"
+
+
+def test_reimport_registers_without_override_warning():
+    out = run_python(
+        "import importlib, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "import ballenvs\n"
+        "importlib.reload(ballenvs)\n"
+        "print('ok')"
+    )
+    assert out.strip() == "ok"
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_module_prefixed_id_works_in_fresh_process(env_id):
+    # The fresh interpreter never imports ballenvs itself: "ballenvs:" must do it, as it
+    # does for SubprocVecEnv workers.
+    out = run_python(
+        "import sys, gymnasium as gym\n"
+        f"env = gym.make('ballenvs:{env_id}')\n"
+        "obs, _ = env.reset(seed=0)\n"
+        "obs, *_ = env.step(env.action_space.sample())\n"
+        "print(env.observation_space.contains(obs), 'ballenvs' in sys.modules)"
+    )
+    assert out.split() == ["True", "True"]
+
+
+@pytest.mark.parametrize("env_id,kwargs", CONFIGS, ids=IDS)
+def test_pickle_round_trip_keeps_state(env_id, kwargs):
+    env = gym.make(env_id, **kwargs)
+    env.reset(seed=3)
+    for _ in range(5):
+        env.step(1)
+    clone = pickle.loads(pickle.dumps(env))
+    assert same(env.step(2), clone.step(2))
