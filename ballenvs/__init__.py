@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 #: id -> registration keyword arguments
 _ENV_SPECS = {
     "BallDuel-v0": {"entry_point": "ballenvs.duel.env:BallDuelEnv"},
+    "UAVGrid-v0": {"entry_point": "ballenvs.uav.env:UAVGridEnv"},
 }
 ENV_IDS = tuple(_ENV_SPECS)
 

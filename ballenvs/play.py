@@ -14,7 +14,8 @@ import gymnasium as gym
 
 import ballenvs  # noqa: F401  (registers the ids)
 from ballenvs.backend import SCALAR
-from ballenvs.duel.opponents import BUILTIN_OPPONENTS, heading_to_action
+from ballenvs.directions import heading_to_action
+from ballenvs.duel.opponents import BUILTIN_OPPONENTS
 from ballenvs.render import import_pygame
 
 

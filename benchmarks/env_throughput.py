@@ -27,6 +27,8 @@ SINGLE_ENVS: dict[str, tuple[Callable[[], gym.Env], float | None]] = {
     REFERENCE: (lambda: gym.make("CartPole-v1"), None),
     "BallDuel-v0 pixels": (lambda: gym.make("BallDuel-v0", obs_type="pixels"), 0.3),
     "BallDuel-v0 state": (lambda: gym.make("BallDuel-v0", obs_type="state"), 0.6),
+    "UAVGrid-v0 vector": (lambda: gym.make("UAVGrid-v0", obs_type="vector"), 0.5),
+    "UAVGrid-v0 image": (lambda: gym.make("UAVGrid-v0", obs_type="image"), 0.2),
 }
 
 

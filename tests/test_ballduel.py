@@ -8,9 +8,9 @@ import pytest
 
 import ballenvs  # noqa: F401
 from ballenvs.backend import NUMPY, SCALAR
-from ballenvs.duel.core import ACTION_NAMES, MIRRORED_ACTION, THRUST_X, THRUST_Y, DuelState
+from ballenvs.directions import ACTION_NAMES, MIRRORED_ACTION, heading_to_action
+from ballenvs.duel.core import THRUST_X, THRUST_Y, DuelState
 from ballenvs.duel.match import play_matches
-from ballenvs.duel.opponents import heading_to_action
 from ballenvs.play import keys_to_action
 
 

@@ -19,6 +19,9 @@ CONFIGS = [
     ("BallDuel-v0", {"obs_type": "pixels"}),
     ("BallDuel-v0", {"obs_type": "state"}),
     ("BallDuel-v0", {"obs_type": "state", "opponent": "random"}),
+    ("UAVGrid-v0", {"obs_type": "vector"}),
+    ("UAVGrid-v0", {"obs_type": "image"}),
+    ("UAVGrid-v0", {"obs_type": "image", "random_layout": True, "random_start": True}),
 ]
 IDS = [f"{env_id}-{'-'.join(map(str, kwargs.values()))}" for env_id, kwargs in CONFIGS]
 

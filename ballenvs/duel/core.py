@@ -17,17 +17,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ballenvs.backend import NUMPY, SCALAR
+from ballenvs.directions import STEP_X, STEP_Y
 
 LEFT, RIGHT = 0, 1
-N_ACTIONS = 9
-ACTION_NAMES = ("none", "N", "NE", "E", "SE", "S", "SW", "W", "NW")
 
-_DIAG = float(np.sqrt(0.5))
+_STEP_LENGTH = np.maximum(np.hypot(STEP_X, STEP_Y), 1.0)
 #: Unit thrust (x, y) of each action; diagonals are no stronger than the axes.
-THRUST_X = np.array([0.0, 0.0, _DIAG, 1.0, _DIAG, 0.0, -_DIAG, -1.0, -_DIAG])
-THRUST_Y = np.array([0.0, 1.0, _DIAG, 0.0, -_DIAG, -1.0, -_DIAG, 0.0, _DIAG])
-#: The action that thrusts in the x-mirrored direction (E <-> W, NE <-> NW, ...).
-MIRRORED_ACTION = np.array([0, 1, 8, 7, 6, 5, 4, 3, 2])
+THRUST_X = STEP_X / _STEP_LENGTH
+THRUST_Y = STEP_Y / _STEP_LENGTH
 
 
 @dataclass(frozen=True)

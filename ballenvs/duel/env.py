@@ -12,7 +12,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ballenvs._checks import check_action
-from ballenvs.duel.core import LEFT, N_ACTIONS, RIGHT
+from ballenvs.directions import N_ACTIONS
+from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.drawing import draw_duel
 from ballenvs.duel.game import PAIR_REWARDS, WINNER_NAMES, DuelGame
 from ballenvs.render import Canvas, check_render_mode

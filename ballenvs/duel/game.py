@@ -13,7 +13,8 @@ from gymnasium import spaces
 
 from ballenvs._checks import check_choice, check_float, check_int
 from ballenvs.backend import NUMPY, SCALAR
-from ballenvs.duel.core import LEFT, MIRRORED_ACTION, RIGHT, DuelCore, DuelPhysics
+from ballenvs.directions import MIRRORED_ACTION
+from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
 from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, PixelObserver, StateObserver, side_view
 from ballenvs.duel.opponents import make_player
 

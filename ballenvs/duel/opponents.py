@@ -13,24 +13,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ballenvs.backend import NUMPY, SCALAR
-from ballenvs.duel.core import N_ACTIONS, DuelPhysics
+from ballenvs.directions import N_ACTIONS, heading_to_action
+from ballenvs.duel.core import DuelPhysics
 from ballenvs.duel.observe import SideView
 
 BUILTIN_OPPONENTS = ("still", "random", "chaser", "pusher")
-
-
-#: The action for each octant, indexed by (sign of y + 1) * 3 + (sign of x + 1).
-_OCTANT_ACTION = np.array([6, 5, 4, 7, 0, 3, 8, 1, 2])
-_TAN_22_5 = float(np.tan(np.pi / 8))
-
-
-def heading_to_action(xp: Any, hx: Any, hy: Any) -> Any:
-    """The action whose thrust points closest to the heading (hx, hy); 0 for a zero heading."""
-    # A component counts when the heading is more than 22.5 degrees away from the other axis.
-    sx = (hx > _TAN_22_5 * abs(hy)) * 1 - (hx < -_TAN_22_5 * abs(hy)) * 1
-    sy = (hy > _TAN_22_5 * abs(hx)) * 1 - (hy < -_TAN_22_5 * abs(hx)) * 1
-    octant = (sy + 1) * 3 + (sx + 1)
-    return _OCTANT_ACTION[octant] if xp is NUMPY else int(_OCTANT_ACTION[octant])
 
 
 def _no_thrust(xp: Any, view: SideView) -> Any:

@@ -1,0 +1,155 @@
+"""UAVGrid rules: a UAV moves on a grid and serves ground users' (UEs') requests.
+
+Written once for one grid (UAV position as Python ints, UE arrays of shape (n_ues,)) or
+N grids (UAV (N, 1), UEs (N, n_ues)): the same broadcasting arithmetic serves both, so
+the vector env and the single env run the same lines. Randomness is drawn by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ballenvs._checks import check_float, check_int
+from ballenvs.backend import NUMPY, SCALAR
+from ballenvs.directions import STEP_X, STEP_Y
+
+N_CLASSES = 3  # request classes 1..3; 0 is idle
+
+
+@dataclass(frozen=True)
+class UAVParams:
+    """Grid, users and request process. Distances in cells, times in steps."""
+
+    size: int = 100
+    n_ues: int = 10
+    speed: int = 2  # cells per step along each axis: the grid is crossed in size / speed steps
+    coverage_radius: float = 8.0
+    request_prob: float = 0.02  # per idle UE per step
+    class_probs: tuple[float, float, float] = (0.5, 0.3, 0.2)
+    deadlines: tuple[int, int, int] = (80, 50, 30)  # steps an unserved request of each class lives
+    class_weights: tuple[float, float, float] = (1.0, 2.0, 4.0)
+    move_cost: float = 0.002  # per step that moves, in reward units (energy)
+    n_hotspots: int = 3
+    hotspot_spread: float = 5.0  # standard deviation of UEs around their hotspot
+    initial_request_prob: float = 0.5  # chance that a UE has a request at reset
+
+    def __post_init__(self) -> None:
+        check_int("size", self.size, 2)
+        check_int("n_ues", self.n_ues, 1)
+        check_int("speed", self.speed, 1)
+        check_float("coverage_radius", self.coverage_radius, positive=True)
+        check_int("n_hotspots", self.n_hotspots, 1)
+        for name in ("request_prob", "initial_request_prob", "move_cost", "hotspot_spread"):
+            value = check_float(name, getattr(self, name))
+            if value < 0 or (name.endswith("prob") and value > 1):
+                raise ValueError(f"{name} must be in {'[0, 1]' if name.endswith('prob') else '[0, inf)'}, got {value!r}")
+        probs = np.asarray(self.class_probs, dtype=float)
+        if probs.shape != (N_CLASSES,) or (probs < 0).any() or not np.isclose(probs.sum(), 1.0):
+            raise ValueError(f"class_probs must be {N_CLASSES} non-negative numbers summing to 1, got {self.class_probs!r}")
+        deadlines = np.asarray(self.deadlines)
+        if deadlines.shape != (N_CLASSES,) or not np.issubdtype(deadlines.dtype, np.integer) or (deadlines < 1).any():
+            raise ValueError(f"deadlines must be {N_CLASSES} ints >= 1, got {self.deadlines!r}")
+        weights = np.asarray(self.class_weights, dtype=float)
+        if weights.shape != (N_CLASSES,) or not (weights > 0).all():
+            raise ValueError(f"class_weights must be {N_CLASSES} positive numbers, got {self.class_weights!r}")
+
+
+def make_layout(params: UAVParams, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """UE cells (x, y), each (n_ues,) int: clustered round ``n_hotspots`` random hotspots."""
+    size, margin = params.size, min(params.size // 2, round(2 * params.hotspot_spread))
+    hotspots = rng.integers(margin, size - margin, size=(params.n_hotspots, 2), endpoint=False)
+    around = hotspots[np.arange(params.n_ues) % params.n_hotspots]
+    cells = np.rint(around + rng.normal(0.0, params.hotspot_spread, size=(params.n_ues, 2))).astype(np.int64)
+    cells = np.clip(cells, 0, size - 1)
+    return cells[:, 0], cells[:, 1]
+
+
+class UAVState(NamedTuple):
+    """One grid: ``uav_x``/``uav_y`` ints, the rest (n_ues,) arrays; N grids: (N, 1) and (N, n_ues)."""
+
+    uav_x: Any
+    uav_y: Any
+    ue_x: Any
+    ue_y: Any
+    request: Any  # 0 idle, 1..3 the request class
+    time_left: Any  # steps the request has left; 0 when idle
+
+
+class UAVCore:
+    """The state of one grid (``num_envs=None``) or of N grids, and the rules that move it."""
+
+    def __init__(self, params: UAVParams, num_envs: int | None = None) -> None:
+        self.params = params
+        self.num_envs = num_envs
+        self.xp = SCALAR if num_envs is None else NUMPY
+        lead = () if num_envs is None else (num_envs,)
+        uav = 0 if num_envs is None else np.zeros((num_envs, 1), dtype=np.int64)
+        ues = np.zeros(lead + (params.n_ues,), dtype=np.int64)
+        self.state = UAVState(uav, uav, ues, ues, ues, ues)
+        self.steps = 0 if num_envs is None else np.zeros(num_envs, dtype=np.int64)
+        # Indexed by request class (0 = idle): normalised so a top-class request is worth 1.
+        self.weight_of = np.array([0.0, *params.class_weights]) / max(params.class_weights)
+        self.deadline_of = np.array([0, *params.deadlines], dtype=np.int64)
+        self._class_thresholds = np.cumsum(params.class_probs)[:-1]
+        # count_nonzero without an axis is much cheaper on one grid's (n_ues,) arrays.
+        self._ue_axis = None if num_envs is None else -1
+        # Python ints keep the one-grid UAV position in Python ints (cheaper than numpy scalars).
+        step_x, step_y = STEP_X * params.speed, STEP_Y * params.speed
+        self._step_x = step_x.tolist() if num_envs is None else step_x
+        self._step_y = step_y.tolist() if num_envs is None else step_y
+
+    def reset(self, games: Any, uav_x: Any, uav_y: Any, ue_x: Any, ue_y: Any, draws: np.ndarray) -> None:
+        """Restart ``games`` (bool (N,) mask, or True for one grid) with the given UAV cell,
+        layout and ``draws``: uniforms shaped (..., 2, n_ues) for the initial requests."""
+        s, xp = self.state, self.xp
+        mask = games if self.num_envs is None else np.asarray(games)[:, None]
+        request, time_left = self._spawn(np.zeros_like(s.request), np.zeros_like(s.time_left), draws, self.params.initial_request_prob)
+        self.state = UAVState(
+            xp.where(mask, uav_x, s.uav_x),
+            xp.where(mask, uav_y, s.uav_y),
+            np.where(mask, ue_x, s.ue_x),
+            np.where(mask, ue_y, s.ue_y),
+            np.where(mask, request, s.request),
+            np.where(mask, time_left, s.time_left),
+        )
+        self.steps = xp.where(games, 0, self.steps)
+
+    def step(self, actions: Any, draws: np.ndarray) -> tuple[Any, Any, Any]:
+        """Move, serve, expire, raise new requests. ``actions``: int or (N,) ints; ``draws``:
+        uniforms (..., 2, n_ues) for the new requests.
+
+        Returns ``(reward, served_count, served_weight)``, each a float/int or (N,) array.
+        """
+        p, s, xp = self.params, self.state, self.xp
+        if self.num_envs is not None:
+            actions = np.asarray(actions)[:, None]  # broadcast against (N, 1) positions
+        last = p.size - 1
+        uav_x = xp.minimum(xp.maximum(s.uav_x + self._step_x[actions], 0), last)
+        uav_y = xp.minimum(xp.maximum(s.uav_y + self._step_y[actions], 0), last)
+        dx, dy = s.ue_x - uav_x, s.ue_y - uav_y
+        in_range = dx * dx + dy * dy <= p.coverage_radius**2
+        # Requests are served in range; the class of each served request, 0 for the rest.
+        served = s.request * in_range
+        served_count = np.count_nonzero(served, axis=self._ue_axis)
+        served_weight = self.weight_of[served].sum(-1)
+        # Unserved requests age and expire; idle UEs (time_left 0) stay at 0.
+        time_left = s.time_left - 1
+        keep = (time_left > 0) & ~in_range
+        request, time_left = s.request * keep, time_left * keep
+        request, time_left = self._spawn(request, time_left, draws, p.request_prob)
+        self.state = UAVState(uav_x, uav_y, s.ue_x, s.ue_y, request, time_left)
+        self.steps = self.steps + 1
+        moved = actions != 0 if self.num_envs is None else actions[:, 0] != 0
+        reward = served_weight - p.move_cost * moved
+        return reward, served_count, served_weight
+
+    def _spawn(self, request: np.ndarray, time_left: np.ndarray, draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
+        """Idle UEs raise a request with probability ``prob``, its class drawn by class_probs."""
+        new = (request == 0) & (draws[..., 0, :] < prob)
+        if not np.count_nonzero(new):  # most steps: no new request
+            return request, time_left
+        new_class = 1 + (draws[..., 1, :][..., None] > self._class_thresholds).sum(-1)
+        return np.where(new, new_class, request), np.where(new, self.deadline_of[new_class], time_left)
