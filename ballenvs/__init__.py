@@ -16,6 +16,8 @@ __version__ = "0.1.0"
 _ENV_SPECS = {
     "BallDuel-v0": {"entry_point": "ballenvs.duel.env:BallDuelEnv"},
     "UAVGrid-v0": {"entry_point": "ballenvs.uav.env:UAVGridEnv"},
+    # The same env with the map image: its own id, so it can have its own zoo config section.
+    "UAVGridImage-v0": {"entry_point": "ballenvs.uav.env:UAVGridEnv", "kwargs": {"obs_type": "image"}},
 }
 ENV_IDS = tuple(_ENV_SPECS)
 

@@ -1,0 +1,68 @@
+"""Environments for training and evaluation, built the same way for every trainer.
+
+Each env is a ``gym.make`` of a ballenvs id (rendering off), in a Monitor, vectorised in
+process (DummyVecEnv) or in worker processes (SubprocVecEnv), then frame-stacked and
+transposed to channel-first when the config asks for it, as the RL Zoo does.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Any
+
+import gymnasium as gym
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.preprocessing import is_image_space, is_image_space_channels_first
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecTransposeImage
+
+import ballenvs
+
+VEC_ENVS = ("subproc", "dummy")
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def check_env_id(env_id: str) -> None:
+    if env_id not in ballenvs.ENV_IDS:
+        raise ValueError(f"unknown env {env_id!r}; valid: {', '.join(ballenvs.ENV_IDS)}")
+
+
+def make_env(env_id: str, in_worker: bool = False, **env_kwargs: Any) -> gym.Env:
+    """One env, no rendering. ``in_worker``: this process only steps envs, so keep it to one thread."""
+    if in_worker:
+        for var in _THREAD_VARS:
+            os.environ[var] = "1"
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
+    # "ballenvs:<id>" imports ballenvs first: a fresh worker process has an empty registry.
+    return gym.make(f"ballenvs:{env_id}", **env_kwargs)
+
+
+def make_vec(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    n_envs: int,
+    seed: int | None,
+    vec_env: str = "dummy",
+    frame_stack: int | None = None,
+    monitor_dir: str | None = None,
+) -> VecEnv:
+    """``n_envs`` monitored envs, seeded seed, seed + 1, ..., frame-stacked and channel-first."""
+    if vec_env not in VEC_ENVS:
+        raise ValueError(f"unknown vec env {vec_env!r}; valid: {', '.join(VEC_ENVS)}")
+    subproc = vec_env == "subproc"
+    env = make_vec_env(
+        functools.partial(make_env, env_id, subproc),
+        n_envs=n_envs,
+        seed=seed,
+        env_kwargs=env_kwargs,
+        monitor_dir=monitor_dir,
+        vec_env_cls=SubprocVecEnv if subproc else DummyVecEnv,
+    )
+    if frame_stack:
+        env = VecFrameStack(env, frame_stack)
+    space = env.observation_space
+    if is_image_space(space) and not is_image_space_channels_first(space):
+        env = VecTransposeImage(env)
+    return env

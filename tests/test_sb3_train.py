@@ -1,0 +1,181 @@
+"""agents.sb3_train, agents.evaluate and zoo_configs/dqn.yml: short real runs and every bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from stable_baselines3 import DQN
+
+from agents import sb3_train
+from agents.cli import run_cli
+from agents.config import DEFAULT_CONFIG, RUN_KEYS, ConfigError, build_section, load_section, parse_overrides
+from agents.evaluate import evaluate, find_model, load_model
+from agents.evaluate import main as evaluate_main
+from agents.runs import read_config
+
+import ballenvs
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Tiny but real: training starts, checkpoints and evaluations happen.
+FAST = ["--hyperparams", "buffer_size=1000", "learning_starts=200", "--save-freq", "200", "--eval-freq", "400", "--eval-episodes", "1", "--no-progress"]
+SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_steps=150"], "UAVGrid-v0": []}
+
+
+def train(tmp_path, env_id, *extra):
+    argv = ["--env", env_id, "--timesteps", "600", "--n-envs", "2", "--log-dir", str(tmp_path), *FAST, *SHORT_GAMES[env_id], *extra]
+    assert run_cli(sb3_train.main, argv) == 0
+    runs = sorted((tmp_path / "dqn").iterdir(), key=lambda p: int(p.name.rsplit("_", 1)[1]))
+    return runs[-1]
+
+
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
+def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
+    run_dir = train(tmp_path, env_id)
+    out = capsys.readouterr().out
+    assert "device: cpu" in out and "trained 600 steps" in out
+    assert run_dir.name == f"{env_id}_1"
+    config = read_config(run_dir)
+    assert config["env_id"] == env_id and config["vec_env"] == "subproc" and config["hyperparams"]["n_envs"] == 2
+    assert config["hyperparams"]["buffer_size"] == 1000
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [f"model_{n}_steps.zip" for n in (200, 400, 600)]
+    for name in ("final_model.zip", "best_model.zip", "progress.csv", "monitor/0.monitor.csv", "monitor/1.monitor.csv", "eval/evaluations.npz"):
+        assert (run_dir / name).is_file(), name
+    assert list(run_dir.glob("events.out.tfevents.*"))
+    assert not list(run_dir.rglob(".*tmp*")), "no temporary files left behind"
+    header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"time/total_timesteps", "rollout/exploration_rate"} <= set(header)
+    model = DQN.load(run_dir / "final_model.zip", device="cpu")
+    assert model.num_timesteps == 600
+    result = evaluate(model, config, episodes=2)
+    assert len(result.returns) == 2
+
+
+def test_resume_continues_the_step_count(tmp_path, capsys):
+    first = train(tmp_path, "UAVGrid-v0")
+    second_argv = ["--env", "UAVGrid-v0", "--timesteps", "200", "--n-envs", "2", "--log-dir", str(tmp_path), "--resume", str(first), *FAST]
+    assert run_cli(sb3_train.main, second_argv) == 0
+    second = tmp_path / "dqn" / "UAVGrid-v0_2"
+    assert read_config(second)["resumed_from"] == str(first / "final_model.zip")
+    assert DQN.load(second / "final_model.zip").num_timesteps == 800
+    assert "model_800_steps.zip" in {p.name for p in (second / "checkpoints").iterdir()}
+    assert "resumed from" in capsys.readouterr().out
+
+
+def test_evaluate_prints_wins_draws_losses(tmp_path, capsys):
+    run_dir = train(tmp_path, "BallDuel-v0")
+    capsys.readouterr()
+    assert run_cli(evaluate_main, [str(run_dir), "--episodes", "3", "--deterministic", "--opponent", "still"]) == 0
+    out = capsys.readouterr().out
+    assert "best_model.zip" in out
+    assert "BallDuel-v0: 3 episodes, return" in out and "wins" in out and "losses" in out
+
+
+def test_evaluate_finds_models_in_checkpoints(tmp_path):
+    run_dir = train(tmp_path, "UAVGrid-v0")
+    model_path, found_dir = find_model(run_dir / "checkpoints" / "model_200_steps.zip")
+    assert found_dir == run_dir
+    assert load_model("dqn", model_path, "cpu").num_timesteps == 200
+
+
+def bad_exit(capsys, main, argv):
+    """Run a CLI that must refuse: exit status 2 and a single line on stderr."""
+    assert run_cli(main, argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    return err
+
+
+def bad_run(tmp_path, capsys, argv):
+    err = bad_exit(capsys, sb3_train.main, argv + ["--log-dir", str(tmp_path)])
+    assert not (tmp_path / "dqn").exists() or not any((tmp_path / "dqn").iterdir()), "no run folder for a failed start"
+    return err
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--env", "Pong-v5"], "unknown env 'Pong-v5'; valid: BallDuel-v0, UAVGrid-v0, UAVGridImage-v0"),
+        (["--env", "CartPole-v1"], "unknown env 'CartPole-v1'"),
+        (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for agents.sb3_train: lr; valid: batch_size"),
+        (["--hyperparams", "batch_size=[32"], "--hyperparams value for 'batch_size' does not parse: '[32'"),
+        (["--hyperparams", "batch_size"], "--hyperparams expects key=value, got 'batch_size'"),
+        (["--hyperparams", "batch_size=3.5"], "hyperparameter batch_size=3.5 must be an integer"),
+        (["--hyperparams", "learning_rate=fast"], "hyperparameter learning_rate='fast' must be a number"),
+        (["--env-kwargs", "opponent=bully"], "unknown opponent 'bully'"),
+        (["--env-kwargs", "obs_type=rgb"], "unknown obs_type 'rgb'"),
+        (["--device", "cuda"], "--device cuda: CUDA is not available"),
+        (["--resume", "/nonexistent/model.zip"], "--resume '/nonexistent/model.zip': no such model file or run folder"),
+        (["--timesteps", "0"], "--timesteps must be >= 1, got 0"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_no_run_folder(tmp_path, capsys, argv, message):
+    if "cuda" in argv:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("CUDA is available here")
+    assert message in bad_run(tmp_path, capsys, argv)
+
+
+def test_config_without_the_section_names_file_and_sections(tmp_path, capsys):
+    config = tmp_path / "other.yml"
+    config.write_text("UAVGrid-v0:\n  policy: MultiInputPolicy\n  n_timesteps: 10\nCartPole-v1: {}\n")
+    err = bad_run(tmp_path, capsys, ["--config", str(config)])
+    assert f"config '{config}' has no section for 'BallDuel-v0'; it has: UAVGrid-v0, CartPole-v1" in err
+
+
+def test_missing_and_corrupt_models_are_named(tmp_path, capsys):
+    run_dir = train(tmp_path, "UAVGrid-v0")
+    capsys.readouterr()
+    assert "no model file or run folder at" in bad_exit(capsys, evaluate_main, [str(run_dir / "nope.zip")])
+    corrupt = run_dir / "checkpoints" / "model_999_steps.zip"
+    corrupt.write_bytes(b"not a zip at all")
+    assert f"cannot load model '{corrupt}'" in bad_exit(capsys, evaluate_main, [str(corrupt)])
+    assert "no best_model or final_model model in" in bad_exit(capsys, evaluate_main, [str(tmp_path)])
+
+
+def test_help_explains_the_flags(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        sb3_train.main(["-h"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--env", "--timesteps", "--n-envs", "--vec-env", "--device", "--seed", "--config", "--hyperparams", "--env-kwargs", "--log-dir", "--save-freq", "--eval-freq", "--eval-episodes", "--resume", "--no-progress"):
+        assert flag in out
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_every_env_has_a_config_section_with_numbers_as_numbers(env_id):
+    raw = load_section(DEFAULT_CONFIG, env_id)
+    section = build_section(env_id, raw, {}, sb3_train.DQN_KEYS, "agents.sb3_train")
+    assert section.policy in ("CnnPolicy", "MultiInputPolicy")
+    # YAML reads 1e-4 as a string: the file must write floats so safe_load gives numbers.
+    assert isinstance(section.algo_kwargs["learning_rate"], float)
+
+
+def test_yaml_float_pitfall_is_caught():
+    raw = yaml.safe_load("learning_rate: 1e-4\npolicy: CnnPolicy\nn_timesteps: 10\n")
+    with pytest.raises(ConfigError, match="learning_rate='1e-4' must be a number"):
+        build_section("BallDuel-v0", raw, {}, sb3_train.DQN_KEYS, "agents.sb3_train")
+
+
+def test_overrides_parse_python_literals_and_words():
+    parsed = parse_overrides(["learning_rate=1e-4", "policy=CnnPolicy", "policy_kwargs=dict(net_arch=[64])", "flag=True", "sizes=[1, 2]"], "--hyperparams")
+    assert parsed == {"learning_rate": 1e-4, "policy": "CnnPolicy", "policy_kwargs": "dict(net_arch=[64])", "flag": True, "sizes": [1, 2]}
+    assert set(RUN_KEYS) == {"n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs"}
+
+
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
+def test_rl_zoo_trains_from_our_config(tmp_path, env_id):
+    command = [
+        sys.executable, "-m", "rl_zoo3.train", "--algo", "dqn", "--env", env_id, "--gym-packages", "ballenvs",
+        "-conf", str(REPO / "zoo_configs" / "dqn.yml"), "-n", "500", "-f", str(tmp_path), "--eval-freq", "-1",
+        "--device", "cpu", "-params", "buffer_size:1000", "learning_starts:100",
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / "dqn" / f"{env_id}_1" / f"{env_id}.zip").is_file()
