@@ -21,6 +21,7 @@ from stable_baselines3.common.logger import configure
 from agents.callbacks import AtomicCheckpoint, SaveBest
 from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import eval_kwargs
+from agents.evaluate import load_model
 from agents.runs import CHECKPOINTS, FINAL_MODEL, atomic_path
 from agents.training import make_eval_env, make_train_env, prepare_run, summary_line
 
@@ -35,10 +36,17 @@ DQN_KEYS = tuple(
 REPLAY_BUFFER = "replay_buffer.pkl"
 
 
+def load_resumed(section, observation_space, action_space, resume, device) -> DQN | None:
+    """The model to resume from, loaded before the run folder exists so a bad file fails early."""
+    if resume is None:
+        return None
+    return load_model(ALGO, resume, device)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = trainer_parser("python -m agents.sb3_train", __doc__.split("\n\n")[0].strip())
     args = parser.parse_args(argv)
-    setup = prepare_run(args, ALGO, DQN_KEYS, "agents.sb3_train", ".zip")
+    setup = prepare_run(args, ALGO, DQN_KEYS, "agents.sb3_train", ".zip", check=load_resumed)
     section, run_dir = setup.section, setup.run_dir
     print(f"device: {describe_device(setup.device)}")
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
@@ -49,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
         if key in algo_kwargs:
             algo_kwargs[key] = eval_kwargs(key, algo_kwargs[key])
     if setup.resume:
-        model = DQN.load(setup.resume, env=train_env, device=setup.device)
+        model = setup.checked
+        model.set_env(train_env)
         buffer = setup.resume.parent / REPLAY_BUFFER
         if buffer.exists():
             model.load_replay_buffer(buffer)
@@ -80,6 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         model.learn(setup.timesteps, callback=callbacks, progress_bar=not args.no_progress, reset_num_timesteps=setup.resume is None)
     finally:
         train_env.close()
+        model.logger.close()
     elapsed = time.perf_counter() - start
     with atomic_path(run_dir / f"{FINAL_MODEL}.zip") as tmp:
         model.save(tmp)

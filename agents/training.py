@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.cli import check_counts, resolve_device
 from agents.config import Section, build_section, load_section, parse_overrides
-from agents.envs import check_env_id, make_env, make_vec
+from agents.envs import check_env_id, make_vec
 from agents.runs import CHECKPOINTS, CONFIG_NAME, FINAL_MODEL, new_run_dir, write_yaml
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
@@ -27,6 +28,12 @@ class RunSetup:
     seed: int
     run_dir: Path
     resume: Path | None
+    checked: Any = None  # what the trainer's check returned (e.g. the model to resume)
+
+
+#: A trainer's own checks, run before the run folder exists: given the config section, the
+#: observation and action spaces the learner will see, and the model to resume (or None).
+Check = Callable[[Section, spaces.Space, spaces.Space, "Path | None", str], Any]
 
 
 def resolve_resume(path: str, model_suffix: str) -> Path:
@@ -46,7 +53,9 @@ def resolve_resume(path: str, model_suffix: str) -> Path:
     return resume
 
 
-def prepare_run(args: argparse.Namespace, algo: str, supported_keys: Iterable[str], trainer: str, model_suffix: str) -> RunSetup:
+def prepare_run(
+    args: argparse.Namespace, algo: str, supported_keys: Iterable[str], trainer: str, model_suffix: str, check: Check | None = None
+) -> RunSetup:
     """Check every input, then create ``<log-dir>/<algo>/<env>_<n>/`` with its config.yml."""
     check_counts(args)
     check_env_id(args.env)
@@ -59,7 +68,10 @@ def prepare_run(args: argparse.Namespace, algo: str, supported_keys: Iterable[st
     timesteps = args.timesteps or section.n_timesteps
     device = resolve_device(args.device)
     resume = resolve_resume(args.resume, model_suffix) if args.resume else None
-    make_env(args.env, **section.env_kwargs).close()  # bad env options fail here, not in a worker
+    # Bad env options fail here, not in a worker; the spaces are those the learner will see.
+    probe = make_vec(args.env, section.env_kwargs, 1, None, "dummy", section.frame_stack)
+    checked = check(section, probe.observation_space, probe.action_space, resume, device) if check else None
+    probe.close()
     run_dir = new_run_dir(args.log_dir, algo, args.env)
     write_yaml(
         run_dir / CONFIG_NAME,
@@ -74,7 +86,7 @@ def prepare_run(args: argparse.Namespace, algo: str, supported_keys: Iterable[st
             "hyperparams": section.as_zoo_section(),
         },
     )
-    return RunSetup(section, timesteps, vec_env, device, args.seed, run_dir, resume)
+    return RunSetup(section, timesteps, vec_env, device, args.seed, run_dir, resume, checked)
 
 
 def make_train_env(setup: RunSetup) -> VecEnv:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from stable_baselines3 import DQN
 
-from agents import sb3_train
+from agents import custom_train, sb3_train
 from agents.cli import run_cli
 from agents.config import DEFAULT_CONFIG, RUN_KEYS, ConfigError, build_section, load_section, parse_overrides
 from agents.evaluate import evaluate, find_model, load_model
@@ -90,9 +90,9 @@ def bad_exit(capsys, main, argv):
     return err
 
 
-def bad_run(tmp_path, capsys, argv):
-    err = bad_exit(capsys, sb3_train.main, argv + ["--log-dir", str(tmp_path)])
-    assert not (tmp_path / "dqn").exists() or not any((tmp_path / "dqn").iterdir()), "no run folder for a failed start"
+def bad_run(tmp_path, capsys, argv, trainer=sb3_train):
+    err = bad_exit(capsys, trainer.main, argv + ["--log-dir", str(tmp_path)])
+    assert not any(tmp_path.rglob("config.yml")), "no run folder for a failed start"
     return err
 
 
@@ -101,7 +101,7 @@ def bad_run(tmp_path, capsys, argv):
     [
         (["--env", "Pong-v5"], "unknown env 'Pong-v5'; valid: BallDuel-v0, UAVGrid-v0, UAVGridImage-v0"),
         (["--env", "CartPole-v1"], "unknown env 'CartPole-v1'"),
-        (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for agents.sb3_train: lr; valid: batch_size"),
+        (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for agents.{trainer}: lr; valid: batch_size"),
         (["--hyperparams", "batch_size=[32"], "--hyperparams value for 'batch_size' does not parse: '[32'"),
         (["--hyperparams", "batch_size"], "--hyperparams expects key=value, got 'batch_size'"),
         (["--hyperparams", "batch_size=3.5"], "hyperparameter batch_size=3.5 must be an integer"),
@@ -113,19 +113,21 @@ def bad_run(tmp_path, capsys, argv):
         (["--timesteps", "0"], "--timesteps must be >= 1, got 0"),
     ],
 )
-def test_bad_input_is_one_clear_line_and_no_run_folder(tmp_path, capsys, argv, message):
+@pytest.mark.parametrize("trainer", [sb3_train, custom_train], ids=["sb3_train", "custom_train"])
+def test_bad_input_is_one_clear_line_and_no_run_folder(tmp_path, capsys, argv, message, trainer):
     if "cuda" in argv:
         import torch
 
         if torch.cuda.is_available():
             pytest.skip("CUDA is available here")
-    assert message in bad_run(tmp_path, capsys, argv)
+    assert message.format(trainer=trainer.__name__.split(".")[-1]) in bad_run(tmp_path, capsys, argv, trainer)
 
 
-def test_config_without_the_section_names_file_and_sections(tmp_path, capsys):
+@pytest.mark.parametrize("trainer", [sb3_train, custom_train], ids=["sb3_train", "custom_train"])
+def test_config_without_the_section_names_file_and_sections(tmp_path, capsys, trainer):
     config = tmp_path / "other.yml"
     config.write_text("UAVGrid-v0:\n  policy: MultiInputPolicy\n  n_timesteps: 10\nCartPole-v1: {}\n")
-    err = bad_run(tmp_path, capsys, ["--config", str(config)])
+    err = bad_run(tmp_path, capsys, ["--config", str(config)], trainer)
     assert f"config '{config}' has no section for 'BallDuel-v0'; it has: UAVGrid-v0, CartPole-v1" in err
 
 

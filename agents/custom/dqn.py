@@ -1,0 +1,262 @@
+"""Our own DQN, in one file: target network, Double-DQN targets, Huber loss, Adam, gradient
+clipping, a linear epsilon schedule, and a training loop that batches everything it can.
+
+Hyperparameters mean exactly what they mean to stable-baselines3's DQN (the counts are env
+steps summed over all envs; ``train_freq`` counts vector-env steps), so a comparison with
+``agents.sb3_train`` is at equal settings.
+
+The hot loop acts for all envs with one forward pass, trains on a minibatch with one
+forward/backward, and never calls ``.item()``, prints, renders or saves per step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.custom.buffer import Batch, ReplayBuffer
+from agents.custom.networks import QNetwork
+
+
+@dataclass
+class DQNConfig:
+    """The zoo_configs keys the custom agent supports, with stable-baselines3's defaults."""
+
+    learning_rate: float = 1e-4
+    buffer_size: int = 1_000_000
+    learning_starts: int = 100
+    batch_size: int = 32
+    gamma: float = 0.99
+    train_freq: int = 4
+    gradient_steps: int = 1
+    target_update_interval: int = 10_000
+    tau: float = 1.0
+    exploration_fraction: float = 0.1
+    exploration_initial_eps: float = 1.0
+    exploration_final_eps: float = 0.05
+    max_grad_norm: float = 10.0
+    double_q: bool = True  # ours: Double-DQN targets (van Hasselt et al., 2016)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.train_freq, int) or isinstance(self.train_freq, bool):
+            raise ValueError(f"train_freq must be an int (env steps per env) for agents.custom_train, got {self.train_freq!r}")
+        for name in ("buffer_size", "batch_size", "train_freq", "target_update_interval"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.gradient_steps < 1 and self.gradient_steps != -1:
+            raise ValueError(f"gradient_steps must be >= 1, or -1 (as many as env steps collected), got {self.gradient_steps}")
+        if not 0 < self.tau <= 1:
+            raise ValueError(f"tau must be in (0, 1], got {self.tau}")
+
+
+#: Keys of zoo_configs/dqn.yml this trainer reads (besides the run keys).
+SUPPORTED_KEYS = tuple(f.name for f in fields(DQNConfig)) + ("policy_kwargs",)
+
+
+def td_targets(rewards: torch.Tensor, terminated: torch.Tensor, gamma: float, next_q_target: torch.Tensor, next_q_online: torch.Tensor | None = None) -> torch.Tensor:
+    """One-step targets r + gamma * (1 - terminated) * Q_target(s', a*).
+
+    a* is argmax of the online net's Q(s', .) (Double DQN) when ``next_q_online`` is given,
+    else of the target net's. A time-limit truncation is not a termination: the caller
+    stores the true next observation and terminated = 0, so the target bootstraps through it.
+    """
+    if next_q_online is None:
+        next_values = next_q_target.max(dim=1).values
+    else:
+        next_values = next_q_target.gather(1, next_q_online.argmax(dim=1, keepdim=True)).squeeze(1)
+    return rewards + gamma * (1.0 - terminated) * next_values
+
+
+def linear_epsilon(step: int, horizon: int, initial: float, final: float, fraction: float) -> float:
+    """Epsilon falls linearly from ``initial`` to ``final`` over the first ``fraction`` of
+    ``horizon`` env steps, then stays at ``final`` (stable-baselines3's schedule)."""
+    end = fraction * horizon
+    if end <= 0:
+        return final
+    return initial + (final - initial) * min(1.0, step / end)
+
+
+def to_tensor(observation: Any, device: torch.device) -> Any:
+    if isinstance(observation, dict):
+        return {key: torch.as_tensor(value, device=device) for key, value in observation.items()}
+    return torch.as_tensor(observation, device=device)
+
+
+class DQNAgent:
+    """Online and target Q-networks with their optimiser."""
+
+    def __init__(self, spec: dict[str, Any], config: DQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False) -> None:
+        torch.manual_seed(seed)
+        self.spec = spec
+        self.config = config
+        self.device = torch.device(device)
+        self.q = QNetwork(spec).to(self.device)
+        self.target = QNetwork(spec).to(self.device)
+        self.target.load_state_dict(self.q.state_dict())
+        self.target.requires_grad_(False)
+        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.learning_rate)
+        self.rng = np.random.default_rng(seed)
+        self.n_updates = 0
+        self.n_actions = spec["n_actions"]
+        # bf16 autocast and torch.compile pay off on a GPU; on this CPU they were slower.
+        self.amp = amp and self.device.type == "cuda"
+        self._q_fn: Callable[[Any], torch.Tensor] = self.q
+        self._target_fn: Callable[[Any], torch.Tensor] = self.target
+        if compile and self.device.type == "cuda":
+            self._q_fn, self._target_fn = torch.compile(self.q), torch.compile(self.target)
+
+    def _autocast(self) -> Any:
+        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
+
+    def act(self, observation: Any, epsilon: float) -> np.ndarray:
+        """Epsilon-greedy actions for a batch of observations, with one forward pass."""
+        with torch.inference_mode(), self._autocast():
+            greedy = self._q_fn(to_tensor(observation, self.device)).argmax(dim=1).cpu().numpy()
+        n = len(greedy)
+        explore = self.rng.random(n) < epsilon
+        return np.where(explore, self.rng.integers(self.n_actions, size=n), greedy)
+
+    def random_actions(self, n: int) -> np.ndarray:
+        return self.rng.integers(self.n_actions, size=n)
+
+    def update(self, batch: Batch) -> torch.Tensor:
+        """One gradient step on a minibatch; returns the loss as a tensor (no sync with the device)."""
+        config = self.config
+        with torch.no_grad(), self._autocast():
+            next_q_target = self._target_fn(batch.next_observations).float()
+            next_q_online = self._q_fn(batch.next_observations).float() if config.double_q else None
+            targets = td_targets(batch.rewards, batch.terminated, config.gamma, next_q_target, next_q_online)
+        with self._autocast():
+            q_taken = self._q_fn(batch.observations).float().gather(1, batch.actions.unsqueeze(1)).squeeze(1)
+        loss = F.smooth_l1_loss(q_taken, targets)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.q.parameters(), config.max_grad_norm)
+        self.optimizer.step()
+        self.n_updates += 1
+        return loss.detach()
+
+    @torch.no_grad()
+    def update_target(self) -> None:
+        """target <- tau * online + (1 - tau) * target; tau = 1 is a hard copy."""
+        if self.config.tau >= 1.0:
+            self.target.load_state_dict(self.q.state_dict())
+        else:
+            torch._foreach_lerp_(list(self.target.parameters()), list(self.q.parameters()), self.config.tau)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "q": self.q.state_dict(),
+            "target": self.target.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "n_updates": self.n_updates,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.q.load_state_dict(state["q"])
+        self.target.load_state_dict(state["target"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.n_updates = int(state["n_updates"])
+
+
+def real_next_observations(next_obs: Any, dones: np.ndarray, infos: list[dict]) -> Any:
+    """The vector env resets finished envs at once and returns the first observation of the
+    next episode; the transition's true next observation is in ``terminal_observation``."""
+    done_envs = np.flatnonzero(dones)
+    if not len(done_envs):
+        return next_obs
+    if isinstance(next_obs, dict):
+        real = {key: value.copy() for key, value in next_obs.items()}
+        for i in done_envs:
+            for key in real:
+                real[key][i] = infos[i]["terminal_observation"][key]
+        return real
+    real = next_obs.copy()
+    for i in done_envs:
+        real[i] = infos[i]["terminal_observation"]
+    return real
+
+
+@dataclass
+class Progress:
+    """Counters of a run, saved in checkpoints so that a resumed run continues the schedule."""
+
+    num_timesteps: int = 0
+    episodes: int = 0
+    exploration_horizon: int = 0  # env steps the epsilon schedule is spread over
+
+    def epsilon(self, config: DQNConfig) -> float:
+        return linear_epsilon(
+            self.num_timesteps, self.exploration_horizon, config.exploration_initial_eps, config.exploration_final_eps, config.exploration_fraction
+        )
+
+
+class Hooks:
+    """What the loop calls at its milestones; the CLI fills these in (checkpoints, evaluation, logs)."""
+
+    def on_step(self, progress: Progress) -> None:
+        """After every vector-env step (cheap checks only)."""
+
+    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
+        """After every ``log_every_episodes`` finished episodes."""
+
+
+def train(agent: DQNAgent, env: Any, buffer: ReplayBuffer, progress: Progress, timesteps: int, hooks: Hooks, log_every_episodes: int = 4, on_progress: Callable[[int], None] | None = None) -> float:
+    """Collect ``timesteps`` more env steps from the vector env, learning as configured.
+
+    Returns the wall-clock seconds spent.
+    """
+    config, n_envs = agent.config, env.num_envs
+    gradient_steps = config.gradient_steps if config.gradient_steps > 0 else config.train_freq * n_envs
+    target_every = max(config.target_update_interval // n_envs, 1)  # in vector steps, as SB3
+    returns: deque = deque(maxlen=100)
+    lengths: deque = deque(maxlen=100)
+    loss: torch.Tensor | None = None
+    end = progress.num_timesteps + timesteps
+    vec_steps = 0
+    obs = env.reset()
+    start = time.perf_counter()
+    while progress.num_timesteps < end:
+        if progress.num_timesteps < config.learning_starts:
+            actions = agent.random_actions(n_envs)  # warm-up, as SB3: uniform actions
+        else:
+            actions = agent.act(obs, progress.epsilon(config))
+        next_obs, rewards, dones, infos = env.step(actions)
+        truncated = np.array([info.get("TimeLimit.truncated", False) for info in infos])
+        buffer.add(obs, real_next_observations(next_obs, dones, infos), actions, rewards, dones & ~truncated)
+        obs = next_obs
+        progress.num_timesteps += n_envs
+        vec_steps += 1
+        for done, info in zip(dones, infos):
+            if done and "episode" in info:
+                returns.append(info["episode"]["r"])
+                lengths.append(info["episode"]["l"])
+                progress.episodes += 1
+                if progress.episodes % log_every_episodes == 0:
+                    elapsed = time.perf_counter() - start
+                    hooks.on_episodes(progress, returns, lengths, loss, vec_steps * n_envs / max(elapsed, 1e-9))
+        if vec_steps % config.train_freq == 0 and progress.num_timesteps > config.learning_starts:
+            for _ in range(gradient_steps):
+                loss = agent.update(buffer.sample(config.batch_size))
+        if vec_steps % target_every == 0:
+            agent.update_target()
+        hooks.on_step(progress)
+        if on_progress is not None:
+            on_progress(n_envs)
+    return time.perf_counter() - start
+
+
+def config_from(algo_kwargs: dict[str, Any]) -> DQNConfig:
+    """A :class:`DQNConfig` from a config section's algorithm keys (policy_kwargs aside)."""
+    values = {k: v for k, v in algo_kwargs.items() if k != "policy_kwargs"}
+    return DQNConfig(**values)
+
+
+def config_dict(config: DQNConfig) -> dict[str, Any]:
+    return asdict(config)

@@ -1,0 +1,235 @@
+"""Our DQN: TD targets, replay buffer, target updates, epsilon, checkpoints, resume, learning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from agents import custom_train
+from agents.cli import run_cli
+from agents.custom.buffer import ReplayBuffer
+from agents.custom.checkpoint import load_checkpoint, load_policy, restore_agent, save_checkpoint
+from agents.custom.dqn import DQNAgent, DQNConfig, Progress, linear_epsilon, real_next_observations, td_targets
+from agents.custom.networks import network_spec
+from agents.evaluate import evaluate
+from agents.runs import read_config
+from ballenvs.uav.baselines import episode_returns
+
+
+def test_td_target_stops_at_termination_and_bootstraps_otherwise():
+    rewards = torch.tensor([1.0, 1.0])
+    terminated = torch.tensor([1.0, 0.0])
+    next_q = torch.tensor([[5.0, 3.0], [2.0, 4.0]])
+    assert torch.allclose(td_targets(rewards, terminated, 0.9, next_q), torch.tensor([1.0, 1.0 + 0.9 * 4.0]))
+
+
+def test_double_dqn_evaluates_the_online_argmax_with_the_target_net():
+    next_target = torch.tensor([[5.0, 3.0]])
+    next_online = torch.tensor([[0.0, 1.0]])  # online prefers action 1
+    target = td_targets(torch.tensor([0.0]), torch.tensor([0.0]), 1.0, next_target, next_online)
+    assert target.item() == 3.0  # not max(5, 3)
+
+
+def test_truncated_transitions_keep_their_true_next_observation():
+    next_obs = np.array([[0.0], [10.0], [20.0]])
+    infos = [{}, {"terminal_observation": np.array([11.0])}, {}]
+    real = real_next_observations(next_obs, np.array([False, True, False]), infos)
+    assert real.ravel().tolist() == [0.0, 11.0, 20.0]
+    assert next_obs.ravel().tolist() == [0.0, 10.0, 20.0]  # the reset observation is untouched
+    dict_obs = {"a": np.zeros((2, 2)), "b": np.zeros((2, 3), dtype=np.int64)}
+    infos = [{"terminal_observation": {"a": np.ones(2), "b": np.full(3, 2)}}, {}]
+    real = real_next_observations(dict_obs, np.array([True, False]), infos)
+    assert real["a"][0].tolist() == [1, 1] and real["b"][0].tolist() == [2, 2, 2] and real["a"][1].tolist() == [0, 0]
+
+
+FRAME_SPACE = spaces.Box(0, 255, (2, 4, 4), np.uint8)
+
+
+def add_steps(buffer, values):
+    """One transition per value, with everything set to that value."""
+    for value in values:
+        obs = np.full((1, 2, 4, 4), value, dtype=np.uint8)
+        buffer.add(obs, obs + 1, np.array([value]), np.array([float(value)]), np.array([value % 2 == 0]))
+
+
+def test_buffer_wraps_around_overwriting_the_oldest():
+    buffer = ReplayBuffer(5, FRAME_SPACE)
+    add_steps(buffer, range(1, 8))
+    assert len(buffer) == 5 and buffer.pos == 2
+    assert buffer.actions.tolist() == [6, 7, 3, 4, 5]
+
+
+def test_buffer_adds_a_vector_step_at_once():
+    buffer = ReplayBuffer(4, FRAME_SPACE)
+    obs = np.arange(3, dtype=np.uint8)[:, None, None, None] * np.ones((3, 2, 4, 4), dtype=np.uint8)
+    buffer.add(obs, obs, np.array([0, 1, 2]), np.zeros(3), np.zeros(3))
+    buffer.add(obs, obs, np.array([3, 4, 5]), np.zeros(3), np.zeros(3))
+    assert buffer.actions.tolist() == [4, 5, 2, 3] and buffer.pos == 2 and len(buffer) == 4
+
+
+def test_buffer_samples_only_written_slots_and_keeps_dtypes():
+    buffer = ReplayBuffer(100, FRAME_SPACE, seed=0)
+    add_steps(buffer, [7, 8, 9])
+    batch = buffer.sample(200)
+    assert set(batch.actions.tolist()) == {7, 8, 9}
+    assert buffer.observations[""].dtype == np.uint8 and batch.observations.dtype == torch.uint8
+    # Each sampled row is one consistent transition.
+    assert torch.equal(batch.observations[:, 0, 0, 0].long(), batch.actions)
+    assert torch.equal(batch.next_observations[:, 0, 0, 0].long(), batch.actions + 1)
+    assert torch.equal(batch.terminated, (batch.actions % 2 == 0).float())
+
+
+def test_buffer_holds_dict_observations_and_round_trips_to_disk(tmp_path):
+    space = spaces.Dict({"pos": spaces.Box(0, 1, (2,), np.float32), "requests": spaces.MultiDiscrete([4, 4, 4])})
+    buffer = ReplayBuffer(10, space, seed=0)
+    obs = {"pos": np.array([[0.5, 0.25]], dtype=np.float32), "requests": np.array([[1, 0, 3]])}
+    buffer.add(obs, obs, np.array([2]), np.array([1.0]), np.array([0.0]))
+    batch = buffer.sample(4)
+    assert batch.observations["requests"].tolist() == [[1, 0, 3]] * 4
+    buffer.save(tmp_path / "buffer.npz")
+    restored = ReplayBuffer(10, space)
+    restored.load(tmp_path / "buffer.npz")
+    assert len(restored) == 1 and restored.observations["pos"][0].tolist() == [0.5, 0.25]
+
+
+def test_sampling_an_empty_buffer_is_an_error():
+    with pytest.raises(ValueError, match="empty replay buffer"):
+        ReplayBuffer(3, FRAME_SPACE).sample(1)
+
+
+def small_agent(**config):
+    spec = network_spec(spaces.Box(-1, 1, (3,), np.float32), 4, "MlpPolicy", {"net_arch": [8]})
+    return DQNAgent(spec, DQNConfig(**config), "cpu", seed=0)
+
+
+def test_hard_target_update_copies_and_polyak_moves_part_way():
+    agent = small_agent(tau=1.0)
+    with torch.no_grad():
+        for p in agent.q.parameters():
+            p.add_(1.0)
+    agent.update_target()
+    assert all(torch.equal(a, b) for a, b in zip(agent.q.parameters(), agent.target.parameters()))
+    soft = small_agent(tau=0.25)
+    before = [p.clone() for p in soft.target.parameters()]
+    with torch.no_grad():
+        for p in soft.q.parameters():
+            p.add_(4.0)
+    soft.update_target()
+    assert all(torch.allclose(t, b + 1.0) for t, b in zip(soft.target.parameters(), before))
+
+
+def test_epsilon_falls_linearly_then_stays():
+    values = [linear_epsilon(step, 1000, 1.0, 0.1, 0.5) for step in (0, 250, 500, 900)]
+    assert values == pytest.approx([1.0, 0.55, 0.1, 0.1])
+    assert linear_epsilon(10, 1000, 1.0, 0.1, 0.0) == 0.1
+
+
+def test_update_lowers_the_loss_on_a_fixed_batch():
+    agent = small_agent(learning_rate=1e-2, gamma=0.0)
+    space = spaces.Box(-1, 1, (3,), np.float32)
+    buffer = ReplayBuffer(16, space, seed=0)
+    obs = np.random.default_rng(0).uniform(-1, 1, (16, 3)).astype(np.float32)
+    buffer.add(obs, obs, np.arange(16) % 4, np.linspace(-1, 1, 16), np.ones(16))
+    batch = buffer.sample(16)
+    first = agent.update(batch).item()
+    for _ in range(100):
+        last = agent.update(batch).item()
+    assert last < first / 4 and agent.n_updates == 101
+
+
+def test_bad_config_values_are_named():
+    with pytest.raises(ValueError, match="train_freq must be an int"):
+        DQNConfig(train_freq=[4, "step"])
+    with pytest.raises(ValueError, match=r"tau must be in \(0, 1\], got 2"):
+        DQNConfig(tau=2)
+
+
+def test_checkpoint_round_trip_restores_everything(tmp_path):
+    agent = small_agent(learning_rate=1e-3)
+    space = spaces.Box(-1, 1, (3,), np.float32)
+    buffer = ReplayBuffer(8, space, seed=0)
+    obs = np.zeros((8, 3), dtype=np.float32)
+    buffer.add(obs, obs, np.zeros(8, dtype=np.int64), np.ones(8), np.zeros(8))
+    agent.update(buffer.sample(8))
+    progress = Progress(num_timesteps=1234, episodes=5, exploration_horizon=5000)
+    save_checkpoint(tmp_path / "model.pt", agent, progress)
+    assert not list(tmp_path.glob(".*tmp*"))
+    restored, restored_progress = restore_agent(load_checkpoint(tmp_path / "model.pt"), "cpu")
+    assert restored_progress == progress and restored.n_updates == 1
+    probe = torch.randn(5, 3)
+    assert torch.equal(agent.q(probe), restored.q(probe)) and torch.equal(agent.target(probe), restored.target(probe))
+    assert restored.optimizer.state_dict()["state"][0]["step"] == agent.optimizer.state_dict()["state"][0]["step"]
+    policy = load_policy(tmp_path / "model.pt")
+    actions, _ = policy.predict(probe.numpy(), deterministic=True)
+    assert actions.tolist() == agent.q(probe).argmax(1).tolist()
+
+
+def test_corrupt_and_foreign_checkpoints_are_refused(tmp_path):
+    (tmp_path / "junk.pt").write_bytes(b"junk")
+    with pytest.raises(ValueError, match="cannot load checkpoint"):
+        load_checkpoint(tmp_path / "junk.pt")
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="is not a custom DQN checkpoint"):
+        load_checkpoint(tmp_path / "other.pt")
+
+
+def test_policy_must_fit_the_observation_space():
+    with pytest.raises(ValueError, match="policy 'CnnPolicy' does not fit"):
+        network_spec(spaces.Box(-1, 1, (3,), np.float32), 4, "CnnPolicy", {})
+
+
+FAST = ["--hyperparams", "buffer_size=1000", "learning_starts=200", "--save-freq", "200", "--eval-freq", "400", "--eval-episodes", "1", "--no-progress"]
+
+
+@pytest.mark.parametrize("env_id,extra", [("BallDuel-v0", ["--env-kwargs", "max_steps=150"]), ("UAVGrid-v0", [])])
+def test_short_run_writes_the_same_layout_as_sb3(tmp_path, env_id, extra, capsys):
+    argv = ["--env", env_id, "--timesteps", "600", "--n-envs", "2", "--log-dir", str(tmp_path), *FAST, *extra]
+    assert run_cli(custom_train.main, argv) == 0
+    run_dir = tmp_path / "custom" / f"{env_id}_1"
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [f"model_{n}_steps.pt" for n in (200, 400, 600)]
+    for name in ("config.yml", "final_model.pt", "best_model.pt", "progress.csv", "monitor/0.monitor.csv", "eval/evaluations.npz"):
+        assert (run_dir / name).is_file(), name
+    assert list(run_dir.glob("events.out.tfevents.*"))
+    header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"time/total_timesteps", "rollout/exploration_rate", "eval/mean_reward"} <= set(header)
+    assert read_config(run_dir)["algo"] == "custom"
+    assert load_checkpoint(run_dir / "final_model.pt")["progress"]["num_timesteps"] == 600
+
+
+def test_resume_restores_steps_and_exploration_and_buffer(tmp_path, capsys):
+    base = ["--env", "UAVGrid-v0", "--n-envs", "2", "--log-dir", str(tmp_path), *FAST]
+    assert run_cli(custom_train.main, [*base, "--timesteps", "600", "--save-replay-buffer"]) == 0
+    first = tmp_path / "custom" / "UAVGrid-v0_1"
+    assert run_cli(custom_train.main, [*base, "--timesteps", "200", "--resume", str(first)]) == 0
+    out = capsys.readouterr().out
+    assert "resumed from" in out and "replay buffer restored: 600 transitions" in out
+    state = load_checkpoint(tmp_path / "custom" / "UAVGrid-v0_2" / "final_model.pt")
+    before = load_checkpoint(first / "final_model.pt")
+    assert state["progress"]["num_timesteps"] == 800
+    # The epsilon schedule keeps its horizon: the run goes on as if never stopped.
+    assert state["progress"]["exploration_horizon"] == before["progress"]["exploration_horizon"] == 600
+    assert state["agent"]["n_updates"] > before["agent"]["n_updates"]
+
+
+SMALL_UAV = {"size": 16, "n_ues": 3, "coverage_radius": 2.5, "hotspot_spread": 1.0, "speed": 1, "max_steps": 100, "request_prob": 0.05}
+
+
+def test_learns_a_small_uav_grid_better_than_random(tmp_path):
+    env_kwargs = [f"{k}={v}" for k, v in SMALL_UAV.items()]
+    argv = [
+        "--env", "UAVGrid-v0", "--timesteps", "30000", "--n-envs", "4", "--vec-env", "dummy", "--seed", "0",
+        "--log-dir", str(tmp_path), "--no-progress", "--eval-freq", "0", "--save-freq", "0",
+        "--env-kwargs", *env_kwargs,
+        "--hyperparams", "learning_starts=1000", "buffer_size=30000", "target_update_interval=1000",
+        "policy_kwargs=dict(net_arch=[64, 64])", "exploration_fraction=0.2", "learning_rate=5.0e-4",
+        "train_freq=1", "gamma=0.95",
+    ]  # fmt: skip
+    assert run_cli(custom_train.main, argv) == 0
+    run_dir = tmp_path / "custom" / "UAVGrid-v0_1"
+    trained = evaluate(load_policy(run_dir / "final_model.pt"), read_config(run_dir), episodes=20, deterministic=True)
+    random = episode_returns("random", 20, **SMALL_UAV)
+    stay = episode_returns("stay", 20, **SMALL_UAV)
+    assert np.mean(trained.returns) > 2 * random.mean()
+    assert np.mean(trained.returns) > stay.mean() + 1.0
