@@ -1,0 +1,118 @@
+"""Training throughput: our custom DQN against stable-baselines3's DQN, side by side.
+
+    python -m benchmarks.train_throughput [--steps 4000] [--rounds 2] [--envs BallDuel-v0 UAVGrid-v0]
+
+Both learn from the same zoo_configs section (hyperparameters, n_envs, frame stacking), on
+the CPU, with the same vector env. Each first runs past ``learning_starts`` untimed, then
+trains ``--steps`` more env steps timed: that is the rate while learning. Rounds alternate
+the two so a noisy neighbour slows both alike; the best round of each counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.config import DEFAULT_CONFIG, build_section, eval_kwargs, load_section
+from agents.custom.buffer import ReplayBuffer
+from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, config_from, train
+from agents.custom.networks import network_spec
+from agents.envs import make_vec
+from agents.sb3_train import DQN_KEYS
+from benchmarks.common import machine, write_json
+
+WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed
+
+
+def _section(env_id: str, keys: tuple[str, ...], trainer: str, overrides: dict[str, Any]) -> Any:
+    return build_section(env_id, load_section(DEFAULT_CONFIG, env_id), overrides, keys, trainer)
+
+
+def _env(section: Any, vec_env: str, seed: int) -> Any:
+    return make_vec(section.env_id, section.env_kwargs, section.n_envs, seed, vec_env, section.frame_stack)
+
+
+def sb3_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], seed: int = 0) -> dict[str, float]:
+    from stable_baselines3 import DQN
+
+    section = _section(env_id, DQN_KEYS, "agents.sb3_train", overrides)
+    kwargs = dict(section.algo_kwargs)
+    kwargs["policy_kwargs"] = eval_kwargs("policy_kwargs", kwargs.get("policy_kwargs"))
+    env = _env(section, vec_env, seed)
+    model = DQN(section.policy, env, seed=seed, device="cpu", **kwargs)
+    model.learn(kwargs["learning_starts"] + WARMUP_AFTER_LEARNING_STARTS)
+    before, start = model.num_timesteps, time.perf_counter()
+    model.learn(steps, reset_num_timesteps=False)
+    elapsed = time.perf_counter() - start
+    returns = [ep["r"] for ep in model.ep_info_buffer]
+    env.close()
+    return {"steps_per_s": (model.num_timesteps - before) / elapsed, "ep_return": float(np.mean(returns)) if returns else float("nan")}
+
+
+class _Returns(Hooks):
+    def __init__(self) -> None:
+        self.last = float("nan")
+
+    def on_episodes(self, progress, returns, lengths, loss, fps) -> None:
+        self.last = float(np.mean(returns))
+
+
+def custom_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], seed: int = 0) -> dict[str, float]:
+    section = _section(env_id, SUPPORTED_KEYS, "agents.custom_train", overrides)
+    env = _env(section, vec_env, seed)
+    config = config_from(section.algo_kwargs)
+    spec = network_spec(env.observation_space, int(env.action_space.n), section.policy, eval_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs")))
+    agent = DQNAgent(spec, config, "cpu", seed=seed)
+    buffer = ReplayBuffer(config.buffer_size, env.observation_space, "cpu", seed=seed)
+    warmup = config.learning_starts + WARMUP_AFTER_LEARNING_STARTS
+    # One schedule over warm-up and timed steps, as a single SB3 learn() call would have.
+    progress = Progress(exploration_horizon=warmup + steps)
+    hooks = _Returns()
+    train(agent, env, buffer, progress, warmup, hooks)
+    elapsed = train(agent, env, buffer, progress, steps, hooks)
+    env.close()
+    return {"steps_per_s": steps / elapsed, "ep_return": hooks.last}
+
+
+def run(envs: list[str], steps: int, rounds: int, vec_env: str, overrides: dict[str, Any]) -> dict:
+    rows = []
+    for env_id in envs:
+        best: dict[str, dict[str, float]] = {}
+        for _ in range(rounds):
+            for name, measure in (("sb3", sb3_rate), ("custom", custom_rate)):
+                result = measure(env_id, steps, vec_env, overrides)
+                if name not in best or result["steps_per_s"] > best[name]["steps_per_s"]:
+                    best[name] = result
+        rows.append({"env": env_id, **{f"{k}_{m}": v[m] for k, v in best.items() for m in v}, "ratio": best["custom"]["steps_per_s"] / best["sb3"]["steps_per_s"]})
+    return {"benchmark": "train_throughput", "machine": machine(), "steps": steps, "rounds": rounds, "vec_env": vec_env, "overrides": overrides, "rows": rows}
+
+
+def format_table(result: dict) -> str:
+    lines = ["| env | SB3 DQN steps/s | custom steps/s | custom / SB3 | goal |", "|---|---:|---:|---:|---:|"]
+    for row in result["rows"]:
+        met = "met" if row["ratio"] >= 2 else "MISSED"
+        lines.append(f"| {row['env']} | {row['sb3_steps_per_s']:,.0f} | {row['custom_steps_per_s']:,.0f} | {row['ratio']:.2f} | >= 2x ({met}) |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", nargs="+", default=["BallDuel-v0", "UAVGrid-v0"])
+    parser.add_argument("--steps", type=int, default=4000, help="timed env steps per trainer per round")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--vec-env", default="dummy", choices=("dummy", "subproc"))
+    parser.add_argument("--learning-starts", type=int, default=1000, help="the same for both (the configs' is long for a benchmark)")
+    args = parser.parse_args(argv)
+    overrides = {"learning_starts": args.learning_starts}
+    result = run(args.envs, args.steps, args.rounds, args.vec_env, overrides)
+    print(f"train_throughput on {result['machine']}: {args.steps} env steps after learning starts, {args.vec_env} vec env, best of {args.rounds}")
+    print(format_table(result))
+    print(f"wrote {write_json('train_throughput', result)}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
