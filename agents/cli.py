@@ -29,7 +29,7 @@ def trainer_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--env", default="BallDuel-v0", help="environment id (BallDuel-v0, UAVGrid-v0, UAVGridImage-v0)")
     parser.add_argument("--timesteps", type=int, default=None, help="env steps to train (default: the config's n_timesteps; with --resume: further steps)")
     parser.add_argument("--n-envs", type=int, default=None, help="parallel environments (default: the config's n_envs)")
-    parser.add_argument("--vec-env", choices=VEC_ENVS, default=None, help="worker processes (subproc) or in-process (dummy); default: subproc when n-envs > 1")
+    parser.add_argument("--vec-env", choices=VEC_ENVS, default=None, help="subproc: a worker process per env; dummy: envs in process, one after the other; native: the env's batched vector env, all in one call (fastest for these cheap envs); default: subproc when n-envs > 1")
     parser.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when available, else CPU")
     parser.add_argument("--seed", type=int, default=0, help="seeds the envs (seed, seed+1, ...) and the learner")
     parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="hyperparameter file in the RL Zoo format")

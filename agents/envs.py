@@ -15,11 +15,12 @@ from typing import Any
 import gymnasium as gym
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.preprocessing import is_image_space, is_image_space_channels_first
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecTransposeImage
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
 
 import ballenvs
+from agents.native_vec import make_native
 
-VEC_ENVS = ("subproc", "dummy")
+VEC_ENVS = ("subproc", "dummy", "native")
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -48,18 +49,29 @@ def make_vec(
     frame_stack: int | None = None,
     monitor_dir: str | None = None,
 ) -> VecEnv:
-    """``n_envs`` monitored envs, seeded seed, seed + 1, ..., frame-stacked and channel-first."""
+    """``n_envs`` monitored envs, seeded seed, seed + 1, ..., frame-stacked and channel-first.
+
+    ``vec_env``: "dummy" (in process, one env after the other), "subproc" (one worker
+    process per env) or "native" (the env's own batched vector env, one call for all).
+    """
     if vec_env not in VEC_ENVS:
         raise ValueError(f"unknown vec env {vec_env!r}; valid: {', '.join(VEC_ENVS)}")
-    subproc = vec_env == "subproc"
-    env = make_vec_env(
-        functools.partial(make_env, env_id, subproc),
-        n_envs=n_envs,
-        seed=seed,
-        env_kwargs=env_kwargs,
-        monitor_dir=monitor_dir,
-        vec_env_cls=SubprocVecEnv if subproc else DummyVecEnv,
-    )
+    if vec_env == "native":
+        env = make_native(env_id, n_envs, env_kwargs)
+        env.seed(seed)
+        if monitor_dir is not None:
+            os.makedirs(monitor_dir, exist_ok=True)
+        env = VecMonitor(env, os.path.join(monitor_dir, "native") if monitor_dir else None)
+    else:
+        subproc = vec_env == "subproc"
+        env = make_vec_env(
+            functools.partial(make_env, env_id, subproc),
+            n_envs=n_envs,
+            seed=seed,
+            env_kwargs=env_kwargs,
+            monitor_dir=monitor_dir,
+            vec_env_cls=SubprocVecEnv if subproc else DummyVecEnv,
+        )
     if frame_stack:
         env = VecFrameStack(env, frame_stack)
     space = env.observation_space

@@ -14,10 +14,14 @@ __version__ = "0.1.0"
 
 #: id -> registration keyword arguments
 _ENV_SPECS = {
-    "BallDuel-v0": {"entry_point": "ballenvs.duel.env:BallDuelEnv"},
-    "UAVGrid-v0": {"entry_point": "ballenvs.uav.env:UAVGridEnv"},
+    "BallDuel-v0": {"entry_point": "ballenvs.duel.env:BallDuelEnv", "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv"},
+    "UAVGrid-v0": {"entry_point": "ballenvs.uav.env:UAVGridEnv", "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv"},
     # The same env with the map image: its own id, so it can have its own zoo config section.
-    "UAVGridImage-v0": {"entry_point": "ballenvs.uav.env:UAVGridEnv", "kwargs": {"obs_type": "image"}},
+    "UAVGridImage-v0": {
+        "entry_point": "ballenvs.uav.env:UAVGridEnv",
+        "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv",
+        "kwargs": {"obs_type": "image"},
+    },
 }
 ENV_IDS = tuple(_ENV_SPECS)
 

@@ -34,3 +34,10 @@ def check_action(action: Any, n_actions: int) -> int:
     if not is_int or not 0 <= action < n_actions:
         raise ValueError(f"invalid action {action!r}; valid: an int in 0..{n_actions - 1}")
     return int(action)
+
+
+def check_options(env_name: str, options: dict[str, Any], valid: Sequence[str]) -> None:
+    """Unknown keyword options are an error naming them and the valid ones."""
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown {env_name} option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(valid)}")

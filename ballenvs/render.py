@@ -8,9 +8,10 @@ the first :class:`Canvas` is made, so an env that is never rendered never loads 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+from gymnasium import logger
 
 RENDER_MODES = ("human", "rgb_array")
 
@@ -91,3 +92,32 @@ class Canvas:
         if self._window is not None:
             self._pygame.display.quit()
             self._window = None
+
+
+class Renderer:
+    """An env's ``render()``: makes its :class:`Canvas` (and imports pygame) on first use only.
+
+    Constructing one is free, so every env holds one; ``render(draw)`` calls ``draw(canvas)``
+    and returns the picture ("rgb_array") or shows it ("human").
+    """
+
+    def __init__(self, render_mode: str | None, size: int, world_min: float, world_max: float, fps: int, title: str) -> None:
+        check_render_mode(render_mode)
+        self.render_mode = render_mode
+        self._canvas_args = (size, world_min, world_max, fps, title)
+        self._canvas: Canvas | None = None
+
+    def render(self, draw: Callable[[Canvas], None]) -> np.ndarray | None:
+        if self.render_mode is None:
+            title = self._canvas_args[-1]
+            logger.warn(f'render() called with render_mode=None; make {title} with render_mode="rgb_array" or "human"')
+            return None
+        if self._canvas is None:
+            self._canvas = Canvas(self.render_mode, *self._canvas_args)
+        draw(self._canvas)
+        return self._canvas.finish()
+
+    def close(self) -> None:
+        if self._canvas is not None:
+            self._canvas.close()
+            self._canvas = None

@@ -1,23 +1,27 @@
 """Environment steps per second, ours beside gymnasium's CartPole-v1 in the same process.
 
-    python -m benchmarks.env_throughput [--steps 20000] [--rounds 3]
+    python -m benchmarks.env_throughput [--steps 20000] [--rounds 3] [--vector-sizes 64 256]
 
-Each env is made with ``gym.make`` (so with the wrappers a user gets) and stepped with
-uniformly random actions, resetting at episode ends. Rounds interleave the envs so that a
-noisy neighbour slows all of them alike; the best round of each counts. Runs pinned to one
-core, as the goals are per core.
+Single envs: each made with ``gym.make`` (so with the wrappers a user gets) and stepped with
+uniformly random actions, resetting at episode ends. Vector envs: our native ones
+(``gym.make_vec(..., vectorization_mode="vector_entry_point")``) beside CartPole's, and
+stable-baselines3's DummyVecEnv and SubprocVecEnv over our single envs, counted in env steps
+(vector steps x envs). Rounds interleave the envs so that a noisy neighbour slows all of
+them alike; the best round of each counts. Runs pinned to one core, as the goals are per
+core (SubprocVecEnv's workers are not pinned: it is there to show the cost of its traffic).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
 
 import ballenvs  # noqa: F401
+from agents.envs import make_vec
 from benchmarks.common import machine, pin_to_one_core, write_json
 
 REFERENCE = "CartPole-v1"
@@ -43,6 +47,59 @@ def steps_per_second(env: gym.Env, steps: int, seed: int = 0) -> float:
     return steps / (time.perf_counter() - start)
 
 
+#: name -> (factory of a gymnasium VectorEnv of n envs, goal at 256 envs as a fraction of CartPole's)
+VECTOR_REFERENCE = "CartPole-v1 vector"
+NATIVE: dict[str, tuple[Callable[[int], Any], float | None]] = {
+    VECTOR_REFERENCE: (lambda n: gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point"), None),
+    "BallDuel-v0 state": (lambda n: gym.make_vec("BallDuel-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="state"), 0.5),
+    "BallDuel-v0 pixels": (lambda n: gym.make_vec("BallDuel-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="pixels"), 0.05),
+    "UAVGrid-v0 vector": (lambda n: gym.make_vec("UAVGrid-v0", num_envs=n, vectorization_mode="vector_entry_point"), 0.3),
+    "UAVGrid-v0 image": (lambda n: gym.make_vec("UAVGrid-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="image"), None),
+}
+#: SB3 vec envs over single envs: (name, vec env class name, env id, kwargs, most envs to use)
+SB3_VECTORS = [
+    ("BallDuel-v0 state", "dummy", "BallDuel-v0", {"obs_type": "state"}, None),
+    ("UAVGrid-v0 vector", "dummy", "UAVGrid-v0", {}, None),
+    # One process per env: a handful is all two cores can hold.
+    ("BallDuel-v0 state", "subproc", "BallDuel-v0", {"obs_type": "state"}, 8),
+    ("UAVGrid-v0 vector", "subproc", "UAVGrid-v0", {}, 8),
+]
+
+
+def vector_rate(venv: Any, n_actions: int, vec_steps: int) -> float:
+    """Env steps per second of a gymnasium or SB3 vector env under random actions."""
+    actions = np.random.default_rng(0).integers(n_actions, size=(vec_steps, venv.num_envs))
+    start = time.perf_counter()
+    for row in actions:
+        venv.step(row)
+    return vec_steps * venv.num_envs / (time.perf_counter() - start)
+
+
+def run_vectors(sizes: list[int], env_steps: int, rounds: int) -> list[dict]:
+    rows = []
+    for n in sizes:
+        vec_steps = max(env_steps // n, 20)
+        envs = {name: factory(n) for name, (factory, _) in NATIVE.items()}
+        for venv in envs.values():
+            venv.reset(seed=0)
+        best = {name: 0.0 for name in envs}
+        for _ in range(rounds):
+            for name, venv in envs.items():
+                best[name] = max(best[name], vector_rate(venv, 2 if name == VECTOR_REFERENCE else 9, vec_steps))
+        reference = best[VECTOR_REFERENCE]
+        for name, rate in best.items():
+            rows.append({"env": name, "vec_env": "native", "num_envs": n, "steps_per_s": rate, "ratio": rate / reference, "goal": NATIVE[name][1] if n == 256 else None})
+        for name, kind, env_id, kwargs, cap in SB3_VECTORS:
+            if cap is not None and n > cap:
+                continue
+            venv = make_vec(env_id, kwargs, n, 0, kind)
+            venv.reset()
+            rate = max(vector_rate(venv, 9, vec_steps) for _ in range(rounds))
+            venv.close()
+            rows.append({"env": name, "vec_env": kind, "num_envs": n, "steps_per_s": rate, "ratio": rate / reference, "goal": None})
+    return rows
+
+
 def run(steps: int, rounds: int) -> dict:
     envs = {name: factory() for name, (factory, _) in SINGLE_ENVS.items()}
     for env in envs.values():
@@ -59,6 +116,14 @@ def run(steps: int, rounds: int) -> dict:
     return {"benchmark": "env_throughput", "machine": machine(), "steps": steps, "rounds": rounds, "rows": rows}
 
 
+def format_vector_table(rows: list[dict]) -> str:
+    lines = [f"| env | vec env | envs | env steps/s | x {VECTOR_REFERENCE} | goal |", "|---|---|---:|---:|---:|---:|"]
+    for row in rows:
+        goal = "" if row["goal"] is None else f">= {row['goal']}x {'(met)' if row['ratio'] >= row['goal'] else '(MISSED)'}"
+        lines.append(f"| {row['env']} | {row['vec_env']} | {row['num_envs']} | {row['steps_per_s']:,.0f} | {row['ratio']:.2f} | {goal} |")
+    return "\n".join(lines)
+
+
 def format_table(result: dict) -> str:
     lines = [f"| env | steps/s | x {REFERENCE} | goal |", "|---|---:|---:|---:|"]
     for row in result["rows"]:
@@ -71,11 +136,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20000, help="steps per env per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--vector-sizes", type=int, nargs="*", default=[64, 256], help="numbers of envs for the vector benchmarks (none: skip them)")
+    parser.add_argument("--vector-steps", type=int, default=100_000, help="env steps per vector env per round")
     args = parser.parse_args(argv)
     pin_to_one_core()
     result = run(args.steps, args.rounds)
     print(f"env_throughput on {result['machine']}, {args.steps} random steps x {args.rounds} rounds (best)")
     print(format_table(result))
+    if args.vector_sizes:
+        result["vector_rows"] = run_vectors(args.vector_sizes, args.vector_steps, args.rounds)
+        print(f"\nvector envs, about {args.vector_steps} env steps per round:")
+        print(format_vector_table(result["vector_rows"]))
     print(f"wrote {write_json('env_throughput', result)}")
     return result
 

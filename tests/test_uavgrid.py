@@ -130,7 +130,7 @@ def test_image_observation_is_a_channel_first_image_with_requests_and_edges():
     assert space.shape == (4, 64, 64) and is_image_space(space) and is_image_space_channels_first(space)
     s = env.unwrapped.core.state
     place(env, uav=(50, 50), requests={4: 2})
-    obs = env.unwrapped.observer.observe(env.unwrapped.core)
+    obs = env.unwrapped.game.observe()
     # The class-2 request is in channel 1, at its offset from the UAV: the picture spans 200 cells.
     row, col = int((50 - s.ue_y[4] + 100) * 64 / 200), int((s.ue_x[4] - 50 + 100) * 64 / 200)
     assert obs[1, row, col] == 255 and obs[0].max() == 0 and obs[2].max() == 0

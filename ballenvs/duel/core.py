@@ -121,13 +121,20 @@ class DuelCore:
             lvx, lvy, rvx, rvy = lvx + swap * nx, lvy + swap * ny, rvx - swap * nx, rvy - swap * ny
             push = xp.where(touching, (2 * p.ball_radius - dist) / 2, 0.0)
             lx, ly, rx, ry = lx - push * nx, ly - push * ny, rx + push * nx, ry + push * ny
-            # A swap can leave one ball faster than the cap; the cap is absolute.
-            lvx, lvy = _cap(xp, lvx, lvy, p.speed_cap)
-            rvx, rvy = _cap(xp, rvx, rvy, p.speed_cap)
+            # A swap can leave one ball faster than the cap; the cap is absolute. Only games
+            # that touched are capped again, as a lone game would be (bit-identical backends).
+            capped_lvx, capped_lvy = _cap(xp, lvx, lvy, p.speed_cap)
+            capped_rvx, capped_rvy = _cap(xp, rvx, rvy, p.speed_cap)
+            lvx, lvy = xp.where(touching, capped_lvx, lvx), xp.where(touching, capped_lvy, lvy)
+            rvx, rvy = xp.where(touching, capped_rvx, rvx), xp.where(touching, capped_rvy, rvy)
         self.state = DuelState(lx, ly, rx, ry, lvx, lvy, rvx, rvy)
         self.steps = self.steps + 1
         ring2 = p.ring_radius**2
         return lx * lx + ly * ly > ring2, rx * rx + ry * ry > ring2
+
+    def game(self, i: int) -> DuelState:
+        """Game ``i`` of a batch as Python floats (for drawing it)."""
+        return DuelState(*(float(field[i]) for field in self.state))
 
     def distances_from_centre(self) -> tuple[Any, Any]:
         s, xp = self.state, self.xp

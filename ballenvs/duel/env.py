@@ -1,24 +1,34 @@
 """``BallDuel-v0``: two balls in a ring; push the other one out.
 
-The gymnasium face of :class:`ballenvs.duel.game.DuelGame` with one game.
+The gymnasium faces of :class:`ballenvs.duel.game.DuelGame`: :class:`BallDuelEnv` plays one
+game, :class:`BallDuelVectorEnv` (``gym.make_vec``) plays N at once through the same code.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
 
-from ballenvs._checks import check_action
+from ballenvs._checks import check_action, check_options
 from ballenvs.directions import N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.drawing import draw_duel
-from ballenvs.duel.game import PAIR_REWARDS, WINNER_NAMES, DuelGame
-from ballenvs.render import Canvas, check_render_mode
+from ballenvs.duel.game import OPTIONS, PAIR_REWARDS, PLAYING, WINNER_NAMES, DuelGame
+from ballenvs.render import Renderer
+from ballenvs.vector import BatchedVectorEnv
 
 RENDER_SIZE = 400
+METADATA = {"render_modes": ["human", "rgb_array"], "render_fps": 30}
+
+
+def _renderer(render_mode: str | None, game: DuelGame) -> Renderer:
+    extent = game.physics.position_bound
+    return Renderer(render_mode, RENDER_SIZE, -extent, extent, METADATA["render_fps"], "BallDuel-v0")
 
 
 class BallDuelEnv(gym.Env):
@@ -44,35 +54,16 @@ class BallDuelEnv(gym.Env):
     "draw" or None while playing.
     """
 
-    metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 30}
+    metadata = METADATA
 
-    def __init__(
-        self,
-        render_mode: str | None = None,
-        obs_type: str = "pixels",
-        obs_size: int = 64,
-        opponent: Any = "chaser",
-        shaping: float = 0.0,
-        max_steps: int = 1000,
-        ring_radius: float = 1.0,
-        ball_radius: float = 0.1,
-    ) -> None:
-        check_render_mode(render_mode)
+    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+        check_options("BallDuel-v0", options, OPTIONS)
+        self.game = DuelGame(None, **options)
+        self._renderer = _renderer(render_mode, self.game)
         self.render_mode = render_mode
-        self.game = DuelGame(
-            None,
-            obs_type=obs_type,
-            obs_size=obs_size,
-            opponent=opponent,
-            shaping=shaping,
-            max_steps=max_steps,
-            ring_radius=ring_radius,
-            ball_radius=ball_radius,
-        )
         self.observation_space = self.game.observation_space
         self.action_space = spaces.Discrete(N_ACTIONS)
         self._winner: str | None = None
-        self._canvas = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
@@ -98,16 +89,62 @@ class BallDuelEnv(gym.Env):
         return self.game.observe(RIGHT)
 
     def render(self) -> np.ndarray | None:
-        if self.render_mode is None:
-            gym.logger.warn('render() called with render_mode=None; make the env with render_mode="rgb_array" or "human"')
-            return None
-        if self._canvas is None:
-            extent = self.game.physics.position_bound
-            self._canvas = Canvas(self.render_mode, RENDER_SIZE, -extent, extent, self.metadata["render_fps"], "BallDuel-v0")
-        draw_duel(self._canvas, self.game.core.state, self.game.physics, self.game.core.steps, self._winner)
-        return self._canvas.finish()
+        core = self.game.core
+        return self._renderer.render(lambda canvas: draw_duel(canvas, core.state, self.game.physics, core.steps, self._winner))
 
     def close(self) -> None:
-        if self._canvas is not None:
-            self._canvas.close()
-            self._canvas = None
+        self._renderer.close()
+
+
+class BallDuelVectorEnv(BatchedVectorEnv):
+    """``num_envs`` BallDuel games stepped together: ``gym.make_vec("BallDuel-v0", num_envs=256)``.
+
+    Takes the options of :class:`BallDuelEnv`. Env i reset with seed s + i plays exactly as a
+    :class:`BallDuelEnv` reset with seed s + i. Infos hold ``rewards`` (N, 2) and ``winner``
+    (N,) arrays. ``render()`` draws the first env.
+    """
+
+    metadata = {**METADATA, "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, render_mode: str | None = None, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **options: Any) -> None:
+        super().__init__(num_envs, N_ACTIONS, autoreset_mode)
+        check_options("BallDuel-v0", options, OPTIONS)
+        self.game = DuelGame(self.num_envs, **options)
+        self._renderer = _renderer(render_mode, self.game)
+        self.render_mode = render_mode
+        self.single_observation_space = self.game.observation_space
+        self.single_action_space = spaces.Discrete(N_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._winner = np.full(self.num_envs, PLAYING)
+
+    def _reset_games(self, games: np.ndarray) -> None:
+        self.game.reset_games(self.rngs, games)
+        self._winner[games] = PLAYING
+
+    def _step_games(self, actions: np.ndarray, rngs: Sequence[np.random.Generator], active: np.ndarray) -> tuple:
+        reward, terminated, truncated, winner = self.game.step(actions, rngs)
+        self._winner = np.where(active, winner, PLAYING)
+        info = {
+            "rewards": _PAIR_REWARDS[self._winner],
+            "winner": _WINNER_NAMES[self._winner],
+            "_rewards": np.ones(self.num_envs, dtype=bool),
+            "_winner": np.ones(self.num_envs, dtype=bool),
+        }
+        return np.where(active, reward, 0.0), terminated & active, truncated & active, info
+
+    def _observe(self) -> np.ndarray:
+        return self.game.observe(LEFT)
+
+    def render(self) -> list[np.ndarray] | None:
+        core = self.game.core
+        winner = _WINNER_NAMES[self._winner[0]]
+        frame = self._renderer.render(lambda canvas: draw_duel(canvas, core.game(0), self.game.physics, int(core.steps[0]), winner))
+        return None if frame is None else [frame]
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._renderer.close()
+
+
+_PAIR_REWARDS = np.array(PAIR_REWARDS)
+_WINNER_NAMES = np.array(WINNER_NAMES, dtype=object)

@@ -18,6 +18,9 @@ from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
 from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, PixelObserver, StateObserver, side_view
 from ballenvs.duel.opponents import make_player
 
+#: The options a BallDuel env takes, besides render_mode.
+OPTIONS = ("obs_type", "obs_size", "opponent", "shaping", "max_steps", "ring_radius", "ball_radius")
+
 #: ``info["winner"]`` and ``info["rewards"]`` (left, right, unshaped) by winner code.
 WINNER_NAMES = (None, "left", "right", "draw")
 PAIR_REWARDS = ((0.0, 0.0), (1.0, -1.0), (-1.0, 1.0), (0.0, 0.0))

@@ -117,6 +117,11 @@ class UAVCore:
         )
         self.steps = xp.where(games, 0, self.steps)
 
+    def grid(self, i: int) -> UAVState:
+        """Grid ``i`` of a batch in the one-grid layout (for drawing it)."""
+        s = self.state
+        return UAVState(int(s.uav_x[i, 0]), int(s.uav_y[i, 0]), s.ue_x[i], s.ue_y[i], s.request[i], s.time_left[i])
+
     def step(self, actions: Any, draws: np.ndarray) -> tuple[Any, Any, Any]:
         """Move, serve, expire, raise new requests. ``actions``: int or (N,) ints; ``draws``:
         uniforms (..., 2, n_ues) for the new requests.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballenvs.uav.core import UAVCore
+from ballenvs.uav.core import UAVParams, UAVState
 
 BACKGROUND = (245, 245, 240)
 GRID_LINE = (225, 225, 220)
@@ -12,9 +12,8 @@ UAV_COLOR = (40, 70, 200)
 COVERAGE = (120, 150, 240)
 
 
-def draw_uav(canvas, core: UAVCore, episode_served: int) -> None:
-    """Grid, UEs coloured by request class (grey when idle), UAV and its coverage circle."""
-    p, s = core.params, core.state
+def draw_uav(canvas, p: UAVParams, s: UAVState, steps: int, episode_served: int) -> None:
+    """One grid: UEs coloured by request class (grey when idle), UAV and its coverage circle."""
     canvas.fill(BACKGROUND)
     spacing = max(1, p.size // 10)
     for line in range(0, p.size + 1, spacing):
@@ -26,4 +25,4 @@ def draw_uav(canvas, core: UAVCore, episode_served: int) -> None:
         color = CLASS_COLORS[request - 1] if request else IDLE
         canvas.circle(x + 0.5, y + 0.5, marker, color)
     canvas.rect(s.uav_x + 0.5 - marker, s.uav_y + 0.5 - marker, 2 * marker, 2 * marker, UAV_COLOR)
-    canvas.text(f"step {core.steps}  served {episode_served}", color=(30, 30, 30))
+    canvas.text(f"step {steps}  served {episode_served}", color=(30, 30, 30))

@@ -1,26 +1,32 @@
 """``UAVGrid-v0``: a UAV on a grid serving ground users' requests.
 
-The gymnasium face of :class:`ballenvs.uav.core.UAVCore` with one grid.
+The gymnasium faces of :class:`ballenvs.uav.game.UAVGame`: :class:`UAVGridEnv` runs one
+grid, :class:`UAVGridVectorEnv` (``gym.make_vec``) runs N at once through the same code.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
-from typing import Any
+from typing import Any, Sequence
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
 
-from ballenvs._checks import check_action, check_choice, check_int
+from ballenvs._checks import check_action
 from ballenvs.directions import N_ACTIONS
-from ballenvs.render import Canvas, check_render_mode
-from ballenvs.uav.core import UAVCore, UAVParams, make_layout
+from ballenvs.render import Renderer
 from ballenvs.uav.drawing import draw_uav
-from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorObserver
+from ballenvs.uav.game import UAVGame
+from ballenvs.vector import BatchedVectorEnv
 
 RENDER_SIZE = 500
-PARAM_NAMES = tuple(f.name for f in fields(UAVParams))
+METADATA = {"render_modes": ["human", "rgb_array"], "render_fps": 15}
+
+
+def _renderer(render_mode: str | None, game: UAVGame) -> Renderer:
+    return Renderer(render_mode, RENDER_SIZE, 0.0, float(game.params.size), METADATA["render_fps"], "UAVGrid-v0")
 
 
 class UAVGridEnv(gym.Env):
@@ -43,91 +49,89 @@ class UAVGridEnv(gym.Env):
             the vector one does not say where the UEs are).
         random_start: start the UAV on a random cell instead of the centre.
         max_steps: truncation step.
-        **params: any field of :class:`UAVParams` (size, n_ues, speed, coverage_radius,
-            request_prob, class_probs, deadlines, class_weights, move_cost, n_hotspots,
-            hotspot_spread, initial_request_prob).
+        **params: any field of :class:`ballenvs.uav.core.UAVParams` (size, n_ues, speed,
+            coverage_radius, request_prob, class_probs, deadlines, class_weights, move_cost,
+            n_hotspots, hotspot_spread, initial_request_prob).
 
     Info: ``served`` and ``served_weight`` of the step, ``episode_served`` and
     ``episode_weight`` so far.
     """
 
-    metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 15}
+    metadata = METADATA
 
-    def __init__(
-        self,
-        render_mode: str | None = None,
-        obs_type: str = "vector",
-        obs_size: int = 64,
-        layout_seed: int = 0,
-        random_layout: bool = False,
-        random_start: bool = False,
-        max_steps: int = 300,
-        **params: Any,
-    ) -> None:
-        check_render_mode(render_mode)
-        unknown = sorted(set(params) - set(PARAM_NAMES))
-        if unknown:
-            raise ValueError(f"unknown UAVGrid option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(PARAM_NAMES)}")
+    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+        self.game = UAVGame(None, **options)
+        self._renderer = _renderer(render_mode, self.game)
         self.render_mode = render_mode
-        self.params = UAVParams(**params)
-        self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
-        self.max_steps = check_int("max_steps", max_steps, 1)
-        self.random_layout = bool(random_layout)
-        self.random_start = bool(random_start)
-        self.core = UAVCore(self.params)
-        if obs_type == "vector":
-            self.observer: VectorObserver | ImageObserver = VectorObserver(self.params)
-        else:
-            self.observer = ImageObserver(self.params, check_int("obs_size", obs_size, MIN_OBS_SIZE))
-        self.observation_space = self.observer.space
+        self.params = self.game.params
+        self.core = self.game.core
+        self.observation_space = self.game.observation_space
         self.action_space = spaces.Discrete(N_ACTIONS)
-        self.layout = make_layout(self.params, np.random.default_rng(check_int("layout_seed", layout_seed, 0)))
-        self._episode_served = 0
-        self._episode_weight = 0.0
-        self._canvas: Canvas | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
         if options:
             raise ValueError(f"UAVGrid-v0 takes no reset options, got {options!r}")
-        rng, size = self.np_random, self.params.size
-        if self.random_layout:
-            self.layout = make_layout(self.params, rng)
-        uav_x, uav_y = rng.integers(size, size=2).tolist() if self.random_start else (size // 2, size // 2)
-        self.core.reset(True, uav_x, uav_y, *self.layout, rng.random((2, self.params.n_ues)))
-        self._episode_served, self._episode_weight = 0, 0.0
+        self.game.reset_games([self.np_random])
         if self.render_mode == "human":
             self.render()
-        return self.observer.observe(self.core), self._info(0, 0.0)
+        return self.game.observe(), self.game.info(0, 0.0)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         action = check_action(action, N_ACTIONS)
-        reward, served, weight = self.core.step(action, self.np_random.random((2, self.params.n_ues)))
-        self._episode_served += int(served)
-        self._episode_weight += float(weight)
+        reward, truncated, served, weight = self.game.step(action, [self.np_random])
         if self.render_mode == "human":
             self.render()
-        truncated = self.core.steps >= self.max_steps
-        return self.observer.observe(self.core), float(reward), False, truncated, self._info(int(served), float(weight))
-
-    def _info(self, served: int, weight: float) -> dict[str, Any]:
-        return {
-            "served": served,
-            "served_weight": weight,
-            "episode_served": self._episode_served,
-            "episode_weight": self._episode_weight,
-        }
+        return self.game.observe(), float(reward), False, truncated, self.game.info(int(served), float(weight))
 
     def render(self) -> np.ndarray | None:
-        if self.render_mode is None:
-            gym.logger.warn('render() called with render_mode=None; make the env with render_mode="rgb_array" or "human"')
-            return None
-        if self._canvas is None:
-            self._canvas = Canvas(self.render_mode, RENDER_SIZE, 0.0, float(self.params.size), self.metadata["render_fps"], "UAVGrid-v0")
-        draw_uav(self._canvas, self.core, self._episode_served)
-        return self._canvas.finish()
+        core = self.core
+        return self._renderer.render(lambda canvas: draw_uav(canvas, self.params, core.state, core.steps, self.game.episode_served))
 
     def close(self) -> None:
-        if self._canvas is not None:
-            self._canvas.close()
-            self._canvas = None
+        self._renderer.close()
+
+
+class UAVGridVectorEnv(BatchedVectorEnv):
+    """``num_envs`` UAV grids stepped together: ``gym.make_vec("UAVGrid-v0", num_envs=256)``.
+
+    Takes the options of :class:`UAVGridEnv`. Env i reset with seed s + i runs exactly as a
+    :class:`UAVGridEnv` reset with seed s + i. Infos hold (N,) arrays of the single env's
+    keys. ``render()`` draws the first env.
+    """
+
+    metadata = {**METADATA, "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, render_mode: str | None = None, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **options: Any) -> None:
+        super().__init__(num_envs, N_ACTIONS, autoreset_mode)
+        self.game = UAVGame(self.num_envs, **options)
+        self._renderer = _renderer(render_mode, self.game)
+        self.render_mode = render_mode
+        self.single_observation_space = self.game.observation_space
+        self.single_action_space = spaces.Discrete(N_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+    def _reset_games(self, games: np.ndarray) -> None:
+        self.game.reset_games(self.rngs, games)
+
+    def _step_games(self, actions: np.ndarray, rngs: Sequence[np.random.Generator], active: np.ndarray) -> tuple:
+        reward, truncated, served, weight = self.game.step(actions, rngs)
+        info = self.game.info(np.where(active, served, 0), np.where(active, weight, 0.0))
+        info |= {f"_{key}": np.ones(self.num_envs, dtype=bool) for key in list(info)}
+        return np.where(active, reward, 0.0), np.zeros(self.num_envs, dtype=bool), truncated & active, info
+
+    def _observe(self) -> Any:
+        return self.game.observe()
+
+    def _reset_info(self) -> dict:
+        info = self.game.info(np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs))
+        return info | {f"_{key}": np.ones(self.num_envs, dtype=bool) for key in list(info)}
+
+    def render(self) -> list[np.ndarray] | None:
+        core = self.game.core
+        frame = self._renderer.render(lambda canvas: draw_uav(canvas, self.game.params, core.grid(0), int(core.steps[0]), int(self.game.episode_served[0])))
+        return None if frame is None else [frame]
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._renderer.close()
