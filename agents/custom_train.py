@@ -10,7 +10,7 @@ at equal settings; checkpoints are weights-only .pt files.
 from __future__ import annotations
 
 import sys
-from collections import deque
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, rest
 from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, config_from, train
 from agents.custom.networks import network_spec
 from agents.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, atomic_path
-from agents.training import RunSetup, make_eval_env, make_train_env, prepare_run, summary_line
+from agents.training import RunSetup, finish_run, make_eval_env, make_train_env, prepare_run
 
 ALGO = "custom"
 REPLAY_BUFFER = "replay_buffer.npz"
@@ -53,8 +53,10 @@ class RunHooks(Hooks):
         self.best_mean = -np.inf
         self.evaluations: dict[str, list] = {"timesteps": [], "results": [], "ep_lengths": []}
         self._next_save = self._next_eval = 0
+        self.start_time = time.time()
 
     def start(self, progress: Progress) -> None:
+        self.start_time = time.time()
         self._next_save = self._next_multiple(progress.num_timesteps, self.save_freq)
         self._next_eval = self._next_multiple(progress.num_timesteps, self.eval_freq)
 
@@ -90,6 +92,7 @@ class RunHooks(Hooks):
         self.logger.record("eval/mean_ep_length", float(np.mean(lengths)))
         self.logger.record("rollout/exploration_rate", progress.epsilon(self.agent.config))
         self.logger.record("time/total_timesteps", progress.num_timesteps)
+        self.logger.record("time/time_elapsed", int(time.time() - self.start_time))
         self.logger.dump(progress.num_timesteps)
         if mean > self.best_mean:
             self.best_mean = mean
@@ -103,6 +106,7 @@ class RunHooks(Hooks):
         record("rollout/exploration_rate", progress.epsilon(self.agent.config))
         record("time/episodes", progress.episodes)
         record("time/fps", int(fps))
+        record("time/time_elapsed", int(time.time() - self.start_time))
         record("time/total_timesteps", progress.num_timesteps)
         record("train/learning_rate", self.agent.config.learning_rate)
         record("train/n_updates", self.agent.n_updates)
@@ -116,7 +120,7 @@ class RunHooks(Hooks):
         self.logger.close()
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> Path:
     parser = trainer_parser("python -m agents.custom_train", __doc__.split("\n\n")[0].strip())
     parser.add_argument("--amp", action="store_true", help="bf16 autocast on CUDA (not applied on CPU)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the Q-networks on CUDA (not applied on CPU)")
@@ -156,7 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.save_replay_buffer:
         with atomic_path(run_dir / REPLAY_BUFFER) as tmp:
             buffer.save(tmp)
-    print(summary_line(progress.num_timesteps - start_steps, elapsed, run_dir, {"total steps": progress.num_timesteps}))
+    finish_run(run_dir, progress.num_timesteps - start_steps, elapsed, progress.num_timesteps)
+    return run_dir
 
 
 def _progress_bar(total: int) -> Any:

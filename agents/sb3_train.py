@@ -13,6 +13,7 @@ import inspect
 import sys
 import time
 import warnings
+from pathlib import Path
 
 from stable_baselines3 import DQN
 from stable_baselines3.common.callbacks import EvalCallback
@@ -23,7 +24,7 @@ from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import eval_kwargs
 from agents.evaluate import load_model
 from agents.runs import CHECKPOINTS, FINAL_MODEL, atomic_path
-from agents.training import make_eval_env, make_train_env, prepare_run, summary_line
+from agents.training import finish_run, make_eval_env, make_train_env, prepare_run
 
 ALGO = "dqn"
 #: DQN's own hyperparameters; the run settings (env, seed, device, ...) come from flags.
@@ -43,7 +44,7 @@ def load_resumed(section, observation_space, action_space, resume, device) -> DQ
     return load_model(ALGO, resume, device)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> Path:
     parser = trainer_parser("python -m agents.sb3_train", __doc__.split("\n\n")[0].strip())
     args = parser.parse_args(argv)
     setup = prepare_run(args, ALGO, DQN_KEYS, "agents.sb3_train", ".zip", check=load_resumed)
@@ -96,7 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.save_replay_buffer:
         with atomic_path(run_dir / REPLAY_BUFFER) as tmp:
             model.save_replay_buffer(tmp)
-    print(summary_line(model.num_timesteps - start_steps, elapsed, run_dir, {"total steps": model.num_timesteps}))
+    finish_run(run_dir, model.num_timesteps - start_steps, elapsed, model.num_timesteps)
+    return run_dir
 
 
 if __name__ == "__main__":

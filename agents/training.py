@@ -17,6 +17,7 @@ from agents.envs import check_env_id, make_vec
 from agents.runs import CHECKPOINTS, CONFIG_NAME, FINAL_MODEL, new_run_dir, write_yaml
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
+SUMMARY_NAME = "summary.yml"
 
 
 @dataclass
@@ -99,9 +100,10 @@ def make_eval_env(setup: RunSetup) -> VecEnv:
     return make_vec(s.env_id, s.env_kwargs, 1, setup.seed + EVAL_SEED_OFFSET, "dummy", s.frame_stack)
 
 
-def summary_line(steps: int, seconds: float, run_dir: Path, extra: dict[str, Any] | None = None) -> str:
-    rate = steps / seconds if seconds > 0 else float("nan")
-    parts = [f"trained {steps} steps in {seconds:.1f} s ({rate:.0f} steps/s)", f"run folder: {run_dir}"]
-    parts += [f"{k}: {v}" for k, v in (extra or {}).items()]
-    return "; ".join(parts)
+def finish_run(run_dir: Path, steps: int, seconds: float, total_steps: int) -> dict[str, Any]:
+    """Write ``summary.yml`` (steps trained, seconds, steps/s) and print it in one line."""
+    summary = {"steps": steps, "seconds": round(seconds, 3), "steps_per_s": round(steps / seconds, 1) if seconds > 0 else None, "total_steps": total_steps}
+    write_yaml(run_dir / SUMMARY_NAME, summary)
+    print(f"trained {steps} steps in {seconds:.1f} s ({summary['steps_per_s']} steps/s); total steps: {total_steps}; run folder: {run_dir}")
+    return summary
 

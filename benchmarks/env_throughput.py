@@ -8,7 +8,7 @@ uniformly random actions, resetting at episode ends. Vector envs: our native one
 stable-baselines3's DummyVecEnv and SubprocVecEnv over our single envs, counted in env steps
 (vector steps x envs). Rounds interleave the envs so that a noisy neighbour slows all of
 them alike; the best round of each counts. Runs pinned to one core, as the goals are per
-core (SubprocVecEnv's workers are not pinned: it is there to show the cost of its traffic).
+core (SubprocVecEnv's workers inherit the pin: it is there to show the cost of its traffic).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 
 import ballenvs  # noqa: F401
 from agents.envs import make_vec
-from benchmarks.common import machine, pin_to_one_core, write_json
+from benchmarks.common import machine, one_core, write_json
 
 REFERENCE = "CartPole-v1"
 
@@ -132,6 +132,14 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def format_result(result: dict) -> str:
+    """Markdown for RESULTS.md: the single-env table, then the vector one."""
+    text = format_table(result)
+    if result.get("vector_rows"):
+        text += "\n\nVector envs (env steps per second, all envs together):\n\n" + format_vector_table(result["vector_rows"])
+    return text
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20000, help="steps per env per round")
@@ -139,14 +147,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--vector-sizes", type=int, nargs="*", default=[64, 256], help="numbers of envs for the vector benchmarks (none: skip them)")
     parser.add_argument("--vector-steps", type=int, default=100_000, help="env steps per vector env per round")
     args = parser.parse_args(argv)
-    pin_to_one_core()
-    result = run(args.steps, args.rounds)
-    print(f"env_throughput on {result['machine']}, {args.steps} random steps x {args.rounds} rounds (best)")
-    print(format_table(result))
-    if args.vector_sizes:
-        result["vector_rows"] = run_vectors(args.vector_sizes, args.vector_steps, args.rounds)
-        print(f"\nvector envs, about {args.vector_steps} env steps per round:")
-        print(format_vector_table(result["vector_rows"]))
+    with one_core():
+        result = run(args.steps, args.rounds)
+        print(f"env_throughput on {result['machine']}, {args.steps} random steps x {args.rounds} rounds (best)")
+        print(format_table(result))
+        if args.vector_sizes:
+            result["vector_rows"] = run_vectors(args.vector_sizes, args.vector_steps, args.rounds)
+            print(f"\nvector envs, about {args.vector_steps} env steps per round:")
+            print(format_vector_table(result["vector_rows"]))
     print(f"wrote {write_json('env_throughput', result)}")
     return result
 

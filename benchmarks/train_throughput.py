@@ -1,11 +1,13 @@
 """Training throughput: our custom DQN against stable-baselines3's DQN, side by side.
 
-    python -m benchmarks.train_throughput [--steps 4000] [--rounds 2] [--envs BallDuel-v0 UAVGrid-v0]
+    python -m benchmarks.train_throughput [--steps 4000] [--rounds 2] [--envs BallDuel-v0 UAVGrid-v0] [--vec-envs dummy native subproc]
 
 Both learn from the same zoo_configs section (hyperparameters, n_envs, frame stacking), on
 the CPU, with the same vector env. Each first runs past ``learning_starts`` untimed, then
 trains ``--steps`` more env steps timed: that is the rate while learning. Rounds alternate
-the two so a noisy neighbour slows both alike; the best round of each counts.
+the two so a noisy neighbour slows both alike; the best round of each counts. Each vector
+env kind (in-process DummyVecEnv, worker-process SubprocVecEnv, our batched native one) is
+measured for both trainers.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from agents.config import DEFAULT_CONFIG, build_section, eval_kwargs, load_secti
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, config_from, train
 from agents.custom.networks import network_spec
-from agents.envs import make_vec
+from agents.envs import VEC_ENVS, make_vec
 from agents.sb3_train import DQN_KEYS
 from benchmarks.common import machine, write_json
 
@@ -77,25 +79,30 @@ def custom_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any]
     return {"steps_per_s": steps / elapsed, "ep_return": hooks.last}
 
 
-def run(envs: list[str], steps: int, rounds: int, vec_env: str, overrides: dict[str, Any]) -> dict:
+def run(envs: list[str], steps: int, rounds: int, vec_envs: list[str], overrides: dict[str, Any]) -> dict:
     rows = []
     for env_id in envs:
-        best: dict[str, dict[str, float]] = {}
-        for _ in range(rounds):
-            for name, measure in (("sb3", sb3_rate), ("custom", custom_rate)):
-                result = measure(env_id, steps, vec_env, overrides)
-                if name not in best or result["steps_per_s"] > best[name]["steps_per_s"]:
-                    best[name] = result
-        rows.append({"env": env_id, **{f"{k}_{m}": v[m] for k, v in best.items() for m in v}, "ratio": best["custom"]["steps_per_s"] / best["sb3"]["steps_per_s"]})
-    return {"benchmark": "train_throughput", "machine": machine(), "steps": steps, "rounds": rounds, "vec_env": vec_env, "overrides": overrides, "rows": rows}
+        for vec_env in vec_envs:
+            best: dict[str, dict[str, float]] = {}
+            for _ in range(rounds):
+                for name, measure in (("sb3", sb3_rate), ("custom", custom_rate)):
+                    result = measure(env_id, steps, vec_env, overrides)
+                    if name not in best or result["steps_per_s"] > best[name]["steps_per_s"]:
+                        best[name] = result
+            ratio = best["custom"]["steps_per_s"] / best["sb3"]["steps_per_s"]
+            rows.append({"env": env_id, "vec_env": vec_env, **{f"{k}_{m}": v[m] for k, v in best.items() for m in v}, "ratio": ratio})
+    return {"benchmark": "train_throughput", "machine": machine(), "steps": steps, "rounds": rounds, "overrides": overrides, "rows": rows}
 
 
 def format_table(result: dict) -> str:
-    lines = ["| env | SB3 DQN steps/s | custom steps/s | custom / SB3 | goal |", "|---|---:|---:|---:|---:|"]
+    lines = ["| env | vec env | SB3 DQN steps/s | custom steps/s | custom / SB3 | goal |", "|---|---|---:|---:|---:|---:|"]
     for row in result["rows"]:
         met = "met" if row["ratio"] >= 2 else "MISSED"
-        lines.append(f"| {row['env']} | {row['sb3_steps_per_s']:,.0f} | {row['custom_steps_per_s']:,.0f} | {row['ratio']:.2f} | >= 2x ({met}) |")
+        lines.append(f"| {row['env']} | {row['vec_env']} | {row['sb3_steps_per_s']:,.0f} | {row['custom_steps_per_s']:,.0f} | {row['ratio']:.2f} | >= 2x ({met}) |")
     return "\n".join(lines)
+
+
+format_result = format_table  # what python -m benchmarks writes into RESULTS.md
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -103,12 +110,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--envs", nargs="+", default=["BallDuel-v0", "UAVGrid-v0"])
     parser.add_argument("--steps", type=int, default=4000, help="timed env steps per trainer per round")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--vec-env", default="dummy", choices=("dummy", "subproc"))
+    parser.add_argument("--vec-envs", nargs="+", default=["dummy", "native", "subproc"], choices=VEC_ENVS)
     parser.add_argument("--learning-starts", type=int, default=1000, help="the same for both (the configs' is long for a benchmark)")
     args = parser.parse_args(argv)
     overrides = {"learning_starts": args.learning_starts}
-    result = run(args.envs, args.steps, args.rounds, args.vec_env, overrides)
-    print(f"train_throughput on {result['machine']}: {args.steps} env steps after learning starts, {args.vec_env} vec env, best of {args.rounds}")
+    result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides)
+    print(f"train_throughput on {result['machine']}: {args.steps} env steps after learning starts, best of {args.rounds}")
     print(format_table(result))
     print(f"wrote {write_json('train_throughput', result)}")
     return result

@@ -1,0 +1,67 @@
+"""Run every benchmark and record the figures in benchmarks/RESULTS.md.
+
+    python -m benchmarks                 # all of them, full size (tens of minutes on 2 cores)
+    python -m benchmarks --quick         # a smoke pass with tiny sizes; RESULTS.md untouched
+    python -m benchmarks --only naive_vs_batched episode_flatness
+
+Each benchmark prints its table and writes <name>.json. A full run replaces, in RESULTS.md,
+the text between ``<!-- results:<name> -->`` and ``<!-- /results:<name> -->`` with the
+command, date, machine and table; the notes around those markers are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import os
+import re
+import sys
+from pathlib import Path
+
+from benchmarks.common import RESULTS_DIR, machine
+
+#: name -> (full-size arguments, quick arguments)
+BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
+    "env_throughput": ([], ["--steps", "300", "--rounds", "1", "--vector-sizes", "2", "--vector-steps", "400"]),
+    "train_throughput": ([], ["--steps", "100", "--rounds", "1", "--learning-starts", "64", "--envs", "UAVGrid-v0", "--vec-envs", "dummy", "native"]),
+    "naive_vs_batched": ([], ["--calls", "2"]),
+    "episode_flatness": ([], ["--episodes", "3", "--anti-episodes", "2", "--save-freq", "200"]),
+}
+
+
+def update_results(path: Path, name: str, text: str) -> None:
+    """Replace the marked section ``name`` of RESULTS.md with ``text`` (appended if absent)."""
+    start, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
+    content = path.read_text() if path.exists() else "# Benchmark results\n"
+    block = f"{start}\n{text.strip()}\n{end}"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+    content = pattern.sub(lambda _: block, content) if pattern.search(content) else content.rstrip("\n") + f"\n\n## {name}\n\n{block}\n"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(content)
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> dict[str, dict]:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, a smoke pass; RESULTS.md is not touched")
+    parser.add_argument("--only", nargs="+", choices=list(BENCHMARKS), default=list(BENCHMARKS))
+    parser.add_argument("--results", default=str(RESULTS_DIR / "RESULTS.md"), help="the results file to update")
+    args = parser.parse_args(argv)
+    results = {}
+    for k, name in enumerate(args.only, 1):
+        bench_args = BENCHMARKS[name][1 if args.quick else 0]
+        command = " ".join(["python -m benchmarks." + name, *bench_args])
+        print(f"\n[{k}/{len(args.only)}] {command}", flush=True)
+        module = importlib.import_module(f"benchmarks.{name}")
+        results[name] = result = module.main(bench_args)
+        if not args.quick:
+            stamp = f"`{command}` on {datetime.date.today()}, {machine()}:"
+            update_results(Path(args.results), name, f"{stamp}\n\n{module.format_result(result)}")
+    if not args.quick:
+        print(f"\nupdated {args.results}")
+    return results
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
