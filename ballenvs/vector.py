@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
 
 from ballenvs._checks import check_int
 
@@ -55,6 +57,13 @@ class BatchedVectorEnv(VectorEnv):
 
     def _reset_info(self) -> dict:
         return {}
+
+    def _set_spaces(self, single_observation_space: spaces.Space) -> None:
+        """Batched spaces from one env's observation space and the Discrete actions."""
+        self.single_observation_space = single_observation_space
+        self.single_action_space = spaces.Discrete(self._n_actions)
+        self.observation_space = batch_space(single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
 
     # -- the VectorEnv API --------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
-from gymnasium.vector.utils import batch_space
 
 from ballenvs._checks import check_action, check_options
 from ballenvs.directions import N_ACTIONS
@@ -112,10 +111,7 @@ class BallDuelVectorEnv(BatchedVectorEnv):
         self.game = DuelGame(self.num_envs, **options)
         self._renderer = _renderer(render_mode, self.game)
         self.render_mode = render_mode
-        self.single_observation_space = self.game.observation_space
-        self.single_action_space = spaces.Discrete(N_ACTIONS)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._set_spaces(self.game.observation_space)
         self._winner = np.full(self.num_envs, PLAYING)
 
     def _reset_games(self, games: np.ndarray) -> None:

@@ -12,7 +12,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
-from gymnasium.vector.utils import batch_space
 
 from ballenvs._checks import check_action
 from ballenvs.directions import N_ACTIONS
@@ -107,10 +106,7 @@ class UAVGridVectorEnv(BatchedVectorEnv):
         self.game = UAVGame(self.num_envs, **options)
         self._renderer = _renderer(render_mode, self.game)
         self.render_mode = render_mode
-        self.single_observation_space = self.game.observation_space
-        self.single_action_space = spaces.Discrete(N_ACTIONS)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._set_spaces(self.game.observation_space)
 
     def _reset_games(self, games: np.ndarray) -> None:
         self.game.reset_games(self.rngs, games)
