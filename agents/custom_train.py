@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.logger import Logger, configure
 
@@ -64,7 +63,7 @@ class RunHooks(Hooks):
     def _next_multiple(steps: int, every: int) -> float:
         return (steps // every + 1) * every if every else np.inf
 
-    def on_step(self, progress: Progress) -> None:
+    def on_step(self, progress: Progress) -> bool:
         if progress.num_timesteps >= self._next_save:
             folder = self.setup.run_dir / CHECKPOINTS
             folder.mkdir(exist_ok=True)
@@ -73,6 +72,7 @@ class RunHooks(Hooks):
         if progress.num_timesteps >= self._next_eval:
             self.evaluate(progress)
             self._next_eval = self._next_multiple(progress.num_timesteps, self.eval_freq)
+        return True
 
     def evaluate(self, progress: Progress) -> None:
         """As stable-baselines3's EvalCallback: deterministic episodes, best model kept, evaluations.npz."""

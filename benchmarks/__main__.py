@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         module = importlib.import_module(f"benchmarks.{name}")
         results[name] = result = module.main(bench_args)
         if not args.quick:
-            stamp = f"`{command}` on {datetime.date.today()}, {machine()}:"
+            stamp = f"`{command}` on {datetime.date.today()}, {result.get('machine', machine())}:"
             update_results(Path(args.results), name, f"{stamp}\n\n{module.format_result(result)}")
     if not args.quick:
         print(f"\nupdated {args.results}")

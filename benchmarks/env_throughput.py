@@ -1,6 +1,6 @@
 """Environment steps per second, ours beside gymnasium's CartPole-v1 in the same process.
 
-    python -m benchmarks.env_throughput [--steps 20000] [--rounds 3] [--vector-sizes 64 256]
+    python -m benchmarks.env_throughput [--steps 20000] [--rounds 3] [--vector-sizes 8 64 256]
 
 Single envs: each made with ``gym.make`` (so with the wrappers a user gets) and stepped with
 uniformly random actions, resetting at episode ends. Vector envs: our native ones
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20000, help="steps per env per round")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--vector-sizes", type=int, nargs="*", default=[64, 256], help="numbers of envs for the vector benchmarks (none: skip them)")
+    parser.add_argument("--vector-sizes", type=int, nargs="*", default=[8, 64, 256], help="numbers of envs for the vector benchmarks (none: skip them)")
     parser.add_argument("--vector-steps", type=int, default=100_000, help="env steps per vector env per round")
     args = parser.parse_args(argv)
     with one_core():

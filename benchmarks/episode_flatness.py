@@ -47,19 +47,21 @@ def rss_mib() -> float:
 class EpisodeClock(Hooks):
     """Per finished episode: seconds per 1000 steps and RSS; optionally the anti-pattern."""
 
-    def __init__(self, agent: DQNAgent, env: Any, folder: Path, save_freq: int, anti_pattern: bool) -> None:
+    def __init__(self, agent: DQNAgent, env: Any, folder: Path, save_freq: int, anti_pattern: bool, episodes: int, learning_starts: int) -> None:
         self.agent, self.env, self.folder = agent, env, folder
         self.save_freq, self.anti_pattern = save_freq, anti_pattern
+        self.episodes, self.learning_starts = episodes, learning_starts
         self.rows: list[dict[str, float]] = []
         self._last_time, self._last_steps = time.perf_counter(), 0
         self._next_save = save_freq
 
-    def on_step(self, progress: Progress) -> None:
+    def on_step(self, progress: Progress) -> bool:
         if self.anti_pattern:
             self.env.env_method("render")  # draw a picture every step, shown to no one
         elif progress.num_timesteps >= self._next_save:
             save_checkpoint(self.folder / "checkpoint.pt", self.agent, progress)
             self._next_save += self.save_freq
+        return len(self.rows) < self.episodes
 
     def on_episodes(self, progress, returns, lengths, loss, fps) -> None:
         if self.anti_pattern:
@@ -67,7 +69,9 @@ class EpisodeClock(Hooks):
             torch.save({"model": self.agent.q, "optimizer": self.agent.optimizer}, self.folder / f"episode_{progress.episodes}.pt")
         now = time.perf_counter()
         steps = progress.num_timesteps - self._last_steps
-        self.rows.append({"seconds_per_1000_steps": (now - self._last_time) / steps * 1000, "rss_mib": rss_mib(), "steps": progress.num_timesteps})
+        # Only episodes that were learning throughout count: the first ones start before it.
+        if self._last_steps >= self.learning_starts:
+            self.rows.append({"seconds_per_1000_steps": (now - self._last_time) / steps * 1000, "rss_mib": rss_mib(), "steps": progress.num_timesteps})
         self._last_time, self._last_steps = now, progress.num_timesteps
 
 
@@ -82,13 +86,12 @@ def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[s
     bytes_per_transition = 2 * sum(store[0].nbytes for store in buffer.observations.values()) + 12
     rss_before = rss_mib()
     with tempfile.TemporaryDirectory() as folder:
-        clock = EpisodeClock(agent, env, Path(folder), save_freq, anti_pattern)
-        progress = Progress(exploration_horizon=10 * episodes * 100)
-        # Train in slices until enough episodes have finished (episode lengths vary).
-        while len(clock.rows) < episodes:
-            train(agent, env, buffer, progress, 500, clock, log_every_episodes=1)
+        clock = EpisodeClock(agent, env, Path(folder), save_freq, anti_pattern, episodes, config.learning_starts)
+        # Epsilon falls over the first 10000 steps; the clock stops training after `episodes`.
+        progress = Progress(exploration_horizon=100_000)
+        train(agent, env, buffer, progress, 10**9, clock, log_every_episodes=1)
     env.close()
-    rows = clock.rows[:episodes]
+    rows = clock.rows
     first = np.mean([r["seconds_per_1000_steps"] for r in rows[:WINDOW]])
     last = np.mean([r["seconds_per_1000_steps"] for r in rows[-WINDOW:]])
     return {
@@ -106,7 +109,7 @@ def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[s
 
 def run(episodes: int, anti_episodes: int, save_freq: int) -> dict[str, Any]:
     # Learning from the start, so the first episodes already pay for training.
-    overrides = {"learning_starts": 200, "buffer_size": 50_000}
+    overrides = {"learning_starts": 64, "buffer_size": 50_000}
     good = measure(episodes, False, save_freq, overrides)
     anti = measure(anti_episodes, True, save_freq, overrides)
     return {"benchmark": "episode_flatness", "machine": machine(), "save_freq": save_freq, "overrides": overrides, "ours": good, "anti_pattern": anti, "anti_vs_ours": anti["first_s_per_1000"] / good["first_s_per_1000"]}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 import numpy as np
@@ -202,18 +202,17 @@ class Progress:
 class Hooks:
     """What the loop calls at its milestones; the CLI fills these in (checkpoints, evaluation, logs)."""
 
-    def on_step(self, progress: Progress) -> None:
-        """After every vector-env step (cheap checks only)."""
+    def on_step(self, progress: Progress) -> bool:
+        """After every vector-env step (cheap checks only); return False to stop training."""
+        return True
 
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         """After every ``log_every_episodes`` finished episodes."""
 
 
 def train(agent: DQNAgent, env: Any, buffer: ReplayBuffer, progress: Progress, timesteps: int, hooks: Hooks, log_every_episodes: int = 4, on_progress: Callable[[int], None] | None = None) -> float:
-    """Collect ``timesteps`` more env steps from the vector env, learning as configured.
-
-    Returns the wall-clock seconds spent.
-    """
+    """Collect ``timesteps`` more env steps from the vector env, learning as configured,
+    or fewer if ``hooks.on_step`` says stop. Returns the wall-clock seconds spent."""
     config, n_envs = agent.config, env.num_envs
     gradient_steps = config.gradient_steps if config.gradient_steps > 0 else config.train_freq * n_envs
     target_every = max(config.target_update_interval // n_envs, 1)  # in vector steps, as SB3
@@ -248,9 +247,10 @@ def train(agent: DQNAgent, env: Any, buffer: ReplayBuffer, progress: Progress, t
                 loss = agent.update(buffer.sample(config.batch_size))
         if vec_steps % target_every == 0:
             agent.update_target()
-        hooks.on_step(progress)
         if on_progress is not None:
             on_progress(n_envs)
+        if not hooks.on_step(progress):
+            break
     return time.perf_counter() - start
 
 
@@ -258,7 +258,3 @@ def config_from(algo_kwargs: dict[str, Any]) -> DQNConfig:
     """A :class:`DQNConfig` from a config section's algorithm keys (policy_kwargs aside)."""
     values = {k: v for k, v in algo_kwargs.items() if k != "policy_kwargs"}
     return DQNConfig(**values)
-
-
-def config_dict(config: DQNConfig) -> dict[str, Any]:
-    return asdict(config)
