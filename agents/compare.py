@@ -4,9 +4,9 @@
     python -m agents.compare --from-runs runs/compare/UAVGrid-v0_1      # re-plot, no training
 
 Both trainers run with the same config section, seeds, evaluation schedule and evaluation
-episodes (the same seeded eval env). Baselines are played on the same kind of episodes: the
-random policy and the env's heuristic (GreedyPolicy on UAVGrid; the built-in players on
-BallDuel). Output in runs/compare/<env>_<n>/: curves.png, report.md, curves.csv, and
+episodes (the same seeded eval env). Baselines are played on seeded episodes of the same env
+and options: the random policy and the env's heuristic (GreedyPolicy on UAVGrid; the
+built-in players against the training opponent on BallDuel). Output in runs/compare/<env>_<n>/: curves.png, report.md, curves.csv, and
 manifest.json naming the trainers' run folders (under runs/compare/<env>_<n>/runs/).
 """
 
@@ -35,12 +35,19 @@ from agents.training import SUMMARY_NAME
 TRAINERS = {"SB3 DQN": "agents.sb3_train", "custom DQN": "agents.custom_train"}
 BALLDUEL_PLAYERS = ("random", "still", "chaser", "pusher")
 MANIFEST = "manifest.json"
+EVAL_BASE_SEED = 20_000  # win-rate games: seeds unused by training and its evaluations
 
 
 # -- baselines -------------------------------------------------------------------------------
 
 
-def baselines(env_id: str, env_kwargs: dict[str, Any], episodes: int) -> tuple[dict[str, float], str]:
+# Enough episodes that the baselines' means are steady: BallDuel games are played 100 at
+# once; UAV episodes are 300 steps each, one after the other.
+BALLDUEL_BASELINE_GAMES = 100
+UAV_BASELINE_EPISODES = 20
+
+
+def baselines(env_id: str, env_kwargs: dict[str, Any]) -> tuple[dict[str, float], str]:
     """Mean return of the reference policies, and the name of the heuristic among them."""
     if env_id == "BallDuel-v0":
         from ballenvs.duel.match import play_matches
@@ -49,7 +56,7 @@ def baselines(env_id: str, env_kwargs: dict[str, Any], episodes: int) -> tuple[d
         options = {k: v for k, v in env_kwargs.items() if k in ("max_steps",)}
         returns = {}
         for player in BALLDUEL_PLAYERS:
-            rates = play_matches(player, opponent, games=episodes, seed=0, **options)
+            rates = play_matches(player, opponent, games=BALLDUEL_BASELINE_GAMES, seed=0, **options)
             returns[player] = rates["left_wins"] - rates["right_wins"]  # +1 a win, -1 a loss
         return returns, "pusher"
     from ballenvs.uav.baselines import episode_returns
@@ -57,7 +64,7 @@ def baselines(env_id: str, env_kwargs: dict[str, Any], episodes: int) -> tuple[d
     kwargs = dict(env_kwargs)
     if env_id == "UAVGridImage-v0":
         kwargs.setdefault("obs_type", "image")
-    return {policy: float(episode_returns(policy, episodes, **kwargs).mean()) for policy in ("random", "greedy")}, "greedy"
+    return {policy: float(episode_returns(policy, UAV_BASELINE_EPISODES, **kwargs).mean()) for policy in ("random", "greedy")}, "greedy"
 
 
 # -- reading run folders ------------------------------------------------------------------------
@@ -91,9 +98,6 @@ def win_rates(run_dir: Path, episodes: int) -> dict[str, float]:
         result = evaluate(model, config, episodes, seed=EVAL_BASE_SEED, deterministic=True, env_overrides={"opponent": opponent})
         rates[opponent] = result.outcomes["left"] / episodes
     return rates
-
-
-EVAL_BASE_SEED = 20_000  # win-rate games: seeds unused by training and its evaluations
 
 
 # -- analysis and output --------------------------------------------------------------------------
@@ -155,7 +159,7 @@ def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
         ax.set_xlabel(x_label)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"mean evaluation return ({manifest['eval_episodes']} episodes)")
-    axes[0].legend(loc="lower right")
+    axes[0].legend(loc="upper left")
     fig.suptitle(f"{manifest['env_id']}: SB3 DQN vs custom DQN, mean +- std over seeds; dashed: baselines\n{manifest['hardware']}")
     fig.tight_layout()
     with atomic_path(path) as tmp:
@@ -182,9 +186,9 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
         else:
             reached = "not reached"
         lines.append(f"| {label} | {agent['final_mean']:.3f} +- {agent['final_std']:.3f} | {agent['steps_per_s']:.0f} | {reached} |")
-    lines += ["", "Baselines (same episodes): " + ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items())]
+    lines += ["", "Baselines (mean return of seeded episodes of the same env and options): " + ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items())]
     if manifest["env_id"] == "BallDuel-v0":
-        lines += ["", "Win rate of the final model against each built-in opponent:", "", "| agent | " + " | ".join(BALLDUEL_PLAYERS) + " |", "|---|" + "---:|" * len(BALLDUEL_PLAYERS)]
+        lines += ["", "Win rate of the best model (the final one if no evaluation ran) against each built-in opponent:", "", "| agent | " + " | ".join(BALLDUEL_PLAYERS) + " |", "|---|" + "---:|" * len(BALLDUEL_PLAYERS)]
         for label, agent in agents.items():
             lines.append(f"| {label} | " + " | ".join(f"{agent['win_rates'][o]:.0%}" for o in BALLDUEL_PLAYERS) + " |")
     return "\n".join(lines) + "\n"
@@ -244,7 +248,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     common += ["--eval-freq", str(eval_freq), "--eval-episodes", str(args.eval_episodes), "--save-freq", "0", "--no-progress"]
     common += [*(["--n-envs", str(args.n_envs)] if args.n_envs else []), "--hyperparams", *args.hyperparams, "--env-kwargs", *args.env_kwargs]
     out_dir = new_run_dir(args.log_dir, "compare", args.env)
-    baseline_returns, heuristic = baselines(args.env, env_kwargs, args.eval_episodes)
+    baseline_returns, heuristic = baselines(args.env, env_kwargs)
     manifest: dict[str, Any] = {
         "env_id": args.env,
         "timesteps": args.timesteps,

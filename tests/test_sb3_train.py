@@ -55,15 +55,16 @@ def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
     assert len(result.returns) == 2
 
 
-def test_resume_continues_the_step_count(tmp_path, capsys):
-    first = train(tmp_path, "UAVGrid-v0")
+def test_resume_continues_the_step_count_and_restores_the_buffer(tmp_path, capsys):
+    first = train(tmp_path, "UAVGrid-v0", "--save-replay-buffer")
+    assert (first / "replay_buffer.pkl").is_file()
     second_argv = ["--env", "UAVGrid-v0", "--timesteps", "200", "--n-envs", "2", "--log-dir", str(tmp_path), "--resume", str(first), *FAST]
     assert run_cli(sb3_train.main, second_argv) == 0
     second = tmp_path / "dqn" / "UAVGrid-v0_2"
     assert read_config(second)["resumed_from"] == str(first / "final_model.zip")
     assert DQN.load(second / "final_model.zip").num_timesteps == 800
     assert "model_800_steps.zip" in {p.name for p in (second / "checkpoints").iterdir()}
-    assert "resumed from" in capsys.readouterr().out
+    assert "at step 600 with its replay buffer" in capsys.readouterr().out
 
 
 def test_evaluate_prints_wins_draws_losses(tmp_path, capsys):
