@@ -1,8 +1,9 @@
 """Environments for training and evaluation, built the same way for every trainer.
 
 Each env is a ``gym.make`` of a ballenvs id (rendering off), in a Monitor, vectorised in
-process (DummyVecEnv) or in worker processes (SubprocVecEnv), then frame-stacked and
-transposed to channel-first when the config asks for it, as the RL Zoo does.
+process (DummyVecEnv), in worker processes (SubprocVecEnv) or by the env's own batched
+vector env (native, through agents.native_vec), then frame-stacked and transposed to
+channel-first when the config asks for it, as the RL Zoo does.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def check_env_id(env_id: str) -> None:
 
 
 def make_env(env_id: str, in_worker: bool = False, **env_kwargs: Any) -> gym.Env:
-    """One env, no rendering. ``in_worker``: this process only steps envs, so keep it to one thread."""
+    """One env, no rendering. ``in_worker``: this process only steps envs, so it keeps to one
+    thread: torch, if the worker has loaded it, and any thread pool started after this."""
     if in_worker:
         for var in _THREAD_VARS:
             os.environ[var] = "1"
