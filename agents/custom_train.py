@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +46,16 @@ def check_section(section: Section, observation_space, action_space, resume: Pat
 class RunHooks(Hooks):
     """Checkpoints every save_freq steps, evaluation every eval_freq steps, logs every few episodes."""
 
-    def __init__(self, agent: DQNAgent, setup: RunSetup, args: Any, logger: Logger) -> None:
+    def __init__(self, agent: DQNAgent, setup: RunSetup, args: Any, logger: Logger, progress: Progress) -> None:
         self.agent, self.setup, self.logger = agent, setup, logger
         self.save_freq, self.eval_freq, self.eval_episodes = args.save_freq, args.eval_freq, args.eval_episodes
         self.eval_env = make_eval_env(setup) if args.eval_freq else None
         self.best_mean = -np.inf
         self.evaluations: dict[str, list] = {"timesteps": [], "results": [], "ep_lengths": []}
-        self._next_save = self._next_eval = 0
-        self.start_time = time.time()
-
-    def start(self, progress: Progress) -> None:
-        self.start_time = time.time()
+        # A resumed run saves and evaluates at the next multiples of the frequencies.
         self._next_save = self._next_multiple(progress.num_timesteps, self.save_freq)
         self._next_eval = self._next_multiple(progress.num_timesteps, self.eval_freq)
+        self.start_time = time.time()
 
     @staticmethod
     def _next_multiple(steps: int, every: int) -> float:
@@ -145,8 +143,7 @@ def main(argv: list[str] | None = None) -> Path:
     if setup.resume is not None and (setup.resume.parent / REPLAY_BUFFER).exists():
         buffer.load(setup.resume.parent / REPLAY_BUFFER)
         print(f"replay buffer restored: {len(buffer)} transitions")
-    hooks = RunHooks(agent, setup, args, configure(str(run_dir), ["csv", "tensorboard"]))
-    hooks.start(progress)
+    hooks = RunHooks(agent, setup, args, configure(str(run_dir), ["csv", "tensorboard"]), progress)
     start_steps = progress.num_timesteps
     bar = None if args.no_progress else _progress_bar(setup.timesteps)
     try:
@@ -166,8 +163,6 @@ def main(argv: list[str] | None = None) -> Path:
 
 def _progress_bar(total: int) -> Any:
     from tqdm.rich import tqdm
-
-    import warnings
 
     warnings.filterwarnings("ignore", message="rich is experimental")  # tqdm's notice about its rich bar
     return tqdm(total=total, unit="steps")
