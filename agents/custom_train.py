@@ -23,7 +23,7 @@ from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import Section, eval_kwargs
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
-from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, config_from, train
+from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, DQNConfig, Hooks, Progress, config_from, train
 from agents.custom.networks import network_spec
 from agents.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, atomic_path
 from agents.training import RunSetup, finish_run, make_eval_env, make_train_env, prepare_run
@@ -32,11 +32,15 @@ ALGO = "custom"
 REPLAY_BUFFER = "replay_buffer.npz"
 
 
+def agent_settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DQNConfig, dict[str, Any]]:
+    """The agent's hyperparameters and network spec from a config section and the spaces it will see."""
+    policy_kwargs = eval_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
+    return config_from(section.algo_kwargs), network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
+
+
 def check_section(section: Section, observation_space, action_space, resume: Path | None, device: str) -> dict[str, Any]:
     """Build what the agent needs from the section, failing before a run folder exists."""
-    config = config_from(section.algo_kwargs)
-    policy_kwargs = eval_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
-    spec = network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
+    config, spec = agent_settings(section, observation_space, action_space)
     state = load_checkpoint(resume, device) if resume else None
     if state is not None and state["spec"] != spec:
         raise ValueError(f"--resume {str(resume)!r}: its network {state['spec']} does not match this env and config ({spec})")

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.config import DEFAULT_CONFIG, build_section, eval_kwargs, load_section
+from agents.config import DEFAULT_CONFIG, build_section, load_section
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import save_checkpoint
-from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, config_from, train
-from agents.custom.networks import network_spec
+from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, train
+from agents.custom_train import agent_settings
 from agents.envs import make_vec
 from benchmarks.common import machine, write_json
 
@@ -79,8 +79,7 @@ def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[s
     section = build_section(ENV_ID, load_section(DEFAULT_CONFIG, ENV_ID), overrides, SUPPORTED_KEYS, "agents.custom_train")
     env_kwargs = {**section.env_kwargs, **({"render_mode": "rgb_array"} if anti_pattern else {})}
     env = make_vec(ENV_ID, env_kwargs, 1, seed, "dummy", section.frame_stack)
-    config = config_from(section.algo_kwargs)
-    spec = network_spec(env.observation_space, 9, section.policy, eval_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs")))
+    config, spec = agent_settings(section, env.observation_space, env.action_space)
     agent = DQNAgent(spec, config, "cpu", seed=seed)
     buffer = ReplayBuffer(config.buffer_size, env.observation_space, "cpu", seed=seed)
     bytes_per_transition = 2 * sum(store[0].nbytes for store in buffer.observations.values()) + 12

@@ -20,8 +20,8 @@ import numpy as np
 
 from agents.config import DEFAULT_CONFIG, build_section, eval_kwargs, load_section
 from agents.custom.buffer import ReplayBuffer
-from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, config_from, train
-from agents.custom.networks import network_spec
+from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, train
+from agents.custom_train import agent_settings
 from agents.envs import VEC_ENVS, make_vec
 from agents.sb3_train import DQN_KEYS
 from benchmarks.common import machine, write_json
@@ -65,8 +65,7 @@ class _Returns(Hooks):
 def custom_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], seed: int = 0) -> dict[str, float]:
     section = _section(env_id, SUPPORTED_KEYS, "agents.custom_train", overrides)
     env = _env(section, vec_env, seed)
-    config = config_from(section.algo_kwargs)
-    spec = network_spec(env.observation_space, int(env.action_space.n), section.policy, eval_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs")))
+    config, spec = agent_settings(section, env.observation_space, env.action_space)
     agent = DQNAgent(spec, config, "cpu", seed=seed)
     buffer = ReplayBuffer(config.buffer_size, env.observation_space, "cpu", seed=seed)
     warmup = config.learning_starts + WARMUP_AFTER_LEARNING_STARTS
