@@ -66,9 +66,11 @@ def ue_at_offset(env, dx, dy):
     return (int(s.ue_x[0]) - dx, int(s.ue_y[0]) - dy)
 
 
+# A fixed layout looks coverage up in a table, a random one computes distances: both tested.
+@pytest.mark.parametrize("random_layout", [False, True], ids=["fixed-layout", "random-layout"])
 @pytest.mark.parametrize("dx,dy,served", [(0, 0, True), (8, 0, True), (0, -8, True), (6, 6, False), (9, 0, False)])
-def test_serving_exactly_within_the_coverage_radius(dx, dy, served):
-    env = make(**QUIET, layout_seed=3, size=200)  # a big grid keeps the UAV clear of the edge
+def test_serving_exactly_within_the_coverage_radius(dx, dy, served, random_layout):
+    env = make(**QUIET, layout_seed=3, size=200, random_layout=random_layout)  # a big grid keeps the UAV clear of the edge
     place(env, uav=ue_at_offset(env, dx, dy), requests={0: 3})
     _, reward, _, _, info = env.step(0)
     assert info["served"] == int(served)

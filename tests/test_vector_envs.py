@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-import ballenvs  # noqa: F401
+import ballenvs
+import ballenvs.uav.game
 
 CONFIGS = [
     ("BallDuel-v0", {"obs_type": "state", "opponent": "random"}),
@@ -35,6 +36,16 @@ def assert_same_obs(a, b):
 
 @pytest.mark.parametrize("env_id,kwargs", CONFIGS, ids=IDS)
 def test_env_i_replays_the_single_env_with_seed_plus_i(env_id, kwargs):
+    assert_env_i_replays_single_env(env_id, kwargs)
+
+
+def test_uav_requests_drawn_block_by_block_replay_alike(monkeypatch):
+    # Blocks of 7 steps: every grid draws several blocks per episode, mid-episode.
+    monkeypatch.setattr(ballenvs.uav.game, "MAX_BLOCK_STEPS", 7)
+    assert_env_i_replays_single_env("UAVGrid-v0", {"max_steps": 40, "request_prob": 0.2})
+
+
+def assert_env_i_replays_single_env(env_id, kwargs):
     n, seed, steps = 4, 11, 150
     envs = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", **kwargs)
     singles = [gym.make(env_id, **kwargs) for _ in range(n)]

@@ -17,6 +17,7 @@ from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import STEP_X, STEP_Y
 
 N_CLASSES = 3  # request classes 1..3; 0 is idle
+MAX_COVERAGE_TABLE_BYTES = 1 << 24  # size * size * n_ues bools; bigger grids compute distances
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,13 @@ class UAVState(NamedTuple):
 
 
 class UAVCore:
-    """The state of one grid (``num_envs=None``) or of N grids, and the rules that move it."""
+    """The state of one grid (``num_envs=None``) or of N grids, and the rules that move it.
 
-    def __init__(self, params: UAVParams, num_envs: int | None = None) -> None:
+    ``fixed_layout``: the UE cells (x, y) every grid uses, if they never change; the core then
+    looks up which UEs each cell covers in a table instead of computing distances each step.
+    """
+
+    def __init__(self, params: UAVParams, num_envs: int | None = None, fixed_layout: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.params = params
         self.num_envs = num_envs
         self.xp = SCALAR if num_envs is None else NUMPY
@@ -100,61 +105,76 @@ class UAVCore:
         step_x, step_y = STEP_X * params.speed, STEP_Y * params.speed
         self._step_x = step_x.tolist() if num_envs is None else step_x
         self._step_y = step_y.tolist() if num_envs is None else step_y
+        self._coverage: np.ndarray | None = None
+        if fixed_layout is not None and params.size**2 * params.n_ues <= MAX_COVERAGE_TABLE_BYTES:
+            cells = np.arange(params.size)
+            self._coverage = self._in_range(cells[:, None, None], cells[None, :, None], *fixed_layout)
 
-    def reset(self, games: Any, uav_x: Any, uav_y: Any, ue_x: Any, ue_y: Any, draws: np.ndarray) -> None:
+    def reset(self, games: Any, uav_x: Any, uav_y: Any, ue_x: Any, ue_y: Any, requests: Any) -> None:
         """Restart ``games`` (bool (N,) mask, or True for one grid) with the given UAV cell,
-        layout and ``draws``: uniforms shaped (..., 2, n_ues) for the initial requests."""
+        layout and initial ``requests`` (the class of each UE's request, 0 for idle)."""
         s, xp = self.state, self.xp
         mask = games if self.num_envs is None else np.asarray(games)[:, None]
-        request, time_left = self._spawn(np.zeros_like(s.request), np.zeros_like(s.time_left), draws, self.params.initial_request_prob)
         self.state = UAVState(
             xp.where(mask, uav_x, s.uav_x),
             xp.where(mask, uav_y, s.uav_y),
             np.where(mask, ue_x, s.ue_x),
             np.where(mask, ue_y, s.ue_y),
-            np.where(mask, request, s.request),
-            np.where(mask, time_left, s.time_left),
+            np.where(mask, requests, s.request),
+            np.where(mask, self.deadline_of[requests], s.time_left),
         )
         self.steps = xp.where(games, 0, self.steps)
+
+    def request_classes(self, uniforms: np.ndarray, prob: float) -> np.ndarray:
+        """Turn uniforms (..., 2, n_ues) into requests raised: each UE raises one with
+        probability ``prob``, of a class drawn by ``class_probs``; 0 where it raises none."""
+        raised = uniforms[..., 0, :] < prob
+        return raised * (1 + (uniforms[..., 1, :, None] > self._class_thresholds).sum(-1))
 
     def grid(self, i: int) -> UAVState:
         """Grid ``i`` of a batch in the one-grid layout (for drawing it)."""
         s = self.state
         return UAVState(int(s.uav_x[i, 0]), int(s.uav_y[i, 0]), s.ue_x[i], s.ue_y[i], s.request[i], s.time_left[i])
 
-    def step(self, actions: Any, draws: np.ndarray) -> tuple[Any, Any, Any]:
-        """Move, serve, expire, raise new requests. ``actions``: int or (N,) ints; ``draws``:
-        uniforms (..., 2, n_ues) for the new requests.
+    def step(self, actions: Any, raised: np.ndarray | None) -> tuple[Any, Any, Any]:
+        """Move, serve, expire, raise new requests. ``actions``: int or (N,) ints; ``raised``:
+        the class of the request each UE raises this step if it is idle (see
+        :meth:`request_classes`), or None when no UE raises one.
 
         Returns ``(reward, served_count, served_weight)``, each a float/int or (N,) array.
         """
         p, s, xp = self.params, self.state, self.xp
-        if self.num_envs is not None:
+        one = self.num_envs is None
+        if not one:
             actions = np.asarray(actions)[:, None]  # broadcast against (N, 1) positions
         last = p.size - 1
         uav_x = xp.minimum(xp.maximum(s.uav_x + self._step_x[actions], 0), last)
         uav_y = xp.minimum(xp.maximum(s.uav_y + self._step_y[actions], 0), last)
-        dx, dy = s.ue_x - uav_x, s.ue_y - uav_y
-        in_range = dx * dx + dy * dy <= p.coverage_radius**2
+        if self._coverage is None:
+            in_range = self._in_range(uav_x, uav_y, s.ue_x, s.ue_y)
+        else:
+            in_range = self._coverage[uav_x, uav_y] if one else self._coverage[uav_x[:, 0], uav_y[:, 0]]
         # Requests are served in range; the class of each served request, 0 for the rest.
         served = s.request * in_range
         served_count = np.count_nonzero(served, axis=self._ue_axis)
-        served_weight = self.weight_of[served].sum(-1)
         # Unserved requests age and expire; idle UEs (time_left 0) stay at 0.
         time_left = s.time_left - 1
-        keep = (time_left > 0) & ~in_range
+        keep = time_left > 0
+        if one and not served_count:  # most steps of one grid: nothing in range to serve
+            served_weight = 0.0
+        else:
+            served_weight = self.weight_of[served].sum(-1)
+            keep &= ~in_range
         request, time_left = s.request * keep, time_left * keep
-        request, time_left = self._spawn(request, time_left, draws, p.request_prob)
+        if raised is not None:
+            new = raised * (request == 0)  # only idle UEs raise a request
+            request, time_left = request + new, time_left + self.deadline_of[new]
         self.state = UAVState(uav_x, uav_y, s.ue_x, s.ue_y, request, time_left)
         self.steps = self.steps + 1
-        moved = actions != 0 if self.num_envs is None else actions[:, 0] != 0
+        moved = actions != 0 if one else actions[:, 0] != 0
         reward = served_weight - p.move_cost * moved
         return reward, served_count, served_weight
 
-    def _spawn(self, request: np.ndarray, time_left: np.ndarray, draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
-        """Idle UEs raise a request with probability ``prob``, its class drawn by class_probs."""
-        new = (request == 0) & (draws[..., 0, :] < prob)
-        if not np.count_nonzero(new):  # most steps: no new request
-            return request, time_left
-        new_class = 1 + (draws[..., 1, :][..., None] > self._class_thresholds).sum(-1)
-        return np.where(new, new_class, request), np.where(new, self.deadline_of[new_class], time_left)
+    def _in_range(self, uav_x: Any, uav_y: Any, ue_x: np.ndarray, ue_y: np.ndarray) -> np.ndarray:
+        dx, dy = ue_x - uav_x, ue_y - uav_y
+        return dx * dx + dy * dy <= self.params.coverage_radius**2

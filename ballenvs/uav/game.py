@@ -16,6 +16,7 @@ from ballenvs.uav.core import UAVCore, UAVParams, make_layout
 from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorObserver
 
 PARAM_NAMES = tuple(f.name for f in fields(UAVParams))
+MAX_BLOCK_STEPS = 1000  # longest block of steps whose request draws are made at once
 OPTIONS = ("obs_type", "obs_size", "layout_seed", "random_layout", "random_start", "max_steps", *PARAM_NAMES)
 
 
@@ -40,50 +41,84 @@ class UAVGame:
         self.random_layout = bool(random_layout)
         self.random_start = bool(random_start)
         self.num_envs = num_envs
-        self.core = UAVCore(self.params, num_envs)
+        self.layout = make_layout(self.params, np.random.default_rng(check_int("layout_seed", layout_seed, 0)))
+        self.core = UAVCore(self.params, num_envs, fixed_layout=None if self.random_layout else self.layout)
         if obs_type == "vector":
             self.observer: VectorObserver | ImageObserver = VectorObserver(self.params)
         else:
             self.observer = ImageObserver(self.params, check_int("obs_size", obs_size, MIN_OBS_SIZE))
         self.observation_space = self.observer.space
-        self.layout = make_layout(self.params, np.random.default_rng(check_int("layout_seed", layout_seed, 0)))
         self.episode_served: Any = 0 if num_envs is None else np.zeros(num_envs, dtype=np.int64)
         self.episode_weight: Any = 0.0 if num_envs is None else np.zeros(num_envs)
+        # The requests each grid's UEs raise are drawn a block of steps at a time (one
+        # generator call per episode rather than per step), in the same order for a grid of
+        # the vector env as for a lone grid. ``_next_step``: the block row the next step uses.
+        self._block_steps = min(self.max_steps, MAX_BLOCK_STEPS)
+        n_ues = self.params.n_ues
+        if num_envs is None:
+            self._raised = np.zeros((self._block_steps, n_ues), dtype=np.int64)
+            self._any_raised = [False] * self._block_steps
+            self._next_step: Any = 0
+        else:
+            self._raised = np.zeros((num_envs, self._block_steps, n_ues), dtype=np.int64)
+            self._next_step = np.zeros(num_envs, dtype=np.int64)
+            self._rows = np.arange(num_envs)
 
     def _draw_start(self, rng: np.random.Generator) -> tuple[Any, ...]:
-        """One grid's start, drawn in a fixed order: layout, UAV cell, initial requests."""
-        size = self.params.size
-        layout = make_layout(self.params, rng) if self.random_layout else self.layout
-        uav_x, uav_y = rng.integers(size, size=2).tolist() if self.random_start else (size // 2, size // 2)
-        return uav_x, uav_y, layout[0], layout[1], rng.random((2, self.params.n_ues))
+        """One grid's start, drawn in a fixed order: layout, UAV cell, initial requests, and
+        the uniforms of the first block of steps."""
+        p = self.params
+        layout = make_layout(p, rng) if self.random_layout else self.layout
+        uav_x, uav_y = rng.integers(p.size, size=2).tolist() if self.random_start else (p.size // 2, p.size // 2)
+        return uav_x, uav_y, layout[0], layout[1], rng.random((2, p.n_ues)), self._draw_block(rng)
+
+    def _draw_block(self, rng: np.random.Generator) -> np.ndarray:
+        return rng.random((self._block_steps, 2, self.params.n_ues))
 
     def reset_games(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
         """Restart ``games`` (a bool mask, or True for one grid); only they draw from their generators."""
+        core, p = self.core, self.params
         if self.num_envs is None:
-            self.core.reset(True, *self._draw_start(rngs[0]))
+            uav_x, uav_y, ue_x, ue_y, initial, block = self._draw_start(rngs[0])
+            core.reset(True, uav_x, uav_y, ue_x, ue_y, core.request_classes(initial, p.initial_request_prob))
+            self._set_block(block)
             self.episode_served, self.episode_weight = 0, 0.0
             return
-        n, n_ues = self.num_envs, self.params.n_ues
+        n, n_ues = self.num_envs, p.n_ues
         uav_x, uav_y = np.zeros((n, 1), dtype=np.int64), np.zeros((n, 1), dtype=np.int64)
         ue_x, ue_y = np.zeros((n, n_ues), dtype=np.int64), np.zeros((n, n_ues), dtype=np.int64)
-        draws = np.zeros((n, 2, n_ues))
-        for i in np.flatnonzero(games):
-            uav_x[i], uav_y[i], ue_x[i], ue_y[i], draws[i] = self._draw_start(rngs[i])
-        self.core.reset(np.asarray(games), uav_x, uav_y, ue_x, ue_y, draws)
+        initial = np.zeros((n, 2, n_ues))
+        restarted = np.flatnonzero(games)
+        blocks = np.empty((len(restarted), self._block_steps, 2, n_ues))
+        for block, i in zip(blocks, restarted):
+            uav_x[i], uav_y[i], ue_x[i], ue_y[i], initial[i], block[:] = self._draw_start(rngs[i])
+        core.reset(np.asarray(games), uav_x, uav_y, ue_x, ue_y, core.request_classes(initial, p.initial_request_prob))
+        self._raised[restarted] = core.request_classes(blocks, p.request_prob)
+        self._next_step[restarted] = 0
         self.episode_served[games] = 0
         self.episode_weight[games] = 0.0
 
+    def _set_block(self, uniforms: np.ndarray) -> None:
+        """One grid's next block of steps."""
+        self._raised = self.core.request_classes(uniforms, self.params.request_prob)
+        self._any_raised = self._raised.any(-1).tolist()
+        self._next_step = 0
+
     def step(self, actions: Any, rngs: Sequence[np.random.Generator]) -> tuple[Any, Any, Any, Any]:
         """Returns ``(reward, truncated, served, served_weight)`` (floats/ints or (N,) arrays)."""
-        n_ues = self.params.n_ues
         if self.num_envs is None:
-            draws = rngs[0].random((2, n_ues))
+            if self._next_step == self._block_steps:  # only past max_steps without a reset
+                self._set_block(self._draw_block(rngs[0]))
+            t = self._next_step
+            raised = self._raised[t] if self._any_raised[t] else None
+            self._next_step = t + 1
         else:
-            # Each grid draws from its own generator (as a lone grid would), straight into place.
-            draws = np.empty((self.num_envs, 2, n_ues))
-            for rng, out in zip(rngs, draws):
-                rng.random(out=out)
-        reward, served, weight = self.core.step(actions, draws)
+            for i in np.flatnonzero(self._next_step == self._block_steps):
+                self._raised[i] = self.core.request_classes(self._draw_block(rngs[i]), self.params.request_prob)
+                self._next_step[i] = 0
+            raised = self._raised[self._rows, self._next_step]
+            self._next_step += 1
+        reward, served, weight = self.core.step(actions, raised)
         self.episode_served = self.episode_served + served
         self.episode_weight = self.episode_weight + weight
         return reward, self.core.steps >= self.max_steps, served, weight

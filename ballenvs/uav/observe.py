@@ -45,33 +45,38 @@ class ImageObserver:
         self.params = params
         self.size = size
         self.space = spaces.Box(0, 255, (N_CLASSES + 1, size, size), np.uint8)
-        self._pixels_per_cell = size / (2 * params.size)
+        pixels_per_cell = size / (2 * params.size)
         # Which pixel columns (rows) lie outside the grid, for each UAV x (y): 255 or 0.
-        offsets = (np.arange(size) + 0.5) / self._pixels_per_cell - params.size  # cells east of the UAV
+        offsets = (np.arange(size) + 0.5) / pixels_per_cell - params.size  # cells east of the UAV
         cells = np.arange(params.size)[:, None]
         self._outside_col = (((cells + offsets) < 0) | ((cells + offsets) >= params.size)) * np.uint8(255)
         self._outside_row = (((cells - offsets) < 0) | ((cells - offsets) >= params.size)) * np.uint8(255)
+        # The pixel column of a cell d cells east of the UAV (row: d cells south), at d + size;
+        # offsets lie within +-(size - 1), so every UE falls inside the image.
+        self._pixel = (np.arange(2 * params.size) * pixels_per_cell).astype(np.int64)
         # Brightness of a request by [class, time left]: 55 when about to expire, 255 when fresh.
         deadlines = np.array([1, *params.deadlines])[:, None]
         time_left = np.arange(max(params.deadlines) + 1)[None, :]
         self._brightness = (55 + 200 * np.minimum(time_left / deadlines, 1.0)).astype(np.uint8)
 
     def observe(self, core: UAVCore) -> np.ndarray:
-        s, p = core.state, self.params
-        one = core.num_envs is None
-        # Work on (N, ...) arrays; one grid is N = 1.
-        uav_x, uav_y = (np.array([s.uav_x]), np.array([s.uav_y])) if one else (s.uav_x[:, 0], s.uav_y[:, 0])
-        request = s.request[None] if one else s.request
-        images = np.zeros((len(request), N_CLASSES + 1, self.size, self.size), dtype=np.uint8)
-        rows, cols = self._outside_row[uav_y], self._outside_col[uav_x]
-        images[:, OUTSIDE_CHANNEL] = rows[:, :, None] | cols[:, None, :]
-        game, ue = np.nonzero(request)
-        if len(game):
-            cls = request[game, ue]
-            ue_x, ue_y, time_left = (a[None] if one else a for a in (s.ue_x, s.ue_y, s.time_left))
-            # UE offsets from the UAV lie within +-(size - 1) cells, so these never leave the image.
-            col = ((ue_x[game, ue] - uav_x[game] + p.size) * self._pixels_per_cell).astype(np.int64)
-            row = ((uav_y[game] - ue_y[game, ue] + p.size) * self._pixels_per_cell).astype(np.int64)
+        s, size = core.state, self.params.size
+        # One grid indexes its (n_ues,) arrays with (ue,), N grids their (N, n_ues) arrays
+        # with (game, ue); the stamping below serves both.
+        if core.num_envs is None:
+            images = np.zeros(self.space.shape, dtype=np.uint8)
+            outside_rows, outside_cols = self._outside_row[s.uav_y][:, None], self._outside_col[s.uav_x]
+            where = (np.flatnonzero(s.request),)
+            shift_x, shift_y = size - s.uav_x, size + s.uav_y
+        else:
+            images = np.zeros((core.num_envs, *self.space.shape), dtype=np.uint8)
+            outside_rows, outside_cols = self._outside_row[s.uav_y[:, 0]][:, :, None], self._outside_col[s.uav_x[:, 0]][:, None, :]
+            where = np.nonzero(s.request)
+            shift_x, shift_y = size - s.uav_x[where[0], 0], size + s.uav_y[where[0], 0]
+        np.bitwise_or(outside_rows, outside_cols, out=images[..., OUTSIDE_CHANNEL, :, :])
+        if len(where[-1]):
+            cls = s.request[where]
+            col, row = self._pixel[s.ue_x[where] + shift_x], self._pixel[shift_y - s.ue_y[where]]
             # Requests sharing a pixel keep the brightest.
-            np.maximum.at(images, (game, cls - 1, row, col), self._brightness[cls, time_left[game, ue]])
-        return images[0] if one else images
+            np.maximum.at(images, (*where[:-1], cls - 1, row, col), self._brightness[cls, s.time_left[where]])
+        return images
