@@ -40,6 +40,10 @@ NUMBER_KEYS: dict[str, type] = {
     "n_steps": int,
 }
 
+#: Keys that also take the zoo's linear schedule, "lin_<initial value>" (falling to 0 at the end).
+SCHEDULE_KEYS = ("learning_rate",)
+_LINEAR_SCHEDULE = re.compile(r"^lin_(\d+(\.\d*)?([eE][-+]?\d+)?)$")
+
 _BARE_WORD = re.compile(r"^[A-Za-z_][\w.-]*$")
 
 
@@ -120,9 +124,12 @@ def build_section(env_id: str, raw: dict[str, Any], overrides: dict[str, Any], s
     for key, kind in NUMBER_KEYS.items():
         if key in merged:
             value = merged[key]
+            if key in SCHEDULE_KEYS and isinstance(value, str) and _LINEAR_SCHEDULE.match(value):
+                continue
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
             if not ok or (kind is int and isinstance(value, float) and not value.is_integer()):
-                raise ConfigError(f"hyperparameter {key}={value!r} must be {'an integer' if kind is int else 'a number'}")
+                expected = "an integer" if kind is int else "a number" + (", or lin_<number> for a linear schedule" if key in SCHEDULE_KEYS else "")
+                raise ConfigError(f"hyperparameter {key}={value!r} must be {expected}")
             merged[key] = kind(value)
     for key in ("policy", "n_timesteps"):
         if key not in merged:
@@ -139,6 +146,26 @@ def build_section(env_id: str, raw: dict[str, Any], overrides: dict[str, Any], s
         env_kwargs=env_kwargs,
         algo_kwargs=merged,
     )
+
+
+def schedule(value: float | str) -> tuple[float, bool]:
+    """A schedulable value as (initial value, whether it falls linearly to 0 over training)."""
+    if isinstance(value, str):
+        match = _LINEAR_SCHEDULE.match(value)
+        if not match:
+            raise ConfigError(f"schedule {value!r} is not a number or lin_<number>")
+        return float(match.group(1)), True
+    return float(value), False
+
+
+class LinearSchedule:
+    """The zoo's ``lin_<x>``: x times the fraction of training left (SB3 calls it with that)."""
+
+    def __init__(self, initial: float) -> None:
+        self.initial = initial
+
+    def __call__(self, progress_remaining: float) -> float:
+        return progress_remaining * self.initial
 
 
 def eval_kwargs(key: str, value: Any) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from stable_baselines3.common.logger import Logger, configure
 
 from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import Section, eval_kwargs
-from agents.custom.buffer import ReplayBuffer
+from agents.custom.collect import make_steps
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
-from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, DQNConfig, Hooks, Progress, config_from, train
+from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, DQNConfig, Hooks, Progress, config_from, replay_buffer, train
 from agents.custom.networks import network_spec
 from agents.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, atomic_path
 from agents.training import RunSetup, finish_run, make_eval_env, make_train_env, prepare_run
@@ -110,7 +110,7 @@ class RunHooks(Hooks):
         record("time/fps", int(fps))
         record("time/time_elapsed", int(time.time() - self.start_time))
         record("time/total_timesteps", progress.num_timesteps)
-        record("train/learning_rate", self.agent.config.learning_rate)
+        record("train/learning_rate", self.agent.optimizer.param_groups[0]["lr"])
         record("train/n_updates", self.agent.n_updates)
         if loss is not None:
             record("train/loss", float(loss))  # the one device sync, every few episodes
@@ -142,8 +142,8 @@ def main(argv: list[str] | None = None) -> Path:
     else:
         agent = DQNAgent(checked["spec"], checked["config"], setup.device, **agent_kwargs)
         progress = Progress(exploration_horizon=setup.timesteps)
-    train_env = make_train_env(setup)
-    buffer = ReplayBuffer(agent.config.buffer_size, train_env.observation_space, setup.device, seed=setup.seed)
+    train_env = make_train_env(setup, make_steps)
+    buffer = replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)
     if setup.resume is not None and (setup.resume.parent / REPLAY_BUFFER).exists():
         buffer.load(setup.resume.parent / REPLAY_BUFFER)
         print(f"replay buffer restored: {len(buffer)} transitions")

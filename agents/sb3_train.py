@@ -14,16 +14,19 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
+from gymnasium import spaces
 from stable_baselines3 import DQN
 from stable_baselines3.common.callbacks import EvalCallback
 from stable_baselines3.common.logger import configure
 
 from agents.callbacks import AtomicCheckpoint, SaveBest
 from agents.cli import describe_device, run_cli, trainer_parser
-from agents.config import eval_kwargs
+from agents.config import LinearSchedule, eval_kwargs, schedule
 from agents.evaluate import load_model
 from agents.runs import CHECKPOINTS, FINAL_MODEL, atomic_path
+from agents.sb3_buffers import DictNStepReplayBuffer
 from agents.training import finish_run, make_eval_env, make_train_env, prepare_run
 
 ALGO = "dqn"
@@ -35,6 +38,25 @@ DQN_KEYS = tuple(
     if name not in ("self", "policy", "env", "tensorboard_log", "verbose", "seed", "device", "_init_setup_model", "replay_buffer_class")
 )
 REPLAY_BUFFER = "replay_buffer.pkl"
+
+
+def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> dict[str, Any]:
+    """DQN's keyword arguments from a section's algorithm keys, built as the zoo builds them:
+    policy and replay buffer kwargs evaluated, ``lin_<x>`` learning rates made schedules, and
+    ``n_steps`` on Dict observations handed to our DictNStepReplayBuffer (SB3's DQN refuses it)."""
+    kwargs = dict(algo_kwargs)
+    for key in ("policy_kwargs", "replay_buffer_kwargs"):
+        if key in kwargs:
+            kwargs[key] = eval_kwargs(key, kwargs[key])
+    if "learning_rate" in kwargs:
+        initial, linear = schedule(kwargs["learning_rate"])
+        kwargs["learning_rate"] = LinearSchedule(initial) if linear else initial
+    n_steps = kwargs.get("n_steps", 1)
+    if n_steps > 1 and isinstance(observation_space, spaces.Dict):
+        kwargs["n_steps"] = 1
+        kwargs["replay_buffer_class"] = DictNStepReplayBuffer
+        kwargs["replay_buffer_kwargs"] = {**kwargs.get("replay_buffer_kwargs", {}), "n_steps": n_steps, "gamma": kwargs.get("gamma", 0.99)}
+    return kwargs
 
 
 def load_resumed(section, observation_space, action_space, resume, device) -> DQN | None:
@@ -53,10 +75,6 @@ def main(argv: list[str] | None = None) -> Path:
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
 
     train_env = make_train_env(setup)
-    algo_kwargs = dict(section.algo_kwargs)
-    for key in ("policy_kwargs", "replay_buffer_kwargs"):
-        if key in algo_kwargs:
-            algo_kwargs[key] = eval_kwargs(key, algo_kwargs[key])
     if setup.resume:
         model = setup.checked
         model.set_env(train_env)
@@ -65,7 +83,7 @@ def main(argv: list[str] | None = None) -> Path:
             model.load_replay_buffer(buffer)
         print(f"resumed from {setup.resume} at step {model.num_timesteps}" + (" with its replay buffer" if buffer.exists() else ""))
     else:
-        model = DQN(section.policy, train_env, seed=setup.seed, device=setup.device, **algo_kwargs)
+        model = DQN(section.policy, train_env, seed=setup.seed, device=setup.device, **dqn_kwargs(section.algo_kwargs, train_env.observation_space))
     model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
 
     # Evaluation runs in-process on purpose (DummyVecEnv beside SubprocVecEnv training).

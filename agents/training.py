@@ -90,9 +90,10 @@ def prepare_run(
     return RunSetup(section, timesteps, vec_env, device, args.seed, run_dir, resume, checked)
 
 
-def make_train_env(setup: RunSetup) -> VecEnv:
+def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec) -> Any:
+    """The run's training envs, monitored into its folder; ``make``: how (make_vec's signature)."""
     s = setup.section
-    return make_vec(s.env_id, s.env_kwargs, s.n_envs, setup.seed, setup.vec_env, s.frame_stack, str(setup.run_dir / "monitor"))
+    return make(s.env_id, s.env_kwargs, s.n_envs, setup.seed, setup.vec_env, s.frame_stack, str(setup.run_dir / "monitor"))
 
 
 def make_eval_env(setup: RunSetup) -> VecEnv:

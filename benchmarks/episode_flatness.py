@@ -21,9 +21,9 @@ import numpy as np
 import torch
 
 from agents.config import DEFAULT_CONFIG, build_section, load_section
-from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import save_checkpoint
-from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, train
+from agents.custom.collect import VecEnvSteps
+from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, replay_buffer, train
 from agents.custom_train import agent_settings
 from agents.envs import make_vec
 from benchmarks.common import machine, write_json
@@ -57,7 +57,7 @@ class EpisodeClock(Hooks):
 
     def on_step(self, progress: Progress) -> bool:
         if self.anti_pattern:
-            self.env.env_method("render")  # draw a picture every step, shown to no one
+            self.env.env.env_method("render")  # draw a picture every step, shown to no one
         elif progress.num_timesteps >= self._next_save:
             save_checkpoint(self.folder / "checkpoint.pt", self.agent, progress)
             self._next_save += self.save_freq
@@ -78,10 +78,10 @@ class EpisodeClock(Hooks):
 def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     section = build_section(ENV_ID, load_section(DEFAULT_CONFIG, ENV_ID), overrides, SUPPORTED_KEYS, "agents.custom_train")
     env_kwargs = {**section.env_kwargs, **({"render_mode": "rgb_array"} if anti_pattern else {})}
-    env = make_vec(ENV_ID, env_kwargs, 1, seed, "dummy", section.frame_stack)
+    env = VecEnvSteps(make_vec(ENV_ID, env_kwargs, 1, seed, "dummy", section.frame_stack))
     config, spec = agent_settings(section, env.observation_space, env.action_space)
     agent = DQNAgent(spec, config, "cpu", seed=seed)
-    buffer = ReplayBuffer(config.buffer_size, env.observation_space, "cpu", seed=seed)
+    buffer = replay_buffer(config, env.observation_space, "cpu", seed=seed)
     bytes_per_transition = 2 * sum(store[0].nbytes for store in buffer.observations.values()) + 12
     rss_before = rss_mib()
     with tempfile.TemporaryDirectory() as folder:

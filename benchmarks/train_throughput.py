@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from agents.config import DEFAULT_CONFIG, build_section, eval_kwargs, load_section
-from agents.custom.buffer import ReplayBuffer
-from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, train
+from agents.config import DEFAULT_CONFIG, build_section, load_section
+from agents.custom.collect import make_steps
+from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, replay_buffer, train
 from agents.custom_train import agent_settings
 from agents.envs import VEC_ENVS, make_vec
-from agents.sb3_train import DQN_KEYS
+from agents.sb3_train import DQN_KEYS, dqn_kwargs
 from benchmarks.common import machine, write_json
 
 WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed
@@ -33,19 +33,17 @@ def _section(env_id: str, keys: tuple[str, ...], trainer: str, overrides: dict[s
     return build_section(env_id, load_section(DEFAULT_CONFIG, env_id), overrides, keys, trainer)
 
 
-def _env(section: Any, vec_env: str, seed: int) -> Any:
-    return make_vec(section.env_id, section.env_kwargs, section.n_envs, seed, vec_env, section.frame_stack)
+def _env(section: Any, vec_env: str, seed: int, make: Callable[..., Any] = make_vec) -> Any:
+    return make(section.env_id, section.env_kwargs, section.n_envs, seed, vec_env, section.frame_stack)
 
 
 def sb3_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], seed: int = 0) -> dict[str, float]:
     from stable_baselines3 import DQN
 
     section = _section(env_id, DQN_KEYS, "agents.sb3_train", overrides)
-    kwargs = dict(section.algo_kwargs)
-    kwargs["policy_kwargs"] = eval_kwargs("policy_kwargs", kwargs.get("policy_kwargs"))
     env = _env(section, vec_env, seed)
-    model = DQN(section.policy, env, seed=seed, device="cpu", **kwargs)
-    model.learn(kwargs["learning_starts"] + WARMUP_AFTER_LEARNING_STARTS)
+    model = DQN(section.policy, env, seed=seed, device="cpu", **dqn_kwargs(section.algo_kwargs, env.observation_space))
+    model.learn(section.algo_kwargs["learning_starts"] + WARMUP_AFTER_LEARNING_STARTS)
     before, start = model.num_timesteps, time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)
     elapsed = time.perf_counter() - start
@@ -64,10 +62,10 @@ class _Returns(Hooks):
 
 def custom_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], seed: int = 0) -> dict[str, float]:
     section = _section(env_id, SUPPORTED_KEYS, "agents.custom_train", overrides)
-    env = _env(section, vec_env, seed)
+    env = _env(section, vec_env, seed, make_steps)  # as custom_train makes them
     config, spec = agent_settings(section, env.observation_space, env.action_space)
     agent = DQNAgent(spec, config, "cpu", seed=seed)
-    buffer = ReplayBuffer(config.buffer_size, env.observation_space, "cpu", seed=seed)
+    buffer = replay_buffer(config, env.observation_space, "cpu", seed=seed)
     warmup = config.learning_starts + WARMUP_AFTER_LEARNING_STARTS
     # One schedule over warm-up and timed steps, as a single SB3 learn() call would have.
     progress = Progress(exploration_horizon=warmup + steps)

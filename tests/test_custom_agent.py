@@ -11,11 +11,13 @@ from agents import custom_train
 from agents.cli import run_cli
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import load_checkpoint, load_policy, restore_agent, save_checkpoint
-from agents.custom.dqn import DQNAgent, DQNConfig, Progress, linear_epsilon, real_next_observations, td_targets
+from agents.custom.collect import real_next_observations
+from agents.custom.dqn import DQNAgent, DQNConfig, Progress, linear_epsilon, td_targets
 from agents.custom.networks import network_spec
 from agents.evaluate import evaluate
 from agents.runs import read_config
 from ballenvs.uav.baselines import episode_returns
+import n_step_case
 
 
 def test_td_target_stops_at_termination_and_bootstraps_otherwise():
@@ -81,6 +83,26 @@ def test_buffer_samples_only_written_slots_and_keeps_dtypes():
     assert torch.equal(batch.terminated, (batch.actions % 2 == 0).float())
 
 
+@pytest.mark.parametrize("capacity", [100, 7], ids=["room", "wrapped"])
+def test_n_step_samples_sum_discounted_rewards_up_to_the_episode_end(capacity):
+    n_steps, gamma = 3, 0.5
+    buffer = ReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), seed=0, n_steps=n_steps, gamma=gamma)
+    for t in range(n_step_case.STEPS):
+        value = np.array([[n_step_case.observation(e, t)] for e in (0, 1)], dtype=np.float32)
+        terminated = np.array([n_step_case.ENDED.get((e, t)) == "terminated" for e in (0, 1)])
+        episode_ended = np.array([(e, t) in n_step_case.ENDED for e in (0, 1)])
+        rewards = np.array([n_step_case.reward(e, t) for e in (0, 1)])
+        buffer.add(value, value + 0.5, value[:, 0].astype(np.int64), rewards, terminated, episode_ended)
+    batch = buffer.sample(300)
+    for row in range(300):
+        env, t = divmod(int(batch.actions[row]), 10)
+        reward, discount, next_obs, terminated = n_step_case.expected(env, t, n_steps, gamma)
+        assert batch.rewards[row].item() == pytest.approx(reward) and batch.discounts[row].item() == pytest.approx(discount)
+        assert batch.next_observations[row, 0].item() == next_obs and batch.terminated[row].item() == terminated
+    if capacity == 7:  # 12 transitions written: the oldest kept is env 1's step 2
+        assert set(batch.actions.tolist()) == {12, 3, 13, 4, 14, 5, 15}
+
+
 def test_buffer_holds_dict_observations_and_round_trips_to_disk(tmp_path):
     space = spaces.Dict({"pos": spaces.Box(0, 1, (2,), np.float32), "requests": spaces.MultiDiscrete([4, 4, 4])})
     buffer = ReplayBuffer(10, space, seed=0)
@@ -124,6 +146,16 @@ def test_epsilon_falls_linearly_then_stays():
     values = [linear_epsilon(step, 1000, 1.0, 0.1, 0.5) for step in (0, 250, 500, 900)]
     assert values == pytest.approx([1.0, 0.55, 0.1, 0.1])
     assert linear_epsilon(10, 1000, 1.0, 0.1, 0.0) == 0.1
+
+
+def test_linear_learning_rate_falls_to_zero_over_the_schedule():
+    agent = small_agent(learning_rate="lin_1.0e-3")
+    progress = Progress(num_timesteps=750, exploration_horizon=1000)
+    assert agent.set_learning_rate(progress.progress_remaining()) == pytest.approx(2.5e-4)
+    assert agent.optimizer.param_groups[0]["lr"] == pytest.approx(2.5e-4)
+    assert small_agent(learning_rate=1e-3).set_learning_rate(0.25) == 1e-3  # a number stays constant
+    with pytest.raises(ValueError, match="'lin_fast' is not a number or lin_<number>"):
+        DQNConfig(learning_rate="lin_fast")
 
 
 def test_update_lowers_the_loss_on_a_fixed_batch():

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+import numpy as np
+from gymnasium import spaces
 from stable_baselines3 import DQN
 
 from agents import custom_train, sb3_train
@@ -16,8 +18,11 @@ from agents.config import DEFAULT_CONFIG, RUN_KEYS, ConfigError, build_section, 
 from agents.evaluate import evaluate, find_model, load_model
 from agents.evaluate import main as evaluate_main
 from agents.runs import read_config
+from agents.sb3_buffers import DictNStepReplayBuffer
+from agents.sb3_train import DQN_KEYS, dqn_kwargs
 
 import ballenvs
+import n_step_case
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -182,3 +187,41 @@ def test_rl_zoo_trains_from_our_config(tmp_path, env_id):
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "dqn" / f"{env_id}_1" / f"{env_id}.zip").is_file()
+
+
+def test_dict_n_step_buffer_sums_as_the_custom_agents_buffer():
+    n_steps, gamma = 3, 0.5
+    space = spaces.Dict({"value": spaces.Box(0, 100, (1,), np.float32)})
+    # 14 slots over 2 envs: 7 rows, so the six steps fit without wrapping.
+    buffer = DictNStepReplayBuffer(14, space, spaces.Discrete(20), n_envs=2, n_steps=n_steps, gamma=gamma)
+    for t in range(n_step_case.STEPS):
+        value = np.array([[n_step_case.observation(e, t)] for e in (0, 1)], dtype=np.float32)
+        dones = np.array([(e, t) in n_step_case.ENDED for e in (0, 1)])
+        infos = [{"TimeLimit.truncated": n_step_case.ENDED.get((e, t)) == "truncated"} for e in (0, 1)]
+        rewards = np.array([n_step_case.reward(e, t) for e in (0, 1)])
+        buffer.add({"value": value}, {"value": value + 0.5}, value.astype(np.int64), rewards, dones, infos)
+    batch = buffer.sample(200)
+    seen = set()
+    for row in range(200):
+        env, t = divmod(int(batch.actions[row]), 10)
+        seen.add((env, t))
+        reward, discount, next_obs, terminated = n_step_case.expected(env, t, n_steps, gamma)
+        assert batch.rewards[row].item() == pytest.approx(reward) and batch.discounts[row].item() == pytest.approx(discount)
+        assert batch.next_observations["value"][row].item() == next_obs and batch.dones[row].item() == terminated
+    assert len(seen) == 12
+
+
+def test_n_steps_on_dict_observations_selects_the_dict_n_step_buffer():
+    space = spaces.Dict({"value": spaces.Box(0, 1, (1,))})
+    kwargs = dqn_kwargs({"n_steps": 4, "gamma": 0.9}, space)
+    assert kwargs["n_steps"] == 1 and kwargs["replay_buffer_class"] is DictNStepReplayBuffer
+    assert kwargs["replay_buffer_kwargs"] == {"n_steps": 4, "gamma": 0.9}
+    assert dqn_kwargs({"n_steps": 4}, spaces.Box(0, 1, (1,))) == {"n_steps": 4}  # SB3's own NStepReplayBuffer
+
+
+def test_linear_learning_rate_is_the_zoos_schedule():
+    section = build_section("UAVGrid-v0", load_section(DEFAULT_CONFIG, "UAVGrid-v0"), {"learning_rate": "lin_2.0e-4"}, DQN_KEYS, "agents.sb3_train")
+    rate = dqn_kwargs(section.algo_kwargs, spaces.Box(0, 1, (1,)))["learning_rate"]
+    assert rate(1.0) == pytest.approx(2e-4) and rate(0.25) == pytest.approx(5e-5)
+    with pytest.raises(ConfigError, match=r"learning_rate='log_1e-4' must be a number, or lin_<number>"):
+        build_section("UAVGrid-v0", {"policy": "MlpPolicy", "n_timesteps": 10, "learning_rate": "log_1e-4"}, {}, DQN_KEYS, "agents.sb3_train")

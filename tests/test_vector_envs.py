@@ -174,6 +174,32 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
     dummy.close()
 
 
+@pytest.mark.parametrize("env_id,kwargs", [("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_steps": 40}), ("UAVGrid-v0", {"max_steps": 25})])
+def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs):
+    from agents.custom.collect import NativeSteps, make_steps
+
+    n, steps = 3, 90
+    native = make_steps(env_id, kwargs, n, 5, "native", None)
+    dummy = make_steps(env_id, kwargs, n, 5, "dummy", None)
+    assert isinstance(native, NativeSteps) and native.observation_space == dummy.observation_space
+    assert_same_obs(native.reset(), dummy.reset())
+    actions = np.random.default_rng(1).integers(9, size=(steps, n))
+    episodes = 0
+    for t in range(steps):
+        a, b = native.step(actions[t]), dummy.step(actions[t])
+        for field in ("observations", "next_observations"):
+            assert_same_obs(getattr(a, field), getattr(b, field))
+        for field in ("rewards", "terminated", "ended"):
+            np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-6)
+        assert len(a.episodes) == len(b.episodes)
+        for (return_a, length_a), (return_b, length_b) in zip(a.episodes, b.episodes):
+            assert return_a == pytest.approx(return_b, abs=1e-5) and length_a == length_b
+        episodes += len(a.episodes)
+    assert episodes >= n
+    native.close()
+    dummy.close()
+
+
 @pytest.mark.parametrize("trainer_name", ["sb3_train", "custom_train"])
 def test_trainers_run_on_the_native_vector_env(tmp_path, trainer_name):
     import importlib

@@ -20,6 +20,22 @@ class Batch(NamedTuple):
     rewards: torch.Tensor
     next_observations: Any
     terminated: torch.Tensor  # 1.0 where the episode ended for real (not by a time limit)
+    discounts: torch.Tensor | None = None  # n-step: gamma ** steps summed per sample; else None (gamma)
+
+
+def n_step_returns(rewards: np.ndarray, ended: np.ndarray, stored_after: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n-step returns from (batch, n) rewards and episode-end flags of the n steps that follow
+    each sampled one (itself first), of which only ``stored_after`` + 1 are stored yet.
+
+    Sums up to the first episode end (terminated or truncated) or the newest stored step.
+    Returns the index (0..n-1) of the last step summed, the discounted sums and gamma ** steps.
+    """
+    n = rewards.shape[1]
+    first_end = np.where(ended.any(1), ended.argmax(1), n - 1)
+    last = np.minimum(first_end, stored_after)
+    steps = np.arange(n)
+    summed = (rewards * (gamma**steps).astype(np.float32) * (steps <= last[:, None])).sum(1, dtype=np.float32)
+    return last, summed, (gamma ** (last + 1.0)).astype(np.float32)
 
 
 def _parts(space: spaces.Space) -> dict[str, spaces.Space]:
@@ -27,11 +43,22 @@ def _parts(space: spaces.Space) -> dict[str, spaces.Space]:
 
 
 class ReplayBuffer:
-    """``capacity`` transitions in a ring; the oldest are overwritten once it is full."""
+    """``capacity`` transitions in a ring; the oldest are overwritten once it is full.
 
-    def __init__(self, capacity: int, observation_space: spaces.Space, device: str | torch.device = "cpu", seed: int | None = None) -> None:
+    With ``n_steps`` > 1 a sample is an n-step transition, put together at sampling time as
+    stable-baselines3's NStepReplayBuffer does: the discounted rewards of up to ``n_steps``
+    consecutive steps of one env, stopping at the end of its episode (terminated or
+    truncated) or at the newest step stored, and the observation after the last of them.
+    """
+
+    def __init__(
+        self, capacity: int, observation_space: spaces.Space, device: str | torch.device = "cpu", seed: int | None = None, n_steps: int = 1, gamma: float = 0.99
+    ) -> None:
         if capacity < 1:
             raise ValueError(f"buffer_size must be >= 1, got {capacity}")
+        if n_steps < 1:
+            raise ValueError(f"n_steps must be >= 1, got {n_steps}")
+        self.n_steps, self.gamma = n_steps, gamma
         self.capacity = capacity
         self.device = torch.device(device)
         self._dict = isinstance(observation_space, spaces.Dict)
@@ -40,6 +67,8 @@ class ReplayBuffer:
         self.actions = np.zeros(capacity, dtype=np.int64)
         self.rewards = np.zeros(capacity, dtype=np.float32)
         self.terminated = np.zeros(capacity, dtype=np.float32)
+        self.episode_ended = np.zeros(capacity, dtype=bool)  # terminated or truncated
+        self.stride = 0  # transitions per add (n_envs): the same env's next step is this many slots on
         self.pos = 0  # next slot to write
         self.size = 0  # slots written so far, up to capacity
         self.rng = np.random.default_rng(seed)
@@ -49,9 +78,13 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, obs: Observation, next_obs: Observation, actions: np.ndarray, rewards: np.ndarray, terminated: np.ndarray) -> None:
-        """Store one transition per env: arrays with a leading (n_envs,) dimension."""
+    def add(self, obs: Observation, next_obs: Observation, actions: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, episode_ended: np.ndarray | None = None) -> None:
+        """Store one transition per env: arrays with a leading (n_envs,) dimension.
+        ``episode_ended``: terminated or truncated (default: ``terminated``)."""
         n = len(actions)
+        if self.stride and n != self.stride:
+            raise ValueError(f"every add must hold one transition per env: {self.stride} before, {n} now")
+        self.stride = n
         slots = (self.pos + np.arange(n)) % self.capacity
         for key, store in self.observations.items():
             store[slots] = obs[key] if self._dict else obs
@@ -60,6 +93,7 @@ class ReplayBuffer:
         self.actions[slots] = actions
         self.rewards[slots] = rewards
         self.terminated[slots] = terminated
+        self.episode_ended[slots] = terminated if episode_ended is None else episode_ended
         self.pos = (self.pos + n) % self.capacity
         self.size = min(self.size + n, self.capacity)
 
@@ -68,13 +102,26 @@ class ReplayBuffer:
         if self.size == 0:
             raise ValueError("cannot sample from an empty replay buffer")
         idx = self.rng.integers(0, self.size, size=batch_size)
+        if self.n_steps == 1:
+            ends, rewards, discounts = idx, self.rewards[idx], None
+        else:
+            ends, rewards, discounts = self._n_step(idx)
         return Batch(
             self._observation(self.observations, idx),
             self._tensor(self.actions[idx]),
-            self._tensor(self.rewards[idx]),
-            self._observation(self.next_observations, idx),
-            self._tensor(self.terminated[idx]),
+            self._tensor(rewards),
+            self._observation(self.next_observations, ends),
+            self._tensor(self.terminated[ends]),
+            discounts,
         )
+
+    def _n_step(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
+        """For each start slot: the slot of the n-step transition's last step, the discounted
+        reward sum, and gamma ** (steps summed)."""
+        slots = (idx[:, None] + np.arange(self.n_steps) * self.stride) % self.capacity  # the same env's next steps
+        stored_after = (self.pos - 1 - idx) % self.capacity // self.stride  # of its steps, stored since
+        last, rewards, discounts = n_step_returns(self.rewards[slots], self.episode_ended[slots], stored_after, self.gamma)
+        return slots[np.arange(len(idx)), last], rewards, self._tensor(discounts)
 
     def _observation(self, stores: dict[str, np.ndarray], idx: np.ndarray) -> Any:
         parts = {key: self._tensor(store[idx]) for key, store in stores.items()}
@@ -88,20 +135,20 @@ class ReplayBuffer:
 
     def save(self, path: str | Path) -> None:
         """Write the filled part as an .npz (no pickle), to reload on resume."""
-        arrays = {"actions": self.actions, "rewards": self.rewards, "terminated": self.terminated}
+        arrays = {"actions": self.actions, "rewards": self.rewards, "terminated": self.terminated, "episode_ended": self.episode_ended}
         arrays |= {f"obs/{k}": a for k, a in self.observations.items()}
         arrays |= {f"next_obs/{k}": a for k, a in self.next_observations.items()}
         with open(path, "wb") as file:
-            np.savez(file, pos=self.pos, size=self.size, **{k: v[: self.size] for k, v in arrays.items()})
+            np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **{k: v[: self.size] for k, v in arrays.items()})
 
     def load(self, path: str | Path) -> None:
         with np.load(path, allow_pickle=False) as data:
             size = int(data["size"])
             if size > self.capacity:
                 raise ValueError(f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}")
-            for name, store in [("actions", self.actions), ("rewards", self.rewards), ("terminated", self.terminated)]:
+            for name, store in [("actions", self.actions), ("rewards", self.rewards), ("terminated", self.terminated), ("episode_ended", self.episode_ended)]:
                 store[:size] = data[name]
             for key in self.observations:
                 self.observations[key][:size] = data[f"obs/{key}"]
                 self.next_observations[key][:size] = data[f"next_obs/{key}"]
-            self.size, self.pos = size, int(data["pos"]) % self.capacity
+            self.size, self.pos, self.stride = size, int(data["pos"]) % self.capacity, int(data["stride"])

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from agents.config import schedule
 from agents.custom.buffer import Batch, ReplayBuffer
 from agents.custom.networks import QNetwork
 
@@ -28,7 +29,7 @@ from agents.custom.networks import QNetwork
 class DQNConfig:
     """The zoo_configs keys the custom agent supports, with stable-baselines3's defaults."""
 
-    learning_rate: float = 1e-4
+    learning_rate: float | str = 1e-4  # or "lin_<x>": from x down to 0 over training, as the zoo
     buffer_size: int = 1_000_000
     learning_starts: int = 100
     batch_size: int = 32
@@ -41,26 +42,29 @@ class DQNConfig:
     exploration_initial_eps: float = 1.0
     exploration_final_eps: float = 0.05
     max_grad_norm: float = 10.0
+    n_steps: int = 1  # n-step returns, summed by the replay buffer at sampling time
     double_q: bool = True  # ours: Double-DQN targets (van Hasselt et al., 2016)
 
     def __post_init__(self) -> None:
         if not isinstance(self.train_freq, int) or isinstance(self.train_freq, bool):
             raise ValueError(f"train_freq must be an int (env steps per env) for agents.custom_train, got {self.train_freq!r}")
-        for name in ("buffer_size", "batch_size", "train_freq", "target_update_interval"):
+        for name in ("buffer_size", "batch_size", "train_freq", "target_update_interval", "n_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.gradient_steps < 1 and self.gradient_steps != -1:
             raise ValueError(f"gradient_steps must be >= 1, or -1 (as many as env steps collected), got {self.gradient_steps}")
         if not 0 < self.tau <= 1:
             raise ValueError(f"tau must be in (0, 1], got {self.tau}")
+        self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
 
 
 #: Keys of zoo_configs/dqn.yml this trainer reads (besides the run keys).
 SUPPORTED_KEYS = tuple(f.name for f in fields(DQNConfig)) + ("policy_kwargs",)
 
 
-def td_targets(rewards: torch.Tensor, terminated: torch.Tensor, gamma: float, next_q_target: torch.Tensor, next_q_online: torch.Tensor | None = None) -> torch.Tensor:
-    """One-step targets r + gamma * (1 - terminated) * Q_target(s', a*).
+def td_targets(rewards: torch.Tensor, terminated: torch.Tensor, gamma: float | torch.Tensor, next_q_target: torch.Tensor, next_q_online: torch.Tensor | None = None) -> torch.Tensor:
+    """Targets r + gamma * (1 - terminated) * Q_target(s', a*); for n-step samples ``r`` is
+    the discounted reward sum and ``gamma`` each sample's gamma ** steps.
 
     a* is argmax of the online net's Q(s', .) (Double DQN) when ``next_q_online`` is given,
     else of the target net's. A time-limit truncation is not a termination: the caller
@@ -102,7 +106,7 @@ class DQNAgent:
         self.target.requires_grad_(False)
         # One fused kernel for all parameters: measured 10x faster than the default
         # per-tensor loop on CPU for the Nature CNN (0.3 ms against 3.2 ms a step).
-        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.learning_rate, fused=True)
+        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.initial_learning_rate, fused=True)
         self.rng = np.random.default_rng(seed)
         self.n_updates = 0
         self.n_actions = spec["n_actions"]
@@ -133,7 +137,8 @@ class DQNAgent:
         with torch.no_grad(), self._autocast():
             next_q_target = self._target_fn(batch.next_observations).float()
             next_q_online = self._q_fn(batch.next_observations).float() if config.double_q else None
-            targets = td_targets(batch.rewards, batch.terminated, config.gamma, next_q_target, next_q_online)
+            discounts = config.gamma if batch.discounts is None else batch.discounts
+            targets = td_targets(batch.rewards, batch.terminated, discounts, next_q_target, next_q_online)
         with self._autocast():
             q_taken = self._q_fn(batch.observations).float().gather(1, batch.actions.unsqueeze(1)).squeeze(1)
         loss = F.smooth_l1_loss(q_taken, targets)
@@ -143,6 +148,14 @@ class DQNAgent:
         self.optimizer.step()
         self.n_updates += 1
         return loss.detach()
+
+    def set_learning_rate(self, progress_remaining: float) -> float:
+        """The learning rate for this point of training (1: start, 0: end), as SB3 sets it."""
+        config = self.config
+        rate = config.initial_learning_rate * (progress_remaining if config.linear_learning_rate else 1.0)
+        for group in self.optimizer.param_groups:
+            group["lr"] = rate
+        return rate
 
     @torch.no_grad()
     def update_target(self) -> None:
@@ -167,22 +180,9 @@ class DQNAgent:
         self.n_updates = int(state["n_updates"])
 
 
-def real_next_observations(next_obs: Any, dones: np.ndarray, infos: list[dict]) -> Any:
-    """The vector env resets finished envs at once and returns the first observation of the
-    next episode; the transition's true next observation is in ``terminal_observation``."""
-    done_envs = np.flatnonzero(dones)
-    if not len(done_envs):
-        return next_obs
-    if isinstance(next_obs, dict):
-        real = {key: value.copy() for key, value in next_obs.items()}
-        for i in done_envs:
-            for key in real:
-                real[key][i] = infos[i]["terminal_observation"][key]
-        return real
-    real = next_obs.copy()
-    for i in done_envs:
-        real[i] = infos[i]["terminal_observation"]
-    return real
+def replay_buffer(config: DQNConfig, observation_space: Any, device: str | torch.device, seed: int | None) -> ReplayBuffer:
+    """The replay buffer a config asks for (its size, and n-step returns)."""
+    return ReplayBuffer(config.buffer_size, observation_space, device, seed=seed, n_steps=config.n_steps, gamma=config.gamma)
 
 
 @dataclass
@@ -191,7 +191,10 @@ class Progress:
 
     num_timesteps: int = 0
     episodes: int = 0
-    exploration_horizon: int = 0  # env steps the epsilon schedule is spread over
+    exploration_horizon: int = 0  # env steps the epsilon and learning rate schedules are spread over
+
+    def progress_remaining(self) -> float:
+        return max(1.0 - self.num_timesteps / self.exploration_horizon, 0.0) if self.exploration_horizon > 0 else 1.0
 
     def epsilon(self, config: DQNConfig) -> float:
         return linear_epsilon(
@@ -211,8 +214,9 @@ class Hooks:
 
 
 def train(agent: DQNAgent, env: Any, buffer: ReplayBuffer, progress: Progress, timesteps: int, hooks: Hooks, log_every_episodes: int = 4, on_progress: Callable[[int], None] | None = None) -> float:
-    """Collect ``timesteps`` more env steps from the vector env, learning as configured,
-    or fewer if ``hooks.on_step`` says stop. Returns the wall-clock seconds spent."""
+    """Collect ``timesteps`` more env steps from ``env`` (see :mod:`agents.custom.collect`),
+    learning as configured, or fewer if ``hooks.on_step`` says stop. Returns the wall-clock
+    seconds spent."""
     config, n_envs = agent.config, env.num_envs
     gradient_steps = config.gradient_steps if config.gradient_steps > 0 else config.train_freq * n_envs
     target_every = max(config.target_update_interval // n_envs, 1)  # in vector steps, as SB3
@@ -228,21 +232,21 @@ def train(agent: DQNAgent, env: Any, buffer: ReplayBuffer, progress: Progress, t
             actions = agent.random_actions(n_envs)  # warm-up, as SB3: uniform actions
         else:
             actions = agent.act(obs, progress.epsilon(config))
-        next_obs, rewards, dones, infos = env.step(actions)
-        truncated = np.array([info.get("TimeLimit.truncated", False) for info in infos])
-        buffer.add(obs, real_next_observations(next_obs, dones, infos), actions, rewards, dones & ~truncated)
-        obs = next_obs
+        step = env.step(actions)
+        buffer.add(obs, step.next_observations, actions, step.rewards, step.terminated, step.ended)
+        obs = step.observations
         progress.num_timesteps += n_envs
         vec_steps += 1
-        for done, info in zip(dones, infos):
-            if done and "episode" in info:
-                returns.append(info["episode"]["r"])
-                lengths.append(info["episode"]["l"])
-                progress.episodes += 1
-                if progress.episodes % log_every_episodes == 0:
-                    elapsed = time.perf_counter() - start
-                    hooks.on_episodes(progress, returns, lengths, loss, vec_steps * n_envs / max(elapsed, 1e-9))
+        for episode_return, length in step.episodes:
+            returns.append(episode_return)
+            lengths.append(length)
+            progress.episodes += 1
+            if progress.episodes % log_every_episodes == 0:
+                elapsed = time.perf_counter() - start
+                hooks.on_episodes(progress, returns, lengths, loss, vec_steps * n_envs / max(elapsed, 1e-9))
         if vec_steps % config.train_freq == 0 and progress.num_timesteps > config.learning_starts:
+            if config.linear_learning_rate:
+                agent.set_learning_rate(progress.progress_remaining())
             for _ in range(gradient_steps):
                 loss = agent.update(buffer.sample(config.batch_size))
         if vec_steps % target_every == 0:

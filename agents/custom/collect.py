@@ -1,0 +1,120 @@
+"""What the custom agent's loop takes from its envs each step, from either kind of vector env.
+
+stable-baselines3 VecEnvs (dummy, subproc; frame-stacked ones too) report each env in an
+info dict. ballenvs' native vector envs are consumed as they are, batched: the true next
+observations and the finished episodes come out of arrays, with no dict per env per step.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from stable_baselines3.common.monitor import ResultsWriter
+from stable_baselines3.common.vec_env import VecEnv
+
+from agents.envs import make_vec
+
+
+class Step(NamedTuple):
+    observations: Any  # to act on next: a finished env's are its next episode's first
+    next_observations: Any  # this step's transitions' true next observations
+    rewards: np.ndarray
+    terminated: np.ndarray  # ended for real, not by a time limit
+    ended: np.ndarray  # terminated or truncated
+    episodes: list[tuple[float, int]]  # (return, length) of each episode that finished
+
+
+class VecEnvSteps:
+    """An SB3 VecEnv (in a VecMonitor) as the loop consumes it."""
+
+    def __init__(self, env: VecEnv) -> None:
+        self.env = env
+        self.num_envs, self.observation_space, self.action_space = env.num_envs, env.observation_space, env.action_space
+
+    def reset(self) -> Any:
+        return self.env.reset()
+
+    def step(self, actions: np.ndarray) -> Step:
+        observations, rewards, dones, infos = self.env.step(actions)
+        truncated = np.array([info.get("TimeLimit.truncated", False) for info in infos])
+        episodes = [(info["episode"]["r"], info["episode"]["l"]) for done, info in zip(dones, infos) if done and "episode" in info]
+        return Step(observations, real_next_observations(observations, dones, infos), rewards, dones & ~truncated, dones, episodes)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def real_next_observations(next_obs: Any, dones: np.ndarray, infos: list[dict]) -> Any:
+    """The vector env resets finished envs at once and returns the first observation of the
+    next episode; the transition's true next observation is in ``terminal_observation``."""
+    done_envs = np.flatnonzero(dones)
+    if not len(done_envs):
+        return next_obs
+    if isinstance(next_obs, dict):
+        real = {key: value.copy() for key, value in next_obs.items()}
+        for i in done_envs:
+            for key in real:
+                real[key][i] = infos[i]["terminal_observation"][key]
+        return real
+    real = next_obs.copy()
+    for i in done_envs:
+        real[i] = infos[i]["terminal_observation"]
+    return real
+
+
+class NativeSteps:
+    """A ballenvs vector env in SAME_STEP autoreset mode, consumed directly. Episodes are
+    counted here and written to ``<monitor_dir>/native.monitor.csv`` as SB3's VecMonitor would."""
+
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any], n_envs: int, seed: int | None, monitor_dir: str | None = None) -> None:
+        self.env = gym.make_vec(f"ballenvs:{env_id}", num_envs=n_envs, vectorization_mode="vector_entry_point", autoreset_mode=AutoresetMode.SAME_STEP, **env_kwargs)
+        self.num_envs, self.observation_space, self.action_space = n_envs, self.env.single_observation_space, self.env.single_action_space
+        self._seed = seed
+        self._returns, self._lengths = np.zeros(n_envs), np.zeros(n_envs, dtype=np.int64)
+        self._start = time.time()
+        self._writer = None
+        if monitor_dir is not None:
+            os.makedirs(monitor_dir, exist_ok=True)
+            self._writer = ResultsWriter(os.path.join(monitor_dir, "native"), header={"t_start": self._start, "env_id": env_id})
+
+    def reset(self) -> Any:
+        observations, _ = self.env.reset(seed=self._seed)
+        self._seed = None  # later resets continue each env's generator
+        self._returns[:], self._lengths[:] = 0.0, 0
+        return observations
+
+    def step(self, actions: np.ndarray) -> Step:
+        observations, rewards, terminated, truncated, info = self.env.step(actions)
+        ended = terminated | truncated
+        self._returns += rewards
+        self._lengths += 1
+        if not ended.any():
+            return Step(observations, observations, rewards, terminated, ended, [])
+        episodes = []
+        for i in np.flatnonzero(ended):
+            episodes.append((float(self._returns[i]), int(self._lengths[i])))
+            if self._writer is not None:
+                self._writer.write_row({"r": round(episodes[-1][0], 6), "l": episodes[-1][1], "t": round(time.time() - self._start, 6)})
+        self._returns[ended], self._lengths[ended] = 0.0, 0
+        # ballenvs' final_obs is the whole batch before the resets: every env's true next observation.
+        return Step(observations, info["final_obs"], rewards, terminated, ended, episodes)
+
+    def close(self) -> None:
+        self.env.close()
+        if self._writer is not None:
+            self._writer.close()
+
+
+def make_steps(
+    env_id: str, env_kwargs: dict[str, Any], n_envs: int, seed: int | None, vec_env: str, frame_stack: int | None, monitor_dir: str | None = None
+) -> VecEnvSteps | NativeSteps:
+    """The training envs of a run: native ones directly (unless frames are stacked, which
+    SB3's VecFrameStack does), the others through :func:`agents.envs.make_vec`."""
+    if vec_env == "native" and not frame_stack:
+        return NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir)
+    return VecEnvSteps(make_vec(env_id, env_kwargs, n_envs, seed, vec_env, frame_stack, monitor_dir))
