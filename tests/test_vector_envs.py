@@ -40,8 +40,9 @@ def test_env_i_replays_the_single_env_with_seed_plus_i(env_id, kwargs):
 
 
 def test_uav_requests_drawn_block_by_block_replay_alike(monkeypatch):
-    # Blocks of 7 steps: every grid draws several blocks per episode, mid-episode.
-    monkeypatch.setattr(ballenvs.uav.game, "MAX_BLOCK_STEPS", 7)
+    # Blocks of 8 steps: every grid draws several blocks per episode, and its block runs out
+    # exactly at the end of an episode, where the step that resets it must leave its generator alone.
+    monkeypatch.setattr(ballenvs.uav.game, "MAX_BLOCK_STEPS", 8)
     assert_env_i_replays_single_env("UAVGrid-v0", {"max_steps": 40, "request_prob": 0.2})
 
 

@@ -146,9 +146,12 @@ class ReplayBuffer:
             size = int(data["size"])
             if size > self.capacity:
                 raise ValueError(f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}")
-            for name, store in [("actions", self.actions), ("rewards", self.rewards), ("terminated", self.terminated), ("episode_ended", self.episode_ended)]:
-                store[:size] = data[name]
+            # Files saved before n-step support lack episode_ended and stride.
+            ended = data["episode_ended"] if "episode_ended" in data else data["terminated"]
+            for store, values in [(self.actions, data["actions"]), (self.rewards, data["rewards"]), (self.terminated, data["terminated"]), (self.episode_ended, ended)]:
+                store[:size] = values
             for key in self.observations:
                 self.observations[key][:size] = data[f"obs/{key}"]
                 self.next_observations[key][:size] = data[f"next_obs/{key}"]
-            self.size, self.pos, self.stride = size, int(data["pos"]) % self.capacity, int(data["stride"])
+            self.size, self.pos = size, int(data["pos"]) % self.capacity
+            self.stride = int(data["stride"]) if "stride" in data else 0

@@ -99,8 +99,7 @@ class UAVCore:
         self.weight_of = np.array([0.0, *params.class_weights]) / max(params.class_weights)
         self.deadline_of = np.array([0, *params.deadlines], dtype=np.int64)
         self._class_thresholds = np.cumsum(params.class_probs)[:-1]
-        # count_nonzero without an axis is much cheaper on one grid's (n_ues,) arrays.
-        self._ue_axis = None if num_envs is None else -1
+        self._ones = np.ones(params.n_ues)
         # Python ints keep the one-grid UAV position in Python ints (cheaper than numpy scalars).
         step_x, step_y = STEP_X * params.speed, STEP_Y * params.speed
         self._step_x = step_x.tolist() if num_envs is None else step_x
@@ -129,7 +128,10 @@ class UAVCore:
         """Turn uniforms (..., 2, n_ues) into requests raised: each UE raises one with
         probability ``prob``, of a class drawn by ``class_probs``; 0 where it raises none."""
         raised = uniforms[..., 0, :] < prob
-        return raised * (1 + (uniforms[..., 1, :, None] > self._class_thresholds).sum(-1))
+        classes = np.zeros(raised.shape, dtype=np.int64)
+        # The class: 1 + how many cumulative class probabilities the draw exceeds.
+        classes[raised] = 1 + np.searchsorted(self._class_thresholds, uniforms[..., 1, :][raised])
+        return classes
 
     def grid(self, i: int) -> UAVState:
         """Grid ``i`` of a batch in the one-grid layout (for drawing it)."""
@@ -156,14 +158,15 @@ class UAVCore:
             in_range = self._coverage[uav_x, uav_y] if one else self._coverage[uav_x[:, 0], uav_y[:, 0]]
         # Requests are served in range; the class of each served request, 0 for the rest.
         served = s.request * in_range
-        served_count = np.count_nonzero(served, axis=self._ue_axis)
+        # Sums over the UEs as products with ones: far cheaper than numpy's reductions over a short last axis.
+        served_count = np.count_nonzero(served) if one else ((served != 0) @ self._ones).astype(np.int64)
         # Unserved requests age and expire; idle UEs (time_left 0) stay at 0.
         time_left = s.time_left - 1
         keep = time_left > 0
         if one and not served_count:  # most steps of one grid: nothing in range to serve
             served_weight = 0.0
         else:
-            served_weight = self.weight_of[served].sum(-1)
+            served_weight = self.weight_of.take(served) @ self._ones
             keep &= ~in_range
         request, time_left = s.request * keep, time_left * keep
         if raised is not None:

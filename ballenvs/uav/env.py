@@ -112,7 +112,7 @@ class UAVGridVectorEnv(BatchedVectorEnv):
         self.game.reset_games(self.rngs, games)
 
     def _step_games(self, actions: np.ndarray, rngs: Sequence[np.random.Generator], active: np.ndarray) -> tuple:
-        reward, truncated, served, weight = self.game.step(actions, rngs)
+        reward, truncated, served, weight = self.game.step(actions, rngs, active)
         info = self.game.info(np.where(active, served, 0), np.where(active, weight, 0.0))
         info |= {f"_{key}": np.ones(self.num_envs, dtype=bool) for key in list(info)}
         return np.where(active, reward, 0.0), np.zeros(self.num_envs, dtype=bool), truncated & active, info

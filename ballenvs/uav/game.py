@@ -62,24 +62,27 @@ class UAVGame:
         else:
             self._raised = np.zeros((num_envs, self._block_steps, n_ues), dtype=np.int64)
             self._next_step = np.zeros(num_envs, dtype=np.int64)
-            self._rows = np.arange(num_envs)
+            self._block_starts = np.arange(num_envs) * self._block_steps  # rows of the flattened blocks
 
-    def _draw_start(self, rng: np.random.Generator) -> tuple[Any, ...]:
+    def _draw_start(self, rng: np.random.Generator, block: np.ndarray) -> tuple[Any, ...]:
         """One grid's start, drawn in a fixed order: layout, UAV cell, initial requests, and
-        the uniforms of the first block of steps."""
+        (into ``block``) the uniforms of the first block of steps."""
         p = self.params
         layout = make_layout(p, rng) if self.random_layout else self.layout
         uav_x, uav_y = rng.integers(p.size, size=2).tolist() if self.random_start else (p.size // 2, p.size // 2)
-        return uav_x, uav_y, layout[0], layout[1], rng.random((2, p.n_ues)), self._draw_block(rng)
+        initial = rng.random((2, p.n_ues))
+        rng.random(out=block)
+        return uav_x, uav_y, layout[0], layout[1], initial
 
-    def _draw_block(self, rng: np.random.Generator) -> np.ndarray:
-        return rng.random((self._block_steps, 2, self.params.n_ues))
+    def _new_block(self) -> np.ndarray:
+        return np.empty((self._block_steps, 2, self.params.n_ues))
 
     def reset_games(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
         """Restart ``games`` (a bool mask, or True for one grid); only they draw from their generators."""
         core, p = self.core, self.params
         if self.num_envs is None:
-            uav_x, uav_y, ue_x, ue_y, initial, block = self._draw_start(rngs[0])
+            block = self._new_block()
+            uav_x, uav_y, ue_x, ue_y, initial = self._draw_start(rngs[0], block)
             core.reset(True, uav_x, uav_y, ue_x, ue_y, core.request_classes(initial, p.initial_request_prob))
             self._set_block(block)
             self.episode_served, self.episode_weight = 0, 0.0
@@ -91,7 +94,7 @@ class UAVGame:
         restarted = np.flatnonzero(games)
         blocks = np.empty((len(restarted), self._block_steps, 2, n_ues))
         for block, i in zip(blocks, restarted):
-            uav_x[i], uav_y[i], ue_x[i], ue_y[i], initial[i], block[:] = self._draw_start(rngs[i])
+            uav_x[i], uav_y[i], ue_x[i], ue_y[i], initial[i] = self._draw_start(rngs[i], block)
         core.reset(np.asarray(games), uav_x, uav_y, ue_x, ue_y, core.request_classes(initial, p.initial_request_prob))
         self._raised[restarted] = core.request_classes(blocks, p.request_prob)
         self._next_step[restarted] = 0
@@ -104,19 +107,23 @@ class UAVGame:
         self._any_raised = self._raised.any(-1).tolist()
         self._next_step = 0
 
-    def step(self, actions: Any, rngs: Sequence[np.random.Generator]) -> tuple[Any, Any, Any, Any]:
-        """Returns ``(reward, truncated, served, served_weight)`` (floats/ints or (N,) arrays)."""
+    def step(self, actions: Any, rngs: Sequence[np.random.Generator], active: Any = True) -> tuple[Any, Any, Any, Any]:
+        """Returns ``(reward, truncated, served, served_weight)`` (floats/ints or (N,) arrays).
+        ``active``: the grids whose step counts; the others are about to be reset, and their
+        result is discarded."""
         if self.num_envs is None:
-            if self._next_step == self._block_steps:  # only past max_steps without a reset
-                self._set_block(self._draw_block(rngs[0]))
+            if self._next_step == self._block_steps:  # a block shorter than the episode, or past max_steps
+                self._set_block(rngs[0].random(out=self._new_block()))
             t = self._next_step
             raised = self._raised[t] if self._any_raised[t] else None
             self._next_step = t + 1
         else:
-            for i in np.flatnonzero(self._next_step == self._block_steps):
-                self._raised[i] = self.core.request_classes(self._draw_block(rngs[i]), self.params.request_prob)
-                self._next_step[i] = 0
-            raised = self._raised[self._rows, self._next_step]
+            exhausted = self._next_step == self._block_steps
+            if exhausted.any():
+                for i in np.flatnonzero(exhausted & active):  # games being reset need no draws
+                    self._raised[i] = self.core.request_classes(rngs[i].random(out=self._new_block()), self.params.request_prob)
+                self._next_step[exhausted] = 0
+            raised = self._raised.reshape(-1, self.params.n_ues).take(self._block_starts + self._next_step, axis=0)
             self._next_step += 1
         reward, served, weight = self.core.step(actions, raised)
         self.episode_served = self.episode_served + served
