@@ -151,7 +151,7 @@ def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
     for ax, (x_key, x_label) in zip(axes, [("timesteps", "env steps"), ("seconds", "wall-clock time (s)")]):
         for label, agent in agents.items():
             x, mean, std = _band(agent["curves"], x_key)
-            (line,) = ax.plot(x, mean, label=f"{label} ({len(agent['curves'])} seeds)", linewidth=2)
+            (line,) = ax.plot(x, mean, label=f"{label} ({_count(len(agent['curves']), 'seed')})", linewidth=2)
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.2)
         for name, value in manifest["baselines"].items():
             ax.axhline(value, linestyle="--", linewidth=1, color="grey" if name != manifest["heuristic"] else "black")
@@ -182,7 +182,7 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
     for label, agent in agents.items():
         hits = [r for r in agent["reached"] if r is not None]
         if hits:
-            reached = f"{np.mean([h[1] for h in hits]):.0f} s, {np.mean([h[0] for h in hits]):.0f} steps ({len(hits)}/{len(agent['reached'])} seeds)"
+            reached = f"{np.mean([h[1] for h in hits]):.0f} s, {np.mean([h[0] for h in hits]):.0f} steps ({len(hits)}/{_count(len(agent['reached']), 'seed')})"
         else:
             reached = "not reached"
         lines.append(f"| {label} | {agent['final_mean']:.3f} +- {agent['final_std']:.3f} | {agent['steps_per_s']:.0f} | {reached} |")
@@ -269,6 +269,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         manifest["runs"][label].append(str(run_dir))
         save_manifest(out_dir, manifest)  # after every run: an interrupted compare can be re-plotted
     return write_outputs(out_dir, manifest)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 if __name__ == "__main__":

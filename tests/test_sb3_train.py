@@ -14,7 +14,7 @@ from stable_baselines3 import DQN
 
 from agents import custom_train, sb3_train
 from agents.cli import run_cli
-from agents.config import DEFAULT_CONFIG, RUN_KEYS, ConfigError, build_section, load_section, parse_overrides
+from agents.config import DEFAULT_CONFIG, RUN_KEYS, ConfigError, build_section, load_section, parse_overrides, schedule
 from agents.evaluate import evaluate, find_model, load_model
 from agents.evaluate import main as evaluate_main
 from agents.runs import read_config
@@ -161,8 +161,9 @@ def test_every_env_has_a_config_section_with_numbers_as_numbers(env_id):
     raw = load_section(DEFAULT_CONFIG, env_id)
     section = build_section(env_id, raw, {}, sb3_train.DQN_KEYS, "agents.sb3_train")
     assert section.policy in ("CnnPolicy", "MultiInputPolicy")
-    # YAML reads 1e-4 as a string: the file must write floats so safe_load gives numbers.
-    assert isinstance(section.algo_kwargs["learning_rate"], float)
+    # YAML reads 1e-4 as a string: the file must write floats (or lin_ schedules) so safe_load gives numbers.
+    rate = section.algo_kwargs["learning_rate"]
+    assert isinstance(rate, float) or (rate.startswith("lin_") and schedule(rate)[0] > 0)
 
 
 def test_yaml_float_pitfall_is_caught():
