@@ -21,8 +21,8 @@ from stable_baselines3.common.logger import Logger, configure
 
 from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import Section, eval_kwargs
-from agents.custom.collect import make_steps
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
+from agents.custom.collect import make_steps
 from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, DQNConfig, Hooks, Progress, config_from, replay_buffer, train
 from agents.custom.networks import network_spec
 from agents.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, atomic_path
