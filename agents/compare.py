@@ -6,8 +6,10 @@
 Both trainers run with the same config section, seeds, evaluation schedule and evaluation
 episodes (the same seeded eval env). Baselines are played on seeded episodes of the same env
 and options: the random policy and the env's heuristic (GreedyPolicy on UAVGrid; the
-built-in players against the training opponent on BallDuel). Output in runs/compare/<env>_<n>/: curves.png, report.md, curves.csv, and
-manifest.json naming the trainers' run folders (under runs/compare/<env>_<n>/runs/).
+built-in players against the training opponent on BallDuel). On UAVGrid each run's final
+model and the greedy policy also play the same seeded episodes, for a paired comparison.
+Output in runs/compare/<env>_<n>/: curves.png, report.md, curves.csv, and manifest.json
+naming the trainers' run folders (under runs/compare/<env>_<n>/runs/).
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ import yaml
 from agents.cli import DEVICES, run_cli
 from agents.config import DEFAULT_CONFIG
 from agents.envs import VEC_ENVS, check_env_id
-from agents.evaluate import evaluate, find_model, load_model
+from agents.evaluate import MODEL_SUFFIXES, evaluate, find_model, load_model
 from agents.hardware import machine
-from agents.runs import atomic_path, new_run_dir, read_config
+from agents.runs import FINAL_MODEL, atomic_path, new_run_dir, read_config
 from agents.training import SUMMARY_NAME
 
 #: label -> (trainer module, its algo name in run folders)
@@ -45,6 +47,9 @@ EVAL_BASE_SEED = 20_000  # win-rate games: seeds unused by training and its eval
 # once; UAV episodes are 300 steps each, one after the other.
 BALLDUEL_BASELINE_GAMES = 100
 UAV_BASELINE_EPISODES = 20
+# Each UAV run's final model and the heuristic also play these same seeded episodes: paired,
+# the comparison is far less noisy than the evaluation curve's against the baseline's mean.
+UAV_PAIRED_EPISODES = 100
 
 
 def baselines(env_id: str, env_kwargs: dict[str, Any]) -> tuple[dict[str, float], str]:
@@ -61,10 +66,43 @@ def baselines(env_id: str, env_kwargs: dict[str, Any]) -> tuple[dict[str, float]
         return returns, "pusher"
     from ballenvs.uav.baselines import episode_returns
 
-    kwargs = dict(env_kwargs)
-    if env_id == "UAVGridImage-v0":
-        kwargs.setdefault("obs_type", "image")
+    kwargs = _uav_kwargs(env_id, env_kwargs)
     return {policy: float(episode_returns(policy, UAV_BASELINE_EPISODES, **kwargs).mean()) for policy in ("random", "greedy")}, "greedy"
+
+
+def _uav_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """UAVGrid-v0 options that make the env ``env_id`` is."""
+    return {**env_kwargs, "obs_type": "image"} if env_id == "UAVGridImage-v0" else dict(env_kwargs)
+
+
+def paired_with_greedy(run_dirs: list[str], env_id: str) -> tuple[float, float] | None:
+    """Final models' return minus the greedy policy's on the same seeded episodes: mean and
+    standard error over all runs' episodes (None when the models need stacked frames)."""
+    from ballenvs.uav.baselines import episode_returns
+
+    config = read_config(Path(run_dirs[0]))
+    if config["hyperparams"].get("frame_stack"):
+        return None
+    kwargs = _uav_kwargs(env_id, config["hyperparams"].get("env_kwargs", {}))
+    greedy = episode_returns("greedy", UAV_PAIRED_EPISODES, **kwargs)
+    differences = []
+    for run_dir in run_dirs:
+        model = load_model(config["algo"], final_model(Path(run_dir)), "cpu")
+
+        def act(observation: Any) -> int:
+            batch = {k: v[None] for k, v in observation.items()} if isinstance(observation, dict) else observation[None]
+            return int(np.asarray(model.predict(batch, deterministic=True)[0]).reshape(-1)[0])
+
+        differences.append(episode_returns(act, UAV_PAIRED_EPISODES, **kwargs) - greedy)
+    pooled = np.concatenate(differences)
+    return float(pooled.mean()), float(pooled.std() / np.sqrt(len(pooled)))
+
+
+def final_model(run_dir: Path) -> Path:
+    for suffix in MODEL_SUFFIXES:
+        if (run_dir / f"{FINAL_MODEL}{suffix}").is_file():
+            return run_dir / f"{FINAL_MODEL}{suffix}"
+    raise FileNotFoundError(f"no {FINAL_MODEL} in {str(run_dir)!r}: did the run finish?")
 
 
 # -- reading run folders ------------------------------------------------------------------------
@@ -118,6 +156,8 @@ def analyse(manifest: dict[str, Any]) -> dict[str, Any]:
         if manifest["env_id"] == "BallDuel-v0":
             per_run = [win_rates(Path(d), manifest["eval_episodes"]) for d in run_dirs]
             agent["win_rates"] = {o: float(np.mean([r[o] for r in per_run])) for o in BALLDUEL_PLAYERS}
+        else:
+            agent["paired"] = paired_with_greedy(run_dirs, manifest["env_id"])
         agents[label] = agent
     return agents
 
@@ -187,6 +227,11 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
             reached = "not reached"
         lines.append(f"| {label} | {agent['final_mean']:.3f} +- {agent['final_std']:.3f} | {agent['steps_per_s']:.0f} | {reached} |")
     lines += ["", "Baselines (mean return of seeded episodes of the same env and options): " + ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items())]
+    if manifest["env_id"] != "BallDuel-v0":
+        lines += ["", f"Final model's return minus {heuristic}'s on the same {UAV_PAIRED_EPISODES} seeded episodes (paired; all seeds' episodes pooled):", ""]
+        for label, agent in agents.items():
+            paired = agent["paired"]
+            lines.append(f"- {label}: " + ("n/a (stacked frames)" if paired is None else f"{paired[0]:+.2f} +- {paired[1]:.2f} (standard error)"))
     if manifest["env_id"] == "BallDuel-v0":
         lines += ["", "Win rate of the best model (the final one if no evaluation ran) against each built-in opponent:", "", "| agent | " + " | ".join(BALLDUEL_PLAYERS) + " |", "|---|" + "---:|" * len(BALLDUEL_PLAYERS)]
         for label, agent in agents.items():

@@ -45,6 +45,9 @@ def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwar
         assert "against each built-in opponent" in report and "pusher" in report
     else:
         assert "reached greedy" in report
+        # Each agent's final model against greedy on the same seeded episodes: a signed number.
+        paired = [line for line in report.splitlines() if line.startswith(("- SB3 DQN: ", "- custom DQN: "))]
+        assert len(paired) == 2 and all("(standard error)" in line and line.split(": ")[1][0] in "+-" for line in paired)
 
 
 def test_from_runs_replots_without_training(tmp_path, capsys):

@@ -19,21 +19,29 @@ from ballenvs.uav.greedy import GreedyPolicy
 POLICIES = ("random", "stay", "greedy")
 
 
-def episode_returns(policy: str, episodes: int = 20, **env_kwargs: Any) -> np.ndarray:
-    """Undiscounted return of each of ``episodes`` episodes, episode k reset with seed k."""
+def episode_returns(policy: str | Callable[[Any], int], episodes: int = 20, **env_kwargs: Any) -> np.ndarray:
+    """Undiscounted return of each of ``episodes`` episodes, episode k reset with seed k.
+
+    ``policy``: one of :data:`POLICIES`, or a function from an observation to an action (a
+    learned policy, to compare with these on the very same episodes).
+    """
     env = gym.make("UAVGrid-v0", **env_kwargs)
     env.action_space.seed(0)
-    choose: Callable[[], Any] = {
-        "random": env.action_space.sample,
-        "stay": lambda: 0,
-        "greedy": GreedyPolicy(env).act,
-    }[policy]
+    if callable(policy):
+        choose = policy
+    else:
+        named: dict[str, Callable[[Any], Any]] = {
+            "random": lambda observation: env.action_space.sample(),
+            "stay": lambda observation: 0,
+            "greedy": GreedyPolicy(env),
+        }
+        choose = named[policy]
     returns = np.zeros(episodes)
     for episode in range(episodes):
-        env.reset(seed=episode)
+        observation, _ = env.reset(seed=episode)
         done = False
         while not done:
-            _, reward, terminated, truncated, _ = env.step(choose())
+            observation, reward, terminated, truncated, _ = env.step(choose(observation))
             returns[episode] += reward
             done = terminated or truncated
     env.close()
