@@ -26,8 +26,8 @@ def heading_to_action(xp: Any, hx: Any, hy: Any) -> Any:
 
     Works on floats (returns an int) and on arrays (returns an int array) alike.
     """
-    # A component counts when the heading is more than 22.5 degrees away from the other axis.
-    sx = (hx > _TAN_22_5 * abs(hy)) * 1 - (hx < -_TAN_22_5 * abs(hy)) * 1
-    sy = (hy > _TAN_22_5 * abs(hx)) * 1 - (hy < -_TAN_22_5 * abs(hx)) * 1
-    octant = (sy + 1) * 3 + (sx + 1)
+    # A component counts when the heading is more than 22.5 degrees away from the other axis;
+    # the octant index is (sign y + 1) * 3 + (sign x + 1), summed from the four comparisons.
+    tan_x, tan_y = _TAN_22_5 * abs(hx), _TAN_22_5 * abs(hy)
+    octant = 4 + 1 * (hx > tan_y) - (hx < -tan_y) + 3 * (hy > tan_x) - 3 * (hy < -tan_x)
     return _OCTANT_ACTION[octant] if xp is NUMPY else int(_OCTANT_ACTION[octant])

@@ -100,16 +100,17 @@ class BatchedVectorEnv(VectorEnv):
         resetting = self._needs_reset if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(self.num_envs, dtype=bool)
         active = ~resetting
         step_rngs = rngs
-        if resetting.any():
+        any_resetting = np.count_nonzero(resetting)  # cheaper than .any() on small arrays
+        if any_resetting:
             step_rngs = list(rngs)
             for i in np.flatnonzero(resetting):
                 step_rngs[i] = _DISCARDED
         rewards, terminated, truncated, info = self._step_games(actions, step_rngs, active)
-        if resetting.any():
+        if any_resetting:
             self._reset_games(resetting)
         done = terminated | truncated
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            if done.any():
+            if np.count_nonzero(done):
                 info["final_obs"], info["_final_obs"] = self._observe(), done.copy()
                 self._reset_games(done)
         else:
@@ -120,6 +121,6 @@ class BatchedVectorEnv(VectorEnv):
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         array = np.asarray(actions)
-        if array.shape != (self.num_envs,) or not np.issubdtype(array.dtype, np.integer) or ((array < 0) | (array >= self._n_actions)).any():
+        if array.shape != (self.num_envs,) or array.dtype.kind not in "iu" or array.min() < 0 or array.max() >= self._n_actions:
             raise ValueError(f"invalid actions {actions!r}; valid: {self.num_envs} ints in 0..{self._n_actions - 1}")
         return array.astype(np.int64)

@@ -173,9 +173,11 @@ def test_pusher_beats_random_and_chaser_beats_still():
 
 
 def test_matches_are_mirror_fair():
-    forward = play_matches("chaser", "random", games=60, seed=1)
-    backward = play_matches("random", "chaser", games=60, seed=1)
-    assert forward["left_wins"] == backward["right_wins"]
+    # Random starts are not mirror images game by game, so fairness is statistical: the
+    # chaser wins as often from either side (standard error of the difference about 0.02).
+    forward = play_matches("chaser", "random", games=400, seed=1)
+    backward = play_matches("random", "chaser", games=400, seed=2)
+    assert forward["left_wins"] == pytest.approx(backward["right_wins"], abs=0.08)
 
 
 class RecordingModel:

@@ -71,9 +71,11 @@ class DuelGame:
         if self.xp is SCALAR:
             jitter = rngs[0].uniform(-1.0, 1.0, size=4).tolist()
         else:
-            jitter = np.zeros((4, len(rngs)))
-            for i in np.flatnonzero(games):
-                jitter[:, i] = rngs[i].uniform(-1.0, 1.0, size=4)
+            draws = np.zeros((len(rngs), 4))
+            for i in np.flatnonzero(np.broadcast_to(games, len(rngs))):  # games=True: every game
+                rngs[i].random(out=draws[i])
+            # What uniform(-1.0, 1.0) computes from the same draws, bit for bit, for all games at once.
+            jitter = (-1.0 + 2.0 * draws).T
         self.core.reset(jitter, games)
 
     def step(self, actions: Any, rngs: Sequence[np.random.Generator]) -> tuple[Any, ...]:
