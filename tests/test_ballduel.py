@@ -172,6 +172,15 @@ def test_pusher_beats_random_and_chaser_beats_still():
     assert play_matches("chaser", "still", games=20, seed=0)["left_wins"] == 1.0
 
 
+def test_resetting_every_game_gives_each_its_own_random_start():
+    from ballenvs.duel.game import DuelGame
+
+    game = DuelGame(5)
+    game.reset_games([np.random.default_rng(seed) for seed in range(5)])  # games=True: all of them
+    starts = np.stack(game.core.state[:4], axis=1)
+    assert len(np.unique(starts, axis=0)) == 5
+
+
 def test_matches_are_mirror_fair():
     # Random starts are not mirror images game by game, so fairness is statistical: the
     # chaser wins as often from either side (standard error of the difference about 0.02).
