@@ -28,7 +28,7 @@ import yaml
 from agents.cli import DEVICES, run_cli
 from agents.config import DEFAULT_CONFIG
 from agents.envs import VEC_ENVS, check_env_id
-from agents.evaluate import MODEL_SUFFIXES, evaluate, find_model, load_model
+from agents.evaluate import evaluate, find_model, load_model, model_file
 from agents.hardware import machine
 from agents.runs import FINAL_MODEL, atomic_path, new_run_dir, read_config
 from agents.training import SUMMARY_NAME
@@ -99,10 +99,10 @@ def paired_with_greedy(run_dirs: list[str], env_id: str) -> tuple[float, float] 
 
 
 def final_model(run_dir: Path) -> Path:
-    for suffix in MODEL_SUFFIXES:
-        if (run_dir / f"{FINAL_MODEL}{suffix}").is_file():
-            return run_dir / f"{FINAL_MODEL}{suffix}"
-    raise FileNotFoundError(f"no {FINAL_MODEL} in {str(run_dir)!r}: did the run finish?")
+    found = model_file(run_dir, FINAL_MODEL)
+    if found is None:
+        raise FileNotFoundError(f"no {FINAL_MODEL} in {str(run_dir)!r}: did the run finish?")
+    return found
 
 
 # -- reading run folders ------------------------------------------------------------------------

@@ -41,14 +41,22 @@ class EvalResult:
         return line
 
 
+def model_file(run_dir: Path, name: str) -> Path | None:
+    """The run folder's model called ``name`` (best_model, final_model), whichever trainer wrote it."""
+    for suffix in MODEL_SUFFIXES:
+        if (run_dir / f"{name}{suffix}").is_file():
+            return run_dir / f"{name}{suffix}"
+    return None
+
+
 def find_model(path: str | Path) -> tuple[Path, Path]:
     """The model file and its run folder, from either of them."""
     path = Path(path)
     if path.is_dir():
         for name in (BEST_MODEL, FINAL_MODEL):
-            for suffix in MODEL_SUFFIXES:
-                if (path / f"{name}{suffix}").is_file():
-                    return path / f"{name}{suffix}", path
+            found = model_file(path, name)
+            if found is not None:
+                return found, path
         raise FileNotFoundError(f"no {BEST_MODEL} or {FINAL_MODEL} model in {str(path)!r}")
     if not path.is_file():
         raise FileNotFoundError(f"no model file or run folder at {str(path)!r}")
