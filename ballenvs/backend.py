@@ -30,6 +30,22 @@ def _scalar_where(condition, if_true, if_false):
     return if_true if condition else if_false
 
 
+def _numpy_update_where(mask, rule, fields, inputs=()):
+    """Apply ``rule`` to the games in ``mask`` only: ``rule(*fields, *inputs)`` gets and returns
+    (k,) arrays for the k games, and its results are written into ``fields`` in place (so they
+    must be arrays the caller owns), which are returned. For a rule that few games need, this
+    costs less than computing every game and masking the result."""
+    games = np.flatnonzero(mask)
+    updated = rule(*(field[games] for field in fields), *(value[games] for value in inputs))
+    for field, values in zip(fields, updated):
+        field[games] = values
+    return fields
+
+
+def _scalar_update_where(mask, rule, fields, inputs=()):
+    return rule(*fields, *inputs) if mask else fields
+
+
 NUMPY = Backend(
     name="numpy",
     sqrt=np.sqrt,
@@ -38,6 +54,7 @@ NUMPY = Backend(
     where=np.where,
     any=np.count_nonzero,  # truthy exactly when any is; 10x cheaper than np.any on small arrays
     logical_not=np.logical_not,
+    update_where=_numpy_update_where,
 )
 
 SCALAR = Backend(
@@ -48,4 +65,5 @@ SCALAR = Backend(
     where=_scalar_where,
     any=bool,
     logical_not=operator.not_,
+    update_where=_scalar_update_where,
 )

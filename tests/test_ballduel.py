@@ -104,6 +104,37 @@ def test_elastic_collision_swaps_velocities_head_on():
     assert s.rx - s.lx == pytest.approx(0.2)
 
 
+def test_a_batch_resolves_collisions_game_by_game_as_lone_games_do():
+    # The vector core computes collisions for the touching games only and writes them back;
+    # every game of the batch, touching or not, must come out bit for bit as it would alone.
+    from ballenvs.duel.game import DuelGame
+
+    placements = [
+        dict(lx=-0.105, lvx=0.05, rx=0.105),  # head-on, touching at once
+        dict(),  # far apart
+        dict(lx=0.7, lvx=0.06, rx=0.9, ry=0.01),  # a glancing blow near the edge
+        dict(lx=-0.3, ly=0.1, lvy=-0.05, rx=-0.3, ry=-0.1),  # closing along y
+        dict(lx=-0.6, ly=0.5),  # far apart
+    ]
+    balls = [{**dict(lx=-0.5, ly=0.0, rx=0.5, ry=0.0, lvx=0.0, lvy=0.0, rvx=0.0, rvy=0.0), **p} for p in placements]
+    batch = DuelGame(len(balls), obs_type="state", opponent="chaser")
+    batch.core.state = DuelState(*(np.array([b[field] for b in balls]) for field in DuelState._fields))
+    lone = [DuelGame(None, obs_type="state", opponent="chaser") for _ in balls]
+    for game, b in zip(lone, balls):
+        game.core.state = DuelState(**b)
+    actions = np.random.default_rng(0).integers(9, size=(30, len(balls)))
+    touched = 0
+    for row in actions:
+        batch_result = batch.step(row, [None] * len(balls))
+        s = batch.core.state
+        touched += np.count_nonzero(np.hypot(s.rx - s.lx, s.ry - s.ly) < 0.2 + 1e-9)
+        for i, game in enumerate(lone):
+            result = game.step(int(row[i]), [None])
+            assert [float(value[i]) for value in batch_result] == list(result)
+            assert [float(field[i]) for field in s] == list(game.core.state)
+    assert 0 < touched < 30 * len(balls)  # some games touched while others did not
+
+
 @pytest.mark.parametrize("obs_type", ["pixels", "state"])
 def test_opponent_sees_the_mirror_of_the_learners_view(obs_type):
     env = make(obs_type=obs_type)

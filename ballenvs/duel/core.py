@@ -83,19 +83,27 @@ class DuelCore:
         self._thrust_x = THRUST_X.tolist() if num_games is None else THRUST_X
         self._thrust_y = THRUST_Y.tolist() if num_games is None else THRUST_Y
 
-    def reset(self, jitter: Any, games: Any = True) -> None:
-        """Put ``games`` (a bool mask, or True for all) back at the start.
+    def reset(self, jitter: Any, games: Any = None) -> None:
+        """Put ``games`` back at the start: None for all (or the one game), else an index array.
 
-        ``jitter`` holds four uniform draws in [-1, 1] per game, for lx, ly, rx, ry:
-        shape (4,) for one game, (4, N) for N.
+        ``jitter`` holds four uniform draws in [-1, 1] per game, for lx, ly, rx, ry: shape (4,)
+        for one game, (4, k) for k games.
         """
-        physics, xp = self.physics, self.xp
+        physics, n = self.physics, self.num_games
         offset, spread = physics.start_offset * physics.ring_radius, physics.start_jitter * physics.ring_radius
         start = (-offset + jitter[0] * spread, jitter[1] * spread, offset + jitter[2] * spread, jitter[3] * spread)
-        positions = [xp.where(games, new, old) for new, old in zip(start, self.state[:4])]
-        velocities = [xp.where(games, 0.0, old) for old in self.state[4:]]
-        self.state = DuelState(*positions, *velocities)
-        self.steps = xp.where(games, 0, self.steps)
+        if n is None:
+            self.state, self.steps = DuelState(*start, 0.0, 0.0, 0.0, 0.0), 0
+        elif games is None:
+            self.state = DuelState(*start, *(np.zeros(n) for _ in range(4)))
+            self.steps = np.zeros(n, dtype=np.int64)
+        else:
+            # Copies, so that whoever holds the old state does not see it change.
+            fields, steps = [field.copy() for field in self.state], self.steps.copy()
+            for field, value in zip(fields, (*start, 0.0, 0.0, 0.0, 0.0)):
+                field[games] = value
+            steps[games] = 0
+            self.state, self.steps = DuelState(*fields), steps
 
     def step(self, left_action: Any, right_action: Any) -> tuple[Any, Any]:
         """Advance by one step with each ball's world-frame action; say which balls are out."""
@@ -108,29 +116,32 @@ class DuelCore:
         dx, dy = rx - lx, ry - ly
         dist2 = dx * dx + dy * dy
         touching = dist2 < (2 * p.ball_radius) ** 2
-        if xp.any(touching):  # rare: skip the collision arithmetic on most steps
-            dist = xp.sqrt(dist2)
-            # Coincident centres have no line between them; push apart along x.
-            apart = dist > 1e-12
-            nx = xp.where(apart, dx / xp.maximum(dist, 1e-12), 1.0)
-            ny = xp.where(apart, dy / xp.maximum(dist, 1e-12), 0.0)
-            # Elastic, equal masses: the balls swap their velocity components along the
-            # line of centres, if they are closing; then they are pushed apart to touching.
-            closing = (rvx - lvx) * nx + (rvy - lvy) * ny
-            swap = xp.where(touching & (closing < 0), closing, 0.0)
-            lvx, lvy, rvx, rvy = lvx + swap * nx, lvy + swap * ny, rvx - swap * nx, rvy - swap * ny
-            push = xp.where(touching, (2 * p.ball_radius - dist) / 2, 0.0)
-            lx, ly, rx, ry = lx - push * nx, ly - push * ny, rx + push * nx, ry + push * ny
-            # A swap can leave one ball faster than the cap; the cap is absolute. Only games
-            # that touched are capped again, as a lone game would be (bit-identical backends).
-            capped_lvx, capped_lvy = _cap(xp, lvx, lvy, p.speed_cap)
-            capped_rvx, capped_rvy = _cap(xp, rvx, rvy, p.speed_cap)
-            lvx, lvy = xp.where(touching, capped_lvx, lvx), xp.where(touching, capped_lvy, lvy)
-            rvx, rvy = xp.where(touching, capped_rvx, rvx), xp.where(touching, capped_rvy, rvy)
+        if xp.any(touching):  # rare: computed for the touching games only
+            balls = xp.update_where(touching, self._collide, (lx, ly, rx, ry, lvx, lvy, rvx, rvy), (dx, dy, dist2))
+            lx, ly, rx, ry, lvx, lvy, rvx, rvy = balls
         self.state = DuelState(lx, ly, rx, ry, lvx, lvy, rvx, rvy)
         self.steps = self.steps + 1
         ring2 = p.ring_radius**2
         return lx * lx + ly * ly > ring2, rx * rx + ry * ry > ring2
+
+    def _collide(self, lx: Any, ly: Any, rx: Any, ry: Any, lvx: Any, lvy: Any, rvx: Any, rvy: Any, dx: Any, dy: Any, dist2: Any) -> tuple:
+        """Bounce two touching balls off each other and push them apart."""
+        p, xp = self.physics, self.xp
+        dist = xp.sqrt(dist2)
+        # Coincident centres have no line between them; push apart along x.
+        apart = dist > 1e-12
+        nx = xp.where(apart, dx / xp.maximum(dist, 1e-12), 1.0)
+        ny = xp.where(apart, dy / xp.maximum(dist, 1e-12), 0.0)
+        # Elastic, equal masses: the balls swap their velocity components along the line of
+        # centres, if they are closing; then they are pushed apart to touching.
+        closing = (rvx - lvx) * nx + (rvy - lvy) * ny
+        swap = xp.where(closing < 0, closing, 0.0)
+        lvx, lvy, rvx, rvy = lvx + swap * nx, lvy + swap * ny, rvx - swap * nx, rvy - swap * ny
+        push = (2 * p.ball_radius - dist) / 2
+        lx, ly, rx, ry = lx - push * nx, ly - push * ny, rx + push * nx, ry + push * ny
+        # A swap can leave one ball faster than the cap; the cap is absolute.
+        (lvx, lvy), (rvx, rvy) = _cap(xp, lvx, lvy, p.speed_cap), _cap(xp, rvx, rvy, p.speed_cap)
+        return lx, ly, rx, ry, lvx, lvy, rvx, rvy
 
     def game(self, i: int) -> DuelState:
         """Game ``i`` of a batch as Python floats (for drawing it)."""

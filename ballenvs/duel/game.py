@@ -69,14 +69,15 @@ class DuelGame:
         """Restart ``games`` (a bool mask, or True for all); ``rngs`` holds every game's
         generator and only the restarted games draw from theirs."""
         if self.xp is SCALAR:
-            jitter = rngs[0].uniform(-1.0, 1.0, size=4).tolist()
-        else:
-            draws = np.zeros((len(rngs), 4))
-            for i in np.flatnonzero(np.broadcast_to(games, len(rngs))):  # games=True: every game
-                rngs[i].random(out=draws[i])
-            # What uniform(-1.0, 1.0) computes from the same draws, bit for bit, for all games at once.
-            jitter = (-1.0 + 2.0 * draws).T
-        self.core.reset(jitter, games)
+            self.core.reset(rngs[0].uniform(-1.0, 1.0, size=4).tolist())
+            return
+        every_game = np.ndim(games) == 0 and bool(games)
+        indices = np.arange(len(rngs)) if every_game else np.flatnonzero(games)
+        draws = np.empty((len(indices), 4))
+        for row, i in zip(draws, indices):
+            rngs[i].random(out=row)
+        # What uniform(-1.0, 1.0) computes from the same draws, bit for bit, for all games at once.
+        self.core.reset((-1.0 + 2.0 * draws).T, None if every_game else indices)
 
     def step(self, actions: Any, rngs: Sequence[np.random.Generator]) -> tuple[Any, ...]:
         """Play one step with the learner's ``actions`` (an int, or an (N,) array).
