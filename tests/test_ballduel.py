@@ -104,6 +104,15 @@ def test_elastic_collision_swaps_velocities_head_on():
     assert s.rx - s.lx == pytest.approx(0.2)
 
 
+def test_balls_on_the_same_spot_are_pushed_apart_along_x():
+    env = make(obs_type="state", opponent="still")
+    set_state(env, lx=0.3, ly=0.1, rx=0.3, ry=0.1)
+    env.step(0)
+    s = env.unwrapped.game.core.state
+    assert (s.lx, s.rx) == pytest.approx((0.2, 0.4))
+    assert s.ly == s.ry == pytest.approx(0.1)
+
+
 def test_a_batch_resolves_collisions_game_by_game_as_lone_games_do():
     # The vector core computes collisions for the touching games only and writes them back;
     # every game of the batch, touching or not, must come out bit for bit as it would alone.
@@ -115,6 +124,7 @@ def test_a_batch_resolves_collisions_game_by_game_as_lone_games_do():
         dict(lx=0.7, lvx=0.06, rx=0.9, ry=0.01),  # a glancing blow near the edge
         dict(lx=-0.3, ly=0.1, lvy=-0.05, rx=-0.3, ry=-0.1),  # closing along y
         dict(lx=-0.6, ly=0.5),  # far apart
+        dict(lx=0.2, ly=-0.2, rx=0.2, ry=-0.2),  # on the same spot
     ]
     balls = [{**dict(lx=-0.5, ly=0.0, rx=0.5, ry=0.0, lvx=0.0, lvy=0.0, rvx=0.0, rvy=0.0), **p} for p in placements]
     batch = DuelGame(len(balls), obs_type="state", opponent="chaser")

@@ -128,17 +128,20 @@ class DuelCore:
         """Bounce two touching balls off each other and push them apart."""
         p, xp = self.physics, self.xp
         dist = xp.sqrt(dist2)
-        # Coincident centres have no line between them; push apart along x.
-        apart = dist > 1e-12
-        nx = xp.where(apart, dx / xp.maximum(dist, 1e-12), 1.0)
-        ny = xp.where(apart, dy / xp.maximum(dist, 1e-12), 0.0)
+        safe_dist = xp.maximum(dist, 1e-12)
+        nx, ny = dx / safe_dist, dy / safe_dist
+        coincident = dist <= 1e-12
+        if xp.any(coincident):  # no line between the centres: push apart along x
+            nx, ny = xp.where(coincident, 1.0, nx), xp.where(coincident, 0.0, ny)
         # Elastic, equal masses: the balls swap their velocity components along the line of
         # centres, if they are closing; then they are pushed apart to touching.
         closing = (rvx - lvx) * nx + (rvy - lvy) * ny
         swap = xp.where(closing < 0, closing, 0.0)
-        lvx, lvy, rvx, rvy = lvx + swap * nx, lvy + swap * ny, rvx - swap * nx, rvy - swap * ny
+        kick_x, kick_y = swap * nx, swap * ny
+        lvx, lvy, rvx, rvy = lvx + kick_x, lvy + kick_y, rvx - kick_x, rvy - kick_y
         push = (2 * p.ball_radius - dist) / 2
-        lx, ly, rx, ry = lx - push * nx, ly - push * ny, rx + push * nx, ry + push * ny
+        shift_x, shift_y = push * nx, push * ny
+        lx, ly, rx, ry = lx - shift_x, ly - shift_y, rx + shift_x, ry + shift_y
         # A swap can leave one ball faster than the cap; the cap is absolute.
         (lvx, lvy), (rvx, rvy) = _cap(xp, lvx, lvy, p.speed_cap), _cap(xp, rvx, rvy, p.speed_cap)
         return lx, ly, rx, ry, lvx, lvy, rvx, rvy
