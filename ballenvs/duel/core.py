@@ -116,7 +116,7 @@ class DuelCore:
         dx, dy = rx - lx, ry - ly
         dist2 = dx * dx + dy * dy
         touching = dist2 < (2 * p.ball_radius) ** 2
-        if xp.any(touching):  # rare: computed for the touching games only
+        if xp.any(touching):  # rare: computed for the touching games only, written into this step's new arrays
             balls = xp.update_where(touching, self._collide, (lx, ly, rx, ry, lvx, lvy, rvx, rvy), (dx, dy, dist2))
             lx, ly, rx, ry, lvx, lvy, rvx, rvy = balls
         self.state = DuelState(lx, ly, rx, ry, lvx, lvy, rvx, rvy)
