@@ -40,6 +40,7 @@ class BatchedVectorEnv(VectorEnv):
         self.autoreset_mode = mode
         self._rngs: list[np.random.Generator] | None = None
         self._needs_reset = np.zeros(num_envs, dtype=bool)
+        self._every_env = np.ones(num_envs, dtype=bool)
 
     # -- what a subclass supplies -------------------------------------------------------------
 
@@ -57,6 +58,10 @@ class BatchedVectorEnv(VectorEnv):
 
     def _reset_info(self) -> dict:
         return {}
+
+    def _for_every_env(self, info: dict) -> dict:
+        """``info`` with gymnasium's ``_key`` mask beside each key, for infos that hold every env."""
+        return info | {f"_{key}": self._every_env.copy() for key in info}
 
     def _set_spaces(self, single_observation_space: spaces.Space) -> None:
         """Batched spaces from one env's observation space and the Discrete actions."""

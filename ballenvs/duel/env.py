@@ -113,7 +113,6 @@ class BallDuelVectorEnv(BatchedVectorEnv):
         self.render_mode = render_mode
         self._set_spaces(self.game.observation_space)
         self._winner = np.full(self.num_envs, PLAYING)
-        self._every_env = np.ones(self.num_envs, dtype=bool)
 
     def _reset_games(self, games: np.ndarray) -> None:
         self.game.reset_games(self.rngs, games)
@@ -122,14 +121,13 @@ class BallDuelVectorEnv(BatchedVectorEnv):
     def _step_games(self, actions: np.ndarray, rngs: Sequence[np.random.Generator], active: np.ndarray) -> tuple:
         reward, terminated, truncated, winner = self.game.step(actions, rngs)
         self._winner = np.where(active, winner, PLAYING)
-        every_env = self._every_env
-        info = {
-            # .take: 10x cheaper than fancy indexing along the first axis of a 2-D table.
-            "rewards": _PAIR_REWARDS.take(self._winner, axis=0),
-            "winner": _WINNER_NAMES[self._winner],
-            "_rewards": every_env.copy(),
-            "_winner": every_env.copy(),
-        }
+        info = self._for_every_env(
+            {
+                # .take: 10x cheaper than fancy indexing along the first axis of a 2-D table.
+                "rewards": _PAIR_REWARDS.take(self._winner, axis=0),
+                "winner": _WINNER_NAMES[self._winner],
+            }
+        )
         return np.where(active, reward, 0.0), terminated & active, truncated & active, info
 
     def _observe(self) -> np.ndarray:

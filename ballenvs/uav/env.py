@@ -113,16 +113,14 @@ class UAVGridVectorEnv(BatchedVectorEnv):
 
     def _step_games(self, actions: np.ndarray, rngs: Sequence[np.random.Generator], active: np.ndarray) -> tuple:
         reward, truncated, served, weight = self.game.step(actions, rngs, active)
-        info = self.game.info(np.where(active, served, 0), np.where(active, weight, 0.0))
-        info |= {f"_{key}": np.ones(self.num_envs, dtype=bool) for key in list(info)}
+        info = self._for_every_env(self.game.info(np.where(active, served, 0), np.where(active, weight, 0.0)))
         return np.where(active, reward, 0.0), np.zeros(self.num_envs, dtype=bool), truncated & active, info
 
     def _observe(self) -> Any:
         return self.game.observe()
 
     def _reset_info(self) -> dict:
-        info = self.game.info(np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs))
-        return info | {f"_{key}": np.ones(self.num_envs, dtype=bool) for key in list(info)}
+        return self._for_every_env(self.game.info(np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs)))
 
     def render(self) -> list[np.ndarray] | None:
         core = self.game.core
