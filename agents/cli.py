@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from agents.config import DEFAULT_CONFIG
 from agents.envs import VEC_ENVS
@@ -27,20 +28,47 @@ def trainer_parser(prog: str, description: str) -> argparse.ArgumentParser:
         "monitor/ CSVs, progress.csv and TensorBoard events (tensorboard --logdir runs).",
     )
     parser.add_argument("--env", default="BallDuel-v0", help="environment id (BallDuel-v0, UAVGrid-v0, UAVGridImage-v0)")
-    parser.add_argument("--timesteps", type=int, default=None, help="env steps to train (default: the config's n_timesteps; with --resume: further steps)")
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        default=None,
+        help="env steps to train (default: the config's n_timesteps; with --resume: further steps)",
+    )
     parser.add_argument("--n-envs", type=int, default=None, help="parallel environments (default: the config's n_envs)")
-    parser.add_argument("--vec-env", choices=VEC_ENVS, default=None, help="subproc: a worker process per env; dummy: envs in process, one after the other; native: the env's batched vector env, all in one call (fastest for these cheap envs); default: subproc when n-envs > 1")
+    parser.add_argument(
+        "--vec-env",
+        choices=VEC_ENVS,
+        default=None,
+        help="subproc: a worker process per env; dummy: envs in process, one after the other; native: the env's "
+        "batched vector env, all in one call (fastest for these cheap envs); default: subproc when n-envs > 1",
+    )
     parser.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when available, else CPU")
     parser.add_argument("--seed", type=int, default=0, help="seeds the envs (seed, seed+1, ...) and the learner")
     parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="hyperparameter file in the RL Zoo format")
-    parser.add_argument("--hyperparams", nargs="*", default=[], metavar="KEY=VALUE", help="override config values, e.g. learning_rate=1.0e-4 batch_size=64")
-    parser.add_argument("--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="env options, e.g. opponent=pusher obs_type=state")
+    parser.add_argument(
+        "--hyperparams",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override config values, e.g. learning_rate=1.0e-4 batch_size=64",
+    )
+    parser.add_argument(
+        "--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="env options, e.g. opponent=pusher obs_type=state"
+    )
     parser.add_argument("--log-dir", default="runs", help="where run folders go")
     parser.add_argument("--save-freq", type=int, default=50_000, help="checkpoint every this many env steps (0: never)")
-    parser.add_argument("--eval-freq", type=int, default=25_000, help="evaluate every this many env steps on a separate env (0: never)")
+    parser.add_argument(
+        "--eval-freq", type=int, default=25_000, help="evaluate every this many env steps on a separate env (0: never)"
+    )
     parser.add_argument("--eval-episodes", type=int, default=10, help="episodes per evaluation")
-    parser.add_argument("--resume", default=None, metavar="PATH", help="continue from a saved model (or a run folder), keeping its step count")
-    parser.add_argument("--save-replay-buffer", action="store_true", help="save the replay buffer with the final model, so --resume can restore it")
+    parser.add_argument(
+        "--resume", default=None, metavar="PATH", help="continue from a saved model (or a run folder), keeping its step count"
+    )
+    parser.add_argument(
+        "--save-replay-buffer",
+        action="store_true",
+        help="save the replay buffer with the final model, so --resume can restore it",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 

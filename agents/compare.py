@@ -67,7 +67,9 @@ def baselines(env_id: str, env_kwargs: dict[str, Any]) -> tuple[dict[str, float]
     from ballenvs.uav.baselines import episode_returns
 
     kwargs = _uav_kwargs(env_id, env_kwargs)
-    return {policy: float(episode_returns(policy, UAV_BASELINE_EPISODES, **kwargs).mean()) for policy in ("random", "greedy")}, "greedy"
+    return {
+        policy: float(episode_returns(policy, UAV_BASELINE_EPISODES, **kwargs).mean()) for policy in ("random", "greedy")
+    }, "greedy"
 
 
 def _uav_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +91,7 @@ def paired_with_greedy(run_dirs: list[str], env_id: str) -> tuple[float, float] 
     for run_dir in run_dirs:
         model = load_model(config["algo"], final_model(Path(run_dir)), "cpu")
 
-        def act(observation: Any) -> int:
+        def act(observation: Any, model: Any = model) -> int:
             batch = {k: v[None] for k, v in observation.items()} if isinstance(observation, dict) else observation[None]
             return int(np.asarray(model.predict(batch, deterministic=True)[0]).reshape(-1)[0])
 
@@ -133,7 +135,9 @@ def win_rates(run_dir: Path, episodes: int) -> dict[str, float]:
     model = load_model(config["algo"], model_path, "cpu")
     rates = {}
     for opponent in BALLDUEL_PLAYERS:
-        result = evaluate(model, config, episodes, seed=EVAL_BASE_SEED, deterministic=True, env_overrides={"opponent": opponent})
+        result = evaluate(
+            model, config, episodes, seed=EVAL_BASE_SEED, deterministic=True, env_overrides={"opponent": opponent}
+        )
         rates[opponent] = result.outcomes["left"] / episodes
     return rates
 
@@ -152,7 +156,13 @@ def analyse(manifest: dict[str, Any]) -> dict[str, Any]:
         for c in curves:
             hit = np.flatnonzero(c["returns"] >= target)
             reached.append((float(c["timesteps"][hit[0]]), float(c["seconds"][hit[0]])) if len(hit) else None)
-        agent = {"curves": curves, "final_mean": float(finals.mean()), "final_std": float(finals.std()), "steps_per_s": float(np.mean([c["steps_per_s"] for c in curves])), "reached": reached}
+        agent = {
+            "curves": curves,
+            "final_mean": float(finals.mean()),
+            "final_std": float(finals.std()),
+            "steps_per_s": float(np.mean([c["steps_per_s"] for c in curves])),
+            "reached": reached,
+        }
         if manifest["env_id"] == "BallDuel-v0":
             per_run = [win_rates(Path(d), manifest["eval_episodes"]) for d in run_dirs]
             agent["win_rates"] = {o: float(np.mean([r[o] for r in per_run])) for o in BALLDUEL_PLAYERS}
@@ -195,12 +205,22 @@ def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.2)
         for name, value in manifest["baselines"].items():
             ax.axhline(value, linestyle="--", linewidth=1, color="grey" if name != manifest["heuristic"] else "black")
-            ax.annotate(name, (1.0, value), xycoords=("axes fraction", "data"), xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=9)
+            ax.annotate(
+                name,
+                (1.0, value),
+                xycoords=("axes fraction", "data"),
+                xytext=(-4, 3),
+                textcoords="offset points",
+                ha="right",
+                fontsize=9,
+            )
         ax.set_xlabel(x_label)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"mean evaluation return ({manifest['eval_episodes']} episodes)")
     axes[0].legend(loc="upper left")
-    fig.suptitle(f"{manifest['env_id']}: SB3 DQN vs custom DQN, mean +- std over seeds; dashed: baselines\n{manifest['hardware']}")
+    fig.suptitle(
+        f"{manifest['env_id']}: SB3 DQN vs custom DQN, mean +- std over seeds; dashed: baselines\n{manifest['hardware']}"
+    )
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110)
@@ -222,18 +242,39 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
     for label, agent in agents.items():
         hits = [r for r in agent["reached"] if r is not None]
         if hits:
-            reached = f"{np.mean([h[1] for h in hits]):.0f} s, {np.mean([h[0] for h in hits]):.0f} steps ({len(hits)}/{_count(len(agent['reached']), 'seed')})"
+            seconds, steps = np.mean([h[1] for h in hits]), np.mean([h[0] for h in hits])
+            reached = f"{seconds:.0f} s, {steps:.0f} steps ({len(hits)}/{_count(len(agent['reached']), 'seed')})"
         else:
             reached = "not reached"
-        lines.append(f"| {label} | {agent['final_mean']:.3f} +- {agent['final_std']:.3f} | {agent['steps_per_s']:.0f} | {reached} |")
-    lines += ["", "Baselines (mean return of seeded episodes of the same env and options): " + ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items())]
+        lines.append(
+            f"| {label} | {agent['final_mean']:.3f} +- {agent['final_std']:.3f} | {agent['steps_per_s']:.0f} | {reached} |"
+        )
+    lines += [
+        "",
+        "Baselines (mean return of seeded episodes of the same env and options): "
+        + ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items()),
+    ]
     if manifest["env_id"] != "BallDuel-v0":
-        lines += ["", f"Final model's return minus {heuristic}'s on the same {UAV_PAIRED_EPISODES} seeded episodes (paired; all seeds' episodes pooled):", ""]
+        lines += [
+            "",
+            f"Final model's return minus {heuristic}'s on the same {UAV_PAIRED_EPISODES} seeded episodes "
+            "(paired; all seeds' episodes pooled):",
+            "",
+        ]
         for label, agent in agents.items():
             paired = agent["paired"]
-            lines.append(f"- {label}: " + ("n/a (stacked frames)" if paired is None else f"{paired[0]:+.2f} +- {paired[1]:.2f} (standard error)"))
+            lines.append(
+                f"- {label}: "
+                + ("n/a (stacked frames)" if paired is None else f"{paired[0]:+.2f} +- {paired[1]:.2f} (standard error)")
+            )
     if manifest["env_id"] == "BallDuel-v0":
-        lines += ["", "Win rate of the best model (the final one if no evaluation ran) against each built-in opponent:", "", "| agent | " + " | ".join(BALLDUEL_PLAYERS) + " |", "|---|" + "---:|" * len(BALLDUEL_PLAYERS)]
+        lines += [
+            "",
+            "Win rate of the best model (the final one if no evaluation ran) against each built-in opponent:",
+            "",
+            "| agent | " + " | ".join(BALLDUEL_PLAYERS) + " |",
+            "|---|" + "---:|" * len(BALLDUEL_PLAYERS),
+        ]
         for label, agent in agents.items():
             lines.append(f"| {label} | " + " | ".join(f"{agent['win_rates'][o]:.0%}" for o in BALLDUEL_PLAYERS) + " |")
     return "\n".join(lines) + "\n"
@@ -257,7 +298,11 @@ def save_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m agents.compare", description=__doc__.split("\n\n")[0].strip(), formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.compare",
+        description=__doc__.split("\n\n")[0].strip(),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--env", default="UAVGrid-v0")
     parser.add_argument("--timesteps", type=int, default=100_000, help="env steps per run")
     parser.add_argument("--seeds", type=int, default=3, help="runs per agent, seeded 0, 1, ...")
@@ -270,7 +315,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE")
     parser.add_argument("--device", choices=DEVICES, default="auto")
     parser.add_argument("--log-dir", default="runs")
-    parser.add_argument("--from-runs", default=None, metavar="COMPARE_DIR", help="re-plot an earlier compare folder without training")
+    parser.add_argument(
+        "--from-runs", default=None, metavar="COMPARE_DIR", help="re-plot an earlier compare folder without training"
+    )
     args = parser.parse_args(argv)
 
     if args.from_runs:
@@ -289,9 +336,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from agents.config import parse_overrides
 
     env_kwargs = parse_overrides(args.env_kwargs, "--env-kwargs")
-    common = ["--env", args.env, "--timesteps", str(args.timesteps), "--vec-env", args.vec_env, "--config", args.config, "--device", args.device]
+    common = [
+        "--env",
+        args.env,
+        "--timesteps",
+        str(args.timesteps),
+        "--vec-env",
+        args.vec_env,
+        "--config",
+        args.config,
+        "--device",
+        args.device,
+    ]
     common += ["--eval-freq", str(eval_freq), "--eval-episodes", str(args.eval_episodes), "--save-freq", "0", "--no-progress"]
-    common += [*(["--n-envs", str(args.n_envs)] if args.n_envs else []), "--hyperparams", *args.hyperparams, "--env-kwargs", *args.env_kwargs]
+    common += [
+        *(["--n-envs", str(args.n_envs)] if args.n_envs else []),
+        "--hyperparams",
+        *args.hyperparams,
+        "--env-kwargs",
+        *args.env_kwargs,
+    ]
     out_dir = new_run_dir(args.log_dir, "compare", args.env)
     baseline_returns, heuristic = baselines(args.env, env_kwargs)
     manifest: dict[str, Any] = {

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -110,17 +111,23 @@ def parse_overrides(pairs: Iterable[str], flag: str) -> dict[str, Any]:
             if _BARE_WORD.match(text) or (key.endswith("_kwargs") and text.startswith("dict(")):
                 parsed[key] = text
             else:
-                raise ConfigError(f"{flag} value for {key!r} does not parse: {text!r} (expected a number, True/False, a list, or a word)") from None
+                raise ConfigError(
+                    f"{flag} value for {key!r} does not parse: {text!r} (expected a number, True/False, a list, or a word)"
+                ) from None
     return parsed
 
 
-def build_section(env_id: str, raw: dict[str, Any], overrides: dict[str, Any], supported: Iterable[str], trainer: str) -> Section:
+def build_section(
+    env_id: str, raw: dict[str, Any], overrides: dict[str, Any], supported: Iterable[str], trainer: str
+) -> Section:
     """Merge the command-line overrides into the raw section, check every key and value."""
     merged = {**raw, **overrides}
     supported = set(supported) | set(RUN_KEYS)
     unknown = sorted(set(merged) - supported)
     if unknown:
-        raise ConfigError(f"unknown hyperparameter(s) for {trainer}: {', '.join(unknown)}; valid: {', '.join(sorted(supported))}")
+        raise ConfigError(
+            f"unknown hyperparameter(s) for {trainer}: {', '.join(unknown)}; valid: {', '.join(sorted(supported))}"
+        )
     for key, kind in NUMBER_KEYS.items():
         if key in merged:
             value = merged[key]
@@ -128,7 +135,11 @@ def build_section(env_id: str, raw: dict[str, Any], overrides: dict[str, Any], s
                 continue
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
             if not ok or (kind is int and isinstance(value, float) and not value.is_integer()):
-                expected = "an integer" if kind is int else "a number" + (", or lin_<number> for a linear schedule" if key in SCHEDULE_KEYS else "")
+                expected = (
+                    "an integer"
+                    if kind is int
+                    else "a number" + (", or lin_<number> for a linear schedule" if key in SCHEDULE_KEYS else "")
+                )
                 raise ConfigError(f"hyperparameter {key}={value!r} must be {expected}")
             merged[key] = kind(value)
     for key in ("policy", "n_timesteps"):

@@ -35,7 +35,9 @@ REPLAY_BUFFER = "replay_buffer.npz"
 def agent_settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec from a config section and the spaces it will see."""
     policy_kwargs = eval_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
-    return config_from(section.algo_kwargs), network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
+    return config_from(section.algo_kwargs), network_spec(
+        observation_space, int(action_space.n), section.policy, policy_kwargs
+    )
 
 
 def check_section(section: Section, observation_space, action_space, resume: Path | None, device: str) -> dict[str, Any]:
@@ -79,7 +81,9 @@ class RunHooks(Hooks):
     def evaluate(self, progress: Progress) -> None:
         """As stable-baselines3's EvalCallback: deterministic episodes, best model kept, evaluations.npz."""
         policy = CustomPolicy(self.agent.q, 0.0, str(self.agent.device))
-        returns, lengths = evaluate_policy(policy, self.eval_env, self.eval_episodes, deterministic=True, return_episode_rewards=True)
+        returns, lengths = evaluate_policy(
+            policy, self.eval_env, self.eval_episodes, deterministic=True, return_episode_rewards=True
+        )
         self.agent.q.train()
         self.evaluations["timesteps"].append(progress.num_timesteps)
         self.evaluations["results"].append(returns)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +92,14 @@ def load_model(algo: str, model_path: Path, device: str) -> Any:
         raise ValueError(f"cannot load model {str(model_path)!r}: {type(error).__name__}: {error}") from None
 
 
-def evaluate(model: Any, config: dict[str, Any], episodes: int, seed: int = 0, deterministic: bool = True, env_overrides: dict[str, Any] | None = None) -> EvalResult:
+def evaluate(
+    model: Any,
+    config: dict[str, Any],
+    episodes: int,
+    seed: int = 0,
+    deterministic: bool = True,
+    env_overrides: dict[str, Any] | None = None,
+) -> EvalResult:
     """Play ``episodes`` episodes of the run's env (seeded ``seed``) with ``model.predict``."""
     hyper = config["hyperparams"]
     env_kwargs = {**hyper.get("env_kwargs", {}), **(env_overrides or {})}
@@ -115,12 +123,19 @@ def evaluate(model: Any, config: dict[str, Any], episodes: int, seed: int = 0, d
 
 def main(argv: list[str] | None = None) -> EvalResult:
     parser = argparse.ArgumentParser(prog="python -m agents.evaluate", description=__doc__.split("\n\n")[0].strip())
-    parser.add_argument("path", metavar="RUN_DIR_OR_MODEL", help="a run folder (runs/dqn/BallDuel-v0_1) or a model file in one")
+    parser.add_argument(
+        "path", metavar="RUN_DIR_OR_MODEL", help="a run folder (runs/dqn/BallDuel-v0_1) or a model file in one"
+    )
     parser.add_argument("--episodes", type=int, default=10, help="episodes to play (default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: 0)")
     parser.add_argument("--render", choices=("human",), default=None, help="show the games in a window")
     parser.add_argument("--deterministic", action="store_true", help="always take the greedy action (no epsilon)")
-    parser.add_argument("--opponent", choices=BUILTIN_OPPONENTS, default=None, help="BallDuel-v0: play against this opponent instead of the run's")
+    parser.add_argument(
+        "--opponent",
+        choices=BUILTIN_OPPONENTS,
+        default=None,
+        help="BallDuel-v0: play against this opponent instead of the run's",
+    )
     parser.add_argument("--device", choices=DEVICES, default="auto")
     args = parser.parse_args(argv)
     if args.episodes < 1:

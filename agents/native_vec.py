@@ -9,7 +9,8 @@ adapter asks the vector env for SAME_STEP autoreset and translates the rest.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -19,8 +20,14 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from ballenvs.vector import BatchedVectorEnv
 
 
-def make_native(env_id: str, num_envs: int, env_kwargs: dict[str, Any]) -> "NativeVecEnv":
-    venv = gym.make_vec(f"ballenvs:{env_id}", num_envs=num_envs, vectorization_mode="vector_entry_point", autoreset_mode=AutoresetMode.SAME_STEP, **env_kwargs)
+def make_native(env_id: str, num_envs: int, env_kwargs: dict[str, Any]) -> NativeVecEnv:
+    venv = gym.make_vec(
+        f"ballenvs:{env_id}",
+        num_envs=num_envs,
+        vectorization_mode="vector_entry_point",
+        autoreset_mode=AutoresetMode.SAME_STEP,
+        **env_kwargs,
+    )
     return NativeVecEnv(venv.unwrapped)
 
 
@@ -58,7 +65,9 @@ class NativeVecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         observation, rewards, terminated, truncated, info = self.venv.step(self._actions)
         dones = terminated | truncated
-        infos: list[dict[str, Any]] = [{"TimeLimit.truncated": bool(truncated[i] and not terminated[i])} for i in range(self.num_envs)]
+        infos: list[dict[str, Any]] = [
+            {"TimeLimit.truncated": bool(truncated[i] and not terminated[i])} for i in range(self.num_envs)
+        ]
         for key, values in info.items():
             if key.startswith("_") or key == "final_obs":
                 continue
@@ -81,7 +90,9 @@ class NativeVecEnv(VecEnv):
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         setattr(self.venv, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any) -> list[Any]:
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
         return [getattr(self.venv, method_name)(*method_args, **method_kwargs)] * self._count(indices)
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:

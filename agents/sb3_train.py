@@ -35,7 +35,18 @@ DQN_KEYS = tuple(
     name
     for name in inspect.signature(DQN.__init__).parameters
     # replay_buffer_class would need a class import from the YAML; the zoo's other keys are flags here.
-    if name not in ("self", "policy", "env", "tensorboard_log", "verbose", "seed", "device", "_init_setup_model", "replay_buffer_class")
+    if name
+    not in (
+        "self",
+        "policy",
+        "env",
+        "tensorboard_log",
+        "verbose",
+        "seed",
+        "device",
+        "_init_setup_model",
+        "replay_buffer_class",
+    )
 )
 REPLAY_BUFFER = "replay_buffer.pkl"
 
@@ -55,7 +66,11 @@ def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> 
     if n_steps > 1 and isinstance(observation_space, spaces.Dict):
         kwargs["n_steps"] = 1
         kwargs["replay_buffer_class"] = DictNStepReplayBuffer
-        kwargs["replay_buffer_kwargs"] = {**kwargs.get("replay_buffer_kwargs", {}), "n_steps": n_steps, "gamma": kwargs.get("gamma", 0.99)}
+        kwargs["replay_buffer_kwargs"] = {
+            **kwargs.get("replay_buffer_kwargs", {}),
+            "n_steps": n_steps,
+            "gamma": kwargs.get("gamma", 0.99),
+        }
     return kwargs
 
 
@@ -81,9 +96,18 @@ def main(argv: list[str] | None = None) -> Path:
         buffer = setup.resume.parent / REPLAY_BUFFER
         if buffer.exists():
             model.load_replay_buffer(buffer)
-        print(f"resumed from {setup.resume} at step {model.num_timesteps}" + (" with its replay buffer" if buffer.exists() else ""))
+        print(
+            f"resumed from {setup.resume} at step {model.num_timesteps}"
+            + (" with its replay buffer" if buffer.exists() else "")
+        )
     else:
-        model = DQN(section.policy, train_env, seed=setup.seed, device=setup.device, **dqn_kwargs(section.algo_kwargs, train_env.observation_space))
+        model = DQN(
+            section.policy,
+            train_env,
+            seed=setup.seed,
+            device=setup.device,
+            **dqn_kwargs(section.algo_kwargs, train_env.observation_space),
+        )
     model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
 
     # Evaluation runs in-process on purpose (DummyVecEnv beside SubprocVecEnv training).
@@ -105,7 +129,9 @@ def main(argv: list[str] | None = None) -> Path:
         )
     start_steps, start = model.num_timesteps, time.perf_counter()
     try:
-        model.learn(setup.timesteps, callback=callbacks, progress_bar=not args.no_progress, reset_num_timesteps=setup.resume is None)
+        model.learn(
+            setup.timesteps, callback=callbacks, progress_bar=not args.no_progress, reset_num_timesteps=setup.resume is None
+        )
     finally:
         train_env.close()
         model.logger.close()

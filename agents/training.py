@@ -4,9 +4,10 @@ run folder, build the envs. Everything that can be wrong is checked before the f
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
@@ -55,13 +56,22 @@ def resolve_resume(path: str, model_suffix: str) -> Path:
 
 
 def prepare_run(
-    args: argparse.Namespace, algo: str, supported_keys: Iterable[str], trainer: str, model_suffix: str, check: Check | None = None
+    args: argparse.Namespace,
+    algo: str,
+    supported_keys: Iterable[str],
+    trainer: str,
+    model_suffix: str,
+    check: Check | None = None,
 ) -> RunSetup:
     """Check every input, then create ``<log-dir>/<algo>/<env>_<n>/`` with its config.yml."""
     check_counts(args)
     check_env_id(args.env)
     section = build_section(
-        args.env, load_section(args.config, args.env), parse_overrides(args.hyperparams, "--hyperparams"), supported_keys, trainer
+        args.env,
+        load_section(args.config, args.env),
+        parse_overrides(args.hyperparams, "--hyperparams"),
+        supported_keys,
+        trainer,
     )
     section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
     section.n_envs = args.n_envs or section.n_envs
@@ -103,8 +113,13 @@ def make_eval_env(setup: RunSetup) -> VecEnv:
 
 def finish_run(run_dir: Path, steps: int, seconds: float, total_steps: int) -> dict[str, Any]:
     """Write ``summary.yml`` (steps trained, seconds, steps/s) and print it in one line."""
-    summary = {"steps": steps, "seconds": round(seconds, 3), "steps_per_s": round(steps / seconds, 1) if seconds > 0 else None, "total_steps": total_steps}
+    summary = {
+        "steps": steps,
+        "seconds": round(seconds, 3),
+        "steps_per_s": round(steps / seconds, 1) if seconds > 0 else None,
+        "total_steps": total_steps,
+    }
     write_yaml(run_dir / SUMMARY_NAME, summary)
-    print(f"trained {steps} steps in {seconds:.1f} s ({summary['steps_per_s']} steps/s); total steps: {total_steps}; run folder: {run_dir}")
+    rate = f"{summary['steps_per_s']} steps/s"
+    print(f"trained {steps} steps in {seconds:.1f} s ({rate}); total steps: {total_steps}; run folder: {run_dir}")
     return summary
-

@@ -14,7 +14,10 @@ __version__ = "0.1.0"
 
 #: id -> registration keyword arguments
 _ENV_SPECS = {
-    "BallDuel-v0": {"entry_point": "ballenvs.duel.env:BallDuelEnv", "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv"},
+    "BallDuel-v0": {
+        "entry_point": "ballenvs.duel.env:BallDuelEnv",
+        "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",
+    },
     "UAVGrid-v0": {"entry_point": "ballenvs.uav.env:UAVGridEnv", "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv"},
     # The same env with the map image: its own id, so it can have its own zoo config section.
     "UAVGridImage-v0": {

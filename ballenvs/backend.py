@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+
 class Backend(SimpleNamespace):
     """A named set of array functions; pickles by name, so ``xp is NUMPY`` survives pickling."""
 

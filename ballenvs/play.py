@@ -34,11 +34,16 @@ def keys_to_action(up: bool, down: bool, left: bool, right: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Play BallDuel-v0 with the arrow keys against a built-in opponent.")
-    parser.add_argument("--opponent", choices=BUILTIN_OPPONENTS, default="chaser", help="who plays the right ball (default: chaser)")
+    parser.add_argument(
+        "--opponent", choices=BUILTIN_OPPONENTS, default="chaser", help="who plays the right ball (default: chaser)"
+    )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     if not has_display():
-        print("ballenvs.play needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy).", file=sys.stderr)
+        print(
+            "ballenvs.play needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy).",
+            file=sys.stderr,
+        )
         return 2
     pygame = import_pygame()
     env = gym.make("BallDuel-v0", render_mode="human", opponent=args.opponent)

@@ -8,7 +8,8 @@ the first :class:`Canvas` is made, so an env that is never rendered never loads 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from gymnasium import logger

@@ -8,7 +8,8 @@ order as the single env would.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -35,7 +36,9 @@ class BatchedVectorEnv(VectorEnv):
         self._n_actions = n_actions
         mode = AutoresetMode(autoreset_mode) if isinstance(autoreset_mode, str) else autoreset_mode
         if mode not in AUTORESET_MODES:
-            raise ValueError(f"unknown autoreset_mode {autoreset_mode!r}; valid: {', '.join(m.value for m in AUTORESET_MODES)}")
+            raise ValueError(
+                f"unknown autoreset_mode {autoreset_mode!r}; valid: {', '.join(m.value for m in AUTORESET_MODES)}"
+            )
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.autoreset_mode = mode
         self._rngs: list[np.random.Generator] | None = None
@@ -48,7 +51,9 @@ class BatchedVectorEnv(VectorEnv):
         """Restart the games in the bool mask, each drawing from its own generator."""
         raise NotImplementedError
 
-    def _step_games(self, actions: np.ndarray, rngs: Sequence[np.random.Generator], active: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    def _step_games(
+        self, actions: np.ndarray, rngs: Sequence[np.random.Generator], active: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every game; return (rewards, terminated, truncated, info) with the games not in
         ``active`` (those being reset) given zero rewards, no ends and reset-time infos."""
         raise NotImplementedError
@@ -88,7 +93,9 @@ class BatchedVectorEnv(VectorEnv):
         # The same generator a single env makes from the same seed.
         self._rngs = [seeding.np_random(s)[0] for s in seeds]
 
-    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict]:
         """Reset every env. ``seed``: env i gets seed + i (or the i-th of a list of seeds);
         None keeps each env's generator running, as a single env's reset(seed=None) does."""
         if options:
@@ -102,7 +109,9 @@ class BatchedVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         actions = self._check_actions(actions)
         rngs = self.rngs
-        resetting = self._needs_reset if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(self.num_envs, dtype=bool)
+        resetting = (
+            self._needs_reset if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(self.num_envs, dtype=bool)
+        )
         active = ~resetting
         step_rngs = rngs
         any_resetting = np.count_nonzero(resetting)  # cheaper than .any() on small arrays
@@ -126,6 +135,11 @@ class BatchedVectorEnv(VectorEnv):
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         array = np.asarray(actions)
-        if array.shape != (self.num_envs,) or array.dtype.kind not in "iu" or array.min() < 0 or array.max() >= self._n_actions:
+        if (
+            array.shape != (self.num_envs,)
+            or array.dtype.kind not in "iu"
+            or array.min() < 0
+            or array.max() >= self._n_actions
+        ):
             raise ValueError(f"invalid actions {actions!r}; valid: {self.num_envs} ints in 0..{self._n_actions - 1}")
         return array.astype(np.int64)

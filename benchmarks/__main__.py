@@ -24,7 +24,22 @@ from benchmarks.common import RESULTS_DIR, machine
 #: name -> (full-size arguments, quick arguments)
 BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "env_throughput": ([], ["--steps", "300", "--rounds", "1", "--vector-sizes", "2", "--vector-steps", "400"]),
-    "train_throughput": ([], ["--steps", "100", "--rounds", "1", "--learning-starts", "64", "--envs", "UAVGrid-v0", "--vec-envs", "dummy", "native"]),
+    "train_throughput": (
+        [],
+        [
+            "--steps",
+            "100",
+            "--rounds",
+            "1",
+            "--learning-starts",
+            "64",
+            "--envs",
+            "UAVGrid-v0",
+            "--vec-envs",
+            "dummy",
+            "native",
+        ],
+    ),
     "naive_vs_batched": ([], ["--calls", "2"]),
     "episode_flatness": ([], ["--episodes", "3", "--anti-episodes", "2", "--save-freq", "200"]),
 }
@@ -36,7 +51,11 @@ def update_results(path: Path, name: str, text: str) -> None:
     content = path.read_text() if path.exists() else "# Benchmark results\n"
     block = f"{start}\n{text.strip()}\n{end}"
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
-    content = pattern.sub(lambda _: block, content) if pattern.search(content) else content.rstrip("\n") + f"\n\n## {name}\n\n{block}\n"
+    content = (
+        pattern.sub(lambda _: block, content)
+        if pattern.search(content)
+        else content.rstrip("\n") + f"\n\n## {name}\n\n{block}\n"
+    )
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text(content)
     os.replace(tmp, path)

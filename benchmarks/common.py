@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from agents.hardware import machine
 
-__all__ = ["machine", "one_core", "write_json", "RESULTS_DIR"]
+__all__ = ["machine", "one_core", "write_json", "row", "RESULTS_DIR"]
 
 RESULTS_DIR = Path(__file__).resolve().parent
 
@@ -39,3 +40,8 @@ def write_json(name: str, payload: dict[str, Any]) -> Path:
     tmp.write_text(json.dumps(payload, indent=2) + "\n")
     os.replace(tmp, path)
     return path
+
+
+def row(*cells: Any) -> str:
+    """One row of a markdown table."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import ballenvs  # noqa: F401
 from agents.envs import make_vec
-from benchmarks.common import machine, one_core, write_json
+from benchmarks.common import machine, one_core, row, write_json
 
 REFERENCE = "CartPole-v1"
 
@@ -51,10 +52,19 @@ def steps_per_second(env: gym.Env, steps: int, seed: int = 0) -> float:
 VECTOR_REFERENCE = "CartPole-v1 vector"
 NATIVE: dict[str, tuple[Callable[[int], Any], float | None]] = {
     VECTOR_REFERENCE: (lambda n: gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point"), None),
-    "BallDuel-v0 state": (lambda n: gym.make_vec("BallDuel-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="state"), 0.5),
-    "BallDuel-v0 pixels": (lambda n: gym.make_vec("BallDuel-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="pixels"), 0.05),
+    "BallDuel-v0 state": (
+        lambda n: gym.make_vec("BallDuel-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="state"),
+        0.5,
+    ),
+    "BallDuel-v0 pixels": (
+        lambda n: gym.make_vec("BallDuel-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="pixels"),
+        0.05,
+    ),
     "UAVGrid-v0 vector": (lambda n: gym.make_vec("UAVGrid-v0", num_envs=n, vectorization_mode="vector_entry_point"), 0.3),
-    "UAVGrid-v0 image": (lambda n: gym.make_vec("UAVGrid-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="image"), None),
+    "UAVGrid-v0 image": (
+        lambda n: gym.make_vec("UAVGrid-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="image"),
+        None,
+    ),
 }
 #: SB3 vec envs over single envs: (name, vec env class name, env id, kwargs, most envs to use)
 SB3_VECTORS = [
@@ -70,8 +80,8 @@ def vector_rate(venv: Any, n_actions: int, vec_steps: int) -> float:
     """Env steps per second of a gymnasium or SB3 vector env under random actions."""
     actions = np.random.default_rng(0).integers(n_actions, size=(vec_steps, venv.num_envs))
     start = time.perf_counter()
-    for row in actions:
-        venv.step(row)
+    for step_actions in actions:
+        venv.step(step_actions)
     return vec_steps * venv.num_envs / (time.perf_counter() - start)
 
 
@@ -88,7 +98,16 @@ def run_vectors(sizes: list[int], env_steps: int, rounds: int) -> list[dict]:
                 best[name] = max(best[name], vector_rate(venv, 2 if name == VECTOR_REFERENCE else 9, vec_steps))
         reference = best[VECTOR_REFERENCE]
         for name, rate in best.items():
-            rows.append({"env": name, "vec_env": "native", "num_envs": n, "steps_per_s": rate, "ratio": rate / reference, "goal": NATIVE[name][1] if n == 256 else None})
+            rows.append(
+                {
+                    "env": name,
+                    "vec_env": "native",
+                    "num_envs": n,
+                    "steps_per_s": rate,
+                    "ratio": rate / reference,
+                    "goal": NATIVE[name][1] if n == 256 else None,
+                }
+            )
         for name, kind, env_id, kwargs, cap in SB3_VECTORS:
             if cap is not None and n > cap:
                 continue
@@ -96,7 +115,9 @@ def run_vectors(sizes: list[int], env_steps: int, rounds: int) -> list[dict]:
             venv.reset()
             rate = max(vector_rate(venv, 9, vec_steps) for _ in range(rounds))
             venv.close()
-            rows.append({"env": name, "vec_env": kind, "num_envs": n, "steps_per_s": rate, "ratio": rate / reference, "goal": None})
+            rows.append(
+                {"env": name, "vec_env": kind, "num_envs": n, "steps_per_s": rate, "ratio": rate / reference, "goal": None}
+            )
     return rows
 
 
@@ -118,17 +139,17 @@ def run(steps: int, rounds: int) -> dict:
 
 def format_vector_table(rows: list[dict]) -> str:
     lines = [f"| env | vec env | envs | env steps/s | x {VECTOR_REFERENCE} | goal |", "|---|---|---:|---:|---:|---:|"]
-    for row in rows:
-        goal = "" if row["goal"] is None else f">= {row['goal']}x {'(met)' if row['ratio'] >= row['goal'] else '(MISSED)'}"
-        lines.append(f"| {row['env']} | {row['vec_env']} | {row['num_envs']} | {row['steps_per_s']:,.0f} | {row['ratio']:.2f} | {goal} |")
+    for r in rows:
+        goal = "" if r["goal"] is None else f">= {r['goal']}x {'(met)' if r['ratio'] >= r['goal'] else '(MISSED)'}"
+        lines.append(row(r["env"], r["vec_env"], r["num_envs"], f"{r['steps_per_s']:,.0f}", f"{r['ratio']:.2f}", goal))
     return "\n".join(lines)
 
 
 def format_table(result: dict) -> str:
     lines = [f"| env | steps/s | x {REFERENCE} | goal |", "|---|---:|---:|---:|"]
-    for row in result["rows"]:
-        goal = "" if row["goal"] is None else f">= {row['goal']}x {'(met)' if row['ratio'] >= row['goal'] else '(MISSED)'}"
-        lines.append(f"| {row['env']} | {row['steps_per_s']:,.0f} | {row['ratio']:.2f} | {goal} |")
+    for r in result["rows"]:
+        goal = "" if r["goal"] is None else f">= {r['goal']}x {'(met)' if r['ratio'] >= r['goal'] else '(MISSED)'}"
+        lines.append(row(r["env"], f"{r['steps_per_s']:,.0f}", f"{r['ratio']:.2f}", goal))
     return "\n".join(lines)
 
 
@@ -144,7 +165,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20000, help="steps per env per round")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--vector-sizes", type=int, nargs="*", default=[8, 64, 256], help="numbers of envs for the vector benchmarks (none: skip them)")
+    parser.add_argument(
+        "--vector-sizes",
+        type=int,
+        nargs="*",
+        default=[8, 64, 256],
+        help="numbers of envs for the vector benchmarks (none: skip them)",
+    )
     parser.add_argument("--vector-steps", type=int, default=100_000, help="env steps per vector env per round")
     args = parser.parse_args(argv)
     with one_core():

@@ -26,7 +26,7 @@ from agents.custom.collect import VecEnvSteps
 from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, replay_buffer, train
 from agents.custom_train import agent_settings
 from agents.envs import make_vec
-from benchmarks.common import machine, write_json
+from benchmarks.common import machine, row, write_json
 
 ENV_ID = "BallDuel-v0"
 WINDOW = 20  # episodes compared at each end
@@ -47,7 +47,9 @@ def rss_mib() -> float:
 class EpisodeClock(Hooks):
     """Per finished episode: seconds per 1000 steps and RSS; optionally the anti-pattern."""
 
-    def __init__(self, agent: DQNAgent, env: Any, folder: Path, save_freq: int, anti_pattern: bool, episodes: int, learning_starts: int) -> None:
+    def __init__(
+        self, agent: DQNAgent, env: Any, folder: Path, save_freq: int, anti_pattern: bool, episodes: int, learning_starts: int
+    ) -> None:
         self.agent, self.env, self.folder = agent, env, folder
         self.save_freq, self.anti_pattern = save_freq, anti_pattern
         self.episodes, self.learning_starts = episodes, learning_starts
@@ -66,12 +68,20 @@ class EpisodeClock(Hooks):
     def on_episodes(self, progress, returns, lengths, loss, fps) -> None:
         if self.anti_pattern:
             # The whole model and optimizer, pickled, after every episode.
-            torch.save({"model": self.agent.q, "optimizer": self.agent.optimizer}, self.folder / f"episode_{progress.episodes}.pt")
+            torch.save(
+                {"model": self.agent.q, "optimizer": self.agent.optimizer}, self.folder / f"episode_{progress.episodes}.pt"
+            )
         now = time.perf_counter()
         steps = progress.num_timesteps - self._last_steps
         # Only episodes that were learning throughout count: the first ones start before it.
         if self._last_steps >= self.learning_starts:
-            self.rows.append({"seconds_per_1000_steps": (now - self._last_time) / steps * 1000, "rss_mib": rss_mib(), "steps": progress.num_timesteps})
+            self.rows.append(
+                {
+                    "seconds_per_1000_steps": (now - self._last_time) / steps * 1000,
+                    "rss_mib": rss_mib(),
+                    "steps": progress.num_timesteps,
+                }
+            )
         self._last_time, self._last_steps = now, progress.num_timesteps
 
 
@@ -111,19 +121,46 @@ def run(episodes: int, anti_episodes: int, save_freq: int) -> dict[str, Any]:
     overrides = {"learning_starts": 64, "buffer_size": 50_000}
     good = measure(episodes, False, save_freq, overrides)
     anti = measure(anti_episodes, True, save_freq, overrides)
-    return {"benchmark": "episode_flatness", "machine": machine(), "save_freq": save_freq, "overrides": overrides, "ours": good, "anti_pattern": anti, "anti_vs_ours": anti["first_s_per_1000"] / good["first_s_per_1000"]}
+    return {
+        "benchmark": "episode_flatness",
+        "machine": machine(),
+        "save_freq": save_freq,
+        "overrides": overrides,
+        "ours": good,
+        "anti_pattern": anti,
+        "anti_vs_ours": anti["first_s_per_1000"] / good["first_s_per_1000"],
+    }
 
 
 def format_table(result: dict) -> str:
     good, anti = result["ours"], result["anti_pattern"]
     verdict = "met" if good["slowdown"] <= 1.1 else "MISSED"
+    header = ("loop", "episodes", f"s / 1000 steps, first {WINDOW}", f"s / 1000 steps, last {WINDOW}", "last / first")
+    header += ("RSS growth (MiB)", "replay data added (MiB)")
+
+    def timings(loop: dict) -> tuple:
+        return (loop["episodes"], f"{loop['first_s_per_1000']:.2f}", f"{loop['last_s_per_1000']:.2f}")
+
+    def memory(loop: dict) -> tuple:
+        return (f"{loop['rss_growth_mib']:.0f}", f"{loop['buffer_growth_mib']:.0f}")
+
     return "\n".join(
         [
-            f"| loop | episodes | s / 1000 steps, first {WINDOW} | s / 1000 steps, last {WINDOW} | last / first | RSS growth (MiB) | replay data added (MiB) |",
+            row(*header),
             "|---|---:|---:|---:|---:|---:|---:|",
-            f"| custom agent, checkpoints every {result['save_freq']} steps | {good['episodes']} | {good['first_s_per_1000']:.2f} | {good['last_s_per_1000']:.2f} | {good['slowdown']:.2f} (goal <= 1.1: {verdict}) | {good['rss_growth_mib']:.0f} | {good['buffer_growth_mib']:.0f} |",
-            f"| anti-pattern: render every step, full pickle every episode | {anti['episodes']} | {anti['first_s_per_1000']:.2f} | {anti['last_s_per_1000']:.2f} | {anti['slowdown']:.2f} | {anti['rss_growth_mib']:.0f} | {anti['buffer_growth_mib']:.0f} |",
-            f"| anti-pattern / ours, first {WINDOW} | | | | {result['anti_vs_ours']:.2f}x slower | | |",
+            row(
+                f"custom agent, checkpoints every {result['save_freq']} steps",
+                *timings(good),
+                f"{good['slowdown']:.2f} (goal <= 1.1: {verdict})",
+                *memory(good),
+            ),
+            row(
+                "anti-pattern: render every step, full pickle every episode",
+                *timings(anti),
+                f"{anti['slowdown']:.2f}",
+                *memory(anti),
+            ),
+            row(f"anti-pattern / ours, first {WINDOW}", "", "", "", f"{result['anti_vs_ours']:.2f}x slower", "", ""),
         ]
     )
 

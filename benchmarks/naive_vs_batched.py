@@ -58,7 +58,11 @@ def run(calls: int, batch_size: int, seed: int = 0) -> dict[str, Any]:
     size = 4096
     obs = rng.uniform(0, 3, (size, INPUTS)).astype(np.float32)
     next_obs = rng.uniform(0, 3, (size, INPUTS)).astype(np.float32)
-    actions, rewards, terminated = rng.integers(9, size=size), rng.normal(size=size).astype(np.float32), rng.random(size) < 0.01
+    actions, rewards, terminated = (
+        rng.integers(9, size=size),
+        rng.normal(size=size).astype(np.float32),
+        rng.random(size) < 0.01,
+    )
     buffer = ReplayBuffer(size, space, seed=seed)
     buffer.add(obs, next_obs, actions, rewards, terminated)
     agent = DQNAgent(user_network_spec(), DQNConfig(batch_size=batch_size, gamma=GAMMA), "cpu", seed=seed)
@@ -67,7 +71,18 @@ def run(calls: int, batch_size: int, seed: int = 0) -> dict[str, Any]:
 
     def naive() -> None:
         idx = rng.integers(size, size=batch_size)
-        naive_update(online, target, optimizer, {"obs": obs[idx], "next_obs": next_obs[idx], "actions": actions[idx], "rewards": rewards[idx], "terminated": terminated[idx]})
+        naive_update(
+            online,
+            target,
+            optimizer,
+            {
+                "obs": obs[idx],
+                "next_obs": next_obs[idx],
+                "actions": actions[idx],
+                "rewards": rewards[idx],
+                "terminated": terminated[idx],
+            },
+        )
 
     def batched() -> None:
         agent.update(buffer.sample(batch_size))
@@ -115,7 +130,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
     result = run(args.calls, args.batch_size)
-    print(f"naive_vs_batched on {result['machine']} (torch {torch.__version__}, {result['torch_threads']} threads), {args.calls} calls each")
+    threads = f"torch {torch.__version__}, {result['torch_threads']} threads"
+    print(f"naive_vs_batched on {result['machine']} ({threads}), {args.calls} calls each")
     print(format_table(result))
     print(f"wrote {write_json('naive_vs_batched', result)}")
     return result

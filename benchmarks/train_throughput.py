@@ -1,6 +1,7 @@
 """Training throughput: our custom DQN against stable-baselines3's DQN, side by side.
 
-    python -m benchmarks.train_throughput [--steps 4000] [--rounds 2] [--envs BallDuel-v0 UAVGrid-v0] [--vec-envs dummy native subproc]
+    python -m benchmarks.train_throughput [--steps 4000] [--rounds 2] [--envs BallDuel-v0 UAVGrid-v0]
+        [--vec-envs dummy native subproc]
 
 Both learn from the same zoo_configs section (hyperparameters, n_envs, frame stacking), on
 the CPU, with the same vector env. Each first runs past ``learning_starts`` untimed, then
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, replay_
 from agents.custom_train import agent_settings
 from agents.envs import VEC_ENVS, make_vec
 from agents.sb3_train import DQN_KEYS, dqn_kwargs
-from benchmarks.common import machine, write_json
+from benchmarks.common import machine, row, write_json
 
 WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed
 
@@ -49,7 +51,10 @@ def sb3_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], s
     elapsed = time.perf_counter() - start
     returns = [ep["r"] for ep in model.ep_info_buffer]
     env.close()
-    return {"steps_per_s": (model.num_timesteps - before) / elapsed, "ep_return": float(np.mean(returns)) if returns else float("nan")}
+    return {
+        "steps_per_s": (model.num_timesteps - before) / elapsed,
+        "ep_return": float(np.mean(returns)) if returns else float("nan"),
+    }
 
 
 class _Returns(Hooks):
@@ -87,15 +92,25 @@ def run(envs: list[str], steps: int, rounds: int, vec_envs: list[str], overrides
                     if name not in best or result["steps_per_s"] > best[name]["steps_per_s"]:
                         best[name] = result
             ratio = best["custom"]["steps_per_s"] / best["sb3"]["steps_per_s"]
-            rows.append({"env": env_id, "vec_env": vec_env, **{f"{k}_{m}": v[m] for k, v in best.items() for m in v}, "ratio": ratio})
-    return {"benchmark": "train_throughput", "machine": machine(), "steps": steps, "rounds": rounds, "overrides": overrides, "rows": rows}
+            rows.append(
+                {"env": env_id, "vec_env": vec_env, **{f"{k}_{m}": v[m] for k, v in best.items() for m in v}, "ratio": ratio}
+            )
+    return {
+        "benchmark": "train_throughput",
+        "machine": machine(),
+        "steps": steps,
+        "rounds": rounds,
+        "overrides": overrides,
+        "rows": rows,
+    }
 
 
 def format_table(result: dict) -> str:
     lines = ["| env | vec env | SB3 DQN steps/s | custom steps/s | custom / SB3 | goal |", "|---|---|---:|---:|---:|---:|"]
-    for row in result["rows"]:
-        met = "met" if row["ratio"] >= 2 else "MISSED"
-        lines.append(f"| {row['env']} | {row['vec_env']} | {row['sb3_steps_per_s']:,.0f} | {row['custom_steps_per_s']:,.0f} | {row['ratio']:.2f} | >= 2x ({met}) |")
+    for r in result["rows"]:
+        met = "met" if r["ratio"] >= 2 else "MISSED"
+        rates = (f"{r['sb3_steps_per_s']:,.0f}", f"{r['custom_steps_per_s']:,.0f}")
+        lines.append(row(r["env"], r["vec_env"], *rates, f"{r['ratio']:.2f}", f">= 2x ({met})"))
     return "\n".join(lines)
 
 
@@ -108,7 +123,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--steps", type=int, default=4000, help="timed env steps per trainer per round")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--vec-envs", nargs="+", default=["dummy", "native", "subproc"], choices=VEC_ENVS)
-    parser.add_argument("--learning-starts", type=int, default=1000, help="the same for both (the configs' is long for a benchmark)")
+    parser.add_argument(
+        "--learning-starts", type=int, default=1000, help="the same for both (the configs' is long for a benchmark)"
+    )
     args = parser.parse_args(argv)
     overrides = {"learning_starts": args.learning_starts}
     result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides)

@@ -10,7 +10,21 @@ import pytest
 from agents import compare
 from agents.cli import run_cli
 
-TINY = ["--timesteps", "400", "--seeds", "1", "--eval-freq", "200", "--eval-episodes", "2", "--n-envs", "2", "--hyperparams", "buffer_size=500", "learning_starts=100"]
+TINY = [
+    "--timesteps",
+    "400",
+    "--seeds",
+    "1",
+    "--eval-freq",
+    "200",
+    "--eval-episodes",
+    "2",
+    "--n-envs",
+    "2",
+    "--hyperparams",
+    "buffer_size=500",
+    "learning_starts=100",
+]
 
 
 def read_png_size(path):
@@ -19,7 +33,9 @@ def read_png_size(path):
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
-@pytest.mark.parametrize("env_id,env_kwargs", [("UAVGrid-v0", ["max_steps=50"]), ("BallDuel-v0", ["max_steps=60", "obs_type=state"])])
+@pytest.mark.parametrize(
+    "env_id,env_kwargs", [("UAVGrid-v0", ["max_steps=50"]), ("BallDuel-v0", ["max_steps=60", "obs_type=state"])]
+)
 def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwargs):
     argv = ["--env", env_id, *TINY, "--env-kwargs", *env_kwargs, "--log-dir", str(tmp_path)]
     if env_id == "BallDuel-v0":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import n_step_case
 import numpy as np
 import pytest
 import torch
@@ -17,7 +18,6 @@ from agents.custom.networks import network_spec
 from agents.evaluate import evaluate
 from agents.runs import read_config
 from ballenvs.uav.baselines import episode_returns
-import n_step_case
 
 
 def test_td_target_stops_at_termination_and_bootstraps_otherwise():
@@ -212,7 +212,18 @@ def test_policy_must_fit_the_observation_space():
         network_spec(spaces.Box(-1, 1, (3,), np.float32), 4, "CnnPolicy", {})
 
 
-FAST = ["--hyperparams", "buffer_size=1000", "learning_starts=200", "--save-freq", "200", "--eval-freq", "400", "--eval-episodes", "1", "--no-progress"]
+FAST = [
+    "--hyperparams",
+    "buffer_size=1000",
+    "learning_starts=200",
+    "--save-freq",
+    "200",
+    "--eval-freq",
+    "400",
+    "--eval-episodes",
+    "1",
+    "--no-progress",
+]
 
 
 @pytest.mark.parametrize("env_id,extra", [("BallDuel-v0", ["--env-kwargs", "max_steps=150"]), ("UAVGrid-v0", [])])
@@ -221,7 +232,14 @@ def test_short_run_writes_the_same_layout_as_sb3(tmp_path, env_id, extra, capsys
     assert run_cli(custom_train.main, argv) == 0
     run_dir = tmp_path / "custom" / f"{env_id}_1"
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [f"model_{n}_steps.pt" for n in (200, 400, 600)]
-    for name in ("config.yml", "final_model.pt", "best_model.pt", "progress.csv", "monitor/0.monitor.csv", "eval/evaluations.npz"):
+    for name in (
+        "config.yml",
+        "final_model.pt",
+        "best_model.pt",
+        "progress.csv",
+        "monitor/0.monitor.csv",
+        "eval/evaluations.npz",
+    ):
         assert (run_dir / name).is_file(), name
     assert list(run_dir.glob("events.out.tfevents.*"))
     header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
@@ -245,7 +263,15 @@ def test_resume_restores_steps_and_exploration_and_buffer(tmp_path, capsys):
     assert state["agent"]["n_updates"] > before["agent"]["n_updates"]
 
 
-SMALL_UAV = {"size": 16, "n_ues": 3, "coverage_radius": 2.5, "hotspot_spread": 1.0, "speed": 1, "max_steps": 100, "request_prob": 0.05}
+SMALL_UAV = {
+    "size": 16,
+    "n_ues": 3,
+    "coverage_radius": 2.5,
+    "hotspot_spread": 1.0,
+    "speed": 1,
+    "max_steps": 100,
+    "request_prob": 0.05,
+}
 
 
 def test_learns_a_small_uav_grid_better_than_random(tmp_path):

@@ -131,11 +131,7 @@ def test_no_render_mode_never_imports_pygame_nor_torch(env_id):
 
 def test_reimport_registers_without_override_warning():
     out = run_python(
-        "import importlib, warnings\n"
-        "warnings.simplefilter('error')\n"
-        "import ballenvs\n"
-        "importlib.reload(ballenvs)\n"
-        "print('ok')"
+        "import importlib, warnings\nwarnings.simplefilter('error')\nimport ballenvs\nimportlib.reload(ballenvs)\nprint('ok')"
     )
     assert out.strip() == "ok"
 

@@ -6,12 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import n_step_case
+import numpy as np
 import pytest
 import yaml
-import numpy as np
 from gymnasium import spaces
 from stable_baselines3 import DQN
 
+import ballenvs
 from agents import custom_train, sb3_train
 from agents.cli import run_cli
 from agents.config import DEFAULT_CONFIG, RUN_KEYS, ConfigError, build_section, load_section, parse_overrides, schedule
@@ -21,18 +23,38 @@ from agents.runs import read_config
 from agents.sb3_buffers import DictNStepReplayBuffer
 from agents.sb3_train import DQN_KEYS, dqn_kwargs
 
-import ballenvs
-import n_step_case
-
 REPO = Path(__file__).resolve().parent.parent
 
 # Tiny but real: training starts, checkpoints and evaluations happen.
-FAST = ["--hyperparams", "buffer_size=1000", "learning_starts=200", "--save-freq", "200", "--eval-freq", "400", "--eval-episodes", "1", "--no-progress"]
+FAST = [
+    "--hyperparams",
+    "buffer_size=1000",
+    "learning_starts=200",
+    "--save-freq",
+    "200",
+    "--eval-freq",
+    "400",
+    "--eval-episodes",
+    "1",
+    "--no-progress",
+]
 SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_steps=150"], "UAVGrid-v0": []}
 
 
 def train(tmp_path, env_id, *extra):
-    argv = ["--env", env_id, "--timesteps", "600", "--n-envs", "2", "--log-dir", str(tmp_path), *FAST, *SHORT_GAMES[env_id], *extra]
+    argv = [
+        "--env",
+        env_id,
+        "--timesteps",
+        "600",
+        "--n-envs",
+        "2",
+        "--log-dir",
+        str(tmp_path),
+        *FAST,
+        *SHORT_GAMES[env_id],
+        *extra,
+    ]
     assert run_cli(sb3_train.main, argv) == 0
     runs = sorted((tmp_path / "dqn").iterdir(), key=lambda p: int(p.name.rsplit("_", 1)[1]))
     return runs[-1]
@@ -48,7 +70,14 @@ def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
     assert config["env_id"] == env_id and config["vec_env"] == "subproc" and config["hyperparams"]["n_envs"] == 2
     assert config["hyperparams"]["buffer_size"] == 1000
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [f"model_{n}_steps.zip" for n in (200, 400, 600)]
-    for name in ("final_model.zip", "best_model.zip", "progress.csv", "monitor/0.monitor.csv", "monitor/1.monitor.csv", "eval/evaluations.npz"):
+    for name in (
+        "final_model.zip",
+        "best_model.zip",
+        "progress.csv",
+        "monitor/0.monitor.csv",
+        "monitor/1.monitor.csv",
+        "eval/evaluations.npz",
+    ):
         assert (run_dir / name).is_file(), name
     assert list(run_dir.glob("events.out.tfevents.*"))
     assert not list(run_dir.rglob(".*tmp*")), "no temporary files left behind"
@@ -63,7 +92,19 @@ def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
 def test_resume_continues_the_step_count_and_restores_the_buffer(tmp_path, capsys):
     first = train(tmp_path, "UAVGrid-v0", "--save-replay-buffer")
     assert (first / "replay_buffer.pkl").is_file()
-    second_argv = ["--env", "UAVGrid-v0", "--timesteps", "200", "--n-envs", "2", "--log-dir", str(tmp_path), "--resume", str(first), *FAST]
+    second_argv = [
+        "--env",
+        "UAVGrid-v0",
+        "--timesteps",
+        "200",
+        "--n-envs",
+        "2",
+        "--log-dir",
+        str(tmp_path),
+        "--resume",
+        str(first),
+        *FAST,
+    ]
     assert run_cli(sb3_train.main, second_argv) == 0
     second = tmp_path / "dqn" / "UAVGrid-v0_2"
     assert read_config(second)["resumed_from"] == str(first / "final_model.zip")
@@ -152,7 +193,23 @@ def test_help_explains_the_flags(capsys):
         sb3_train.main(["-h"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    for flag in ("--env", "--timesteps", "--n-envs", "--vec-env", "--device", "--seed", "--config", "--hyperparams", "--env-kwargs", "--log-dir", "--save-freq", "--eval-freq", "--eval-episodes", "--resume", "--no-progress"):
+    for flag in (
+        "--env",
+        "--timesteps",
+        "--n-envs",
+        "--vec-env",
+        "--device",
+        "--seed",
+        "--config",
+        "--hyperparams",
+        "--env-kwargs",
+        "--log-dir",
+        "--save-freq",
+        "--eval-freq",
+        "--eval-episodes",
+        "--resume",
+        "--no-progress",
+    ):
         assert flag in out
 
 
@@ -173,8 +230,17 @@ def test_yaml_float_pitfall_is_caught():
 
 
 def test_overrides_parse_python_literals_and_words():
-    parsed = parse_overrides(["learning_rate=1e-4", "policy=CnnPolicy", "policy_kwargs=dict(net_arch=[64])", "flag=True", "sizes=[1, 2]"], "--hyperparams")
-    assert parsed == {"learning_rate": 1e-4, "policy": "CnnPolicy", "policy_kwargs": "dict(net_arch=[64])", "flag": True, "sizes": [1, 2]}
+    parsed = parse_overrides(
+        ["learning_rate=1e-4", "policy=CnnPolicy", "policy_kwargs=dict(net_arch=[64])", "flag=True", "sizes=[1, 2]"],
+        "--hyperparams",
+    )
+    assert parsed == {
+        "learning_rate": 1e-4,
+        "policy": "CnnPolicy",
+        "policy_kwargs": "dict(net_arch=[64])",
+        "flag": True,
+        "sizes": [1, 2],
+    }
     assert set(RUN_KEYS) == {"n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs"}
 
 
@@ -221,8 +287,16 @@ def test_n_steps_on_dict_observations_selects_the_dict_n_step_buffer():
 
 
 def test_linear_learning_rate_is_the_zoos_schedule():
-    section = build_section("UAVGrid-v0", load_section(DEFAULT_CONFIG, "UAVGrid-v0"), {"learning_rate": "lin_2.0e-4"}, DQN_KEYS, "agents.sb3_train")
+    section = build_section(
+        "UAVGrid-v0", load_section(DEFAULT_CONFIG, "UAVGrid-v0"), {"learning_rate": "lin_2.0e-4"}, DQN_KEYS, "agents.sb3_train"
+    )
     rate = dqn_kwargs(section.algo_kwargs, spaces.Box(0, 1, (1,)))["learning_rate"]
     assert rate(1.0) == pytest.approx(2e-4) and rate(0.25) == pytest.approx(5e-5)
     with pytest.raises(ConfigError, match=r"learning_rate='log_1e-4' must be a number, or lin_<number>"):
-        build_section("UAVGrid-v0", {"policy": "MlpPolicy", "n_timesteps": 10, "learning_rate": "log_1e-4"}, {}, DQN_KEYS, "agents.sb3_train")
+        build_section(
+            "UAVGrid-v0",
+            {"policy": "MlpPolicy", "n_timesteps": 10, "learning_rate": "log_1e-4"},
+            {},
+            DQN_KEYS,
+            "agents.sb3_train",
+        )

@@ -90,7 +90,9 @@ def test_uav_uses_its_registered_vector_entry_point_by_default():
 
 
 def test_same_step_autoreset_returns_final_observations():
-    envs = gym.make_vec("UAVGrid-v0", num_envs=2, vectorization_mode="vector_entry_point", max_steps=3, autoreset_mode="SameStep")
+    envs = gym.make_vec(
+        "UAVGrid-v0", num_envs=2, vectorization_mode="vector_entry_point", max_steps=3, autoreset_mode="SameStep"
+    )
     envs.reset(seed=0)
     for _ in range(2):
         _, _, _, truncated, info = envs.step(np.array([3, 3]))
@@ -146,7 +148,9 @@ ADAPTER_CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("env_id,kwargs,frame_stack", ADAPTER_CONFIGS, ids=[c[0] + ("-stacked" if c[2] else "") for c in ADAPTER_CONFIGS])
+@pytest.mark.parametrize(
+    "env_id,kwargs,frame_stack", ADAPTER_CONFIGS, ids=[c[0] + ("-stacked" if c[2] else "") for c in ADAPTER_CONFIGS]
+)
 def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
     from agents.envs import make_vec
 
@@ -168,14 +172,20 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
             assert ("terminal_observation" in info_n) == ("terminal_observation" in info_d)
             if "terminal_observation" in info_d:
                 assert_same_obs(info_n["terminal_observation"], info_d["terminal_observation"])
-                assert info_n["episode"]["r"] == pytest.approx(info_d["episode"]["r"]) and info_n["episode"]["l"] == info_d["episode"]["l"]
+                assert (
+                    info_n["episode"]["r"] == pytest.approx(info_d["episode"]["r"])
+                    and info_n["episode"]["l"] == info_d["episode"]["l"]
+                )
                 endings += 1
     assert endings >= n
     native.close()
     dummy.close()
 
 
-@pytest.mark.parametrize("env_id,kwargs", [("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_steps": 40}), ("UAVGrid-v0", {"max_steps": 25})])
+@pytest.mark.parametrize(
+    "env_id,kwargs",
+    [("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_steps": 40}), ("UAVGrid-v0", {"max_steps": 25})],
+)
 def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs):
     from agents.custom.collect import NativeSteps, make_steps
 

@@ -23,7 +23,9 @@ class Batch(NamedTuple):
     discounts: torch.Tensor | None = None  # n-step: gamma ** steps summed per sample; else None (gamma)
 
 
-def n_step_returns(rewards: np.ndarray, ended: np.ndarray, stored_after: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def n_step_returns(
+    rewards: np.ndarray, ended: np.ndarray, stored_after: np.ndarray, gamma: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """n-step returns from (batch, n) rewards and episode-end flags of the n steps that follow
     each sampled one (itself first), of which only ``stored_after`` + 1 are stored yet.
 
@@ -52,7 +54,13 @@ class ReplayBuffer:
     """
 
     def __init__(
-        self, capacity: int, observation_space: spaces.Space, device: str | torch.device = "cpu", seed: int | None = None, n_steps: int = 1, gamma: float = 0.99
+        self,
+        capacity: int,
+        observation_space: spaces.Space,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+        n_steps: int = 1,
+        gamma: float = 0.99,
     ) -> None:
         if capacity < 1:
             raise ValueError(f"buffer_size must be >= 1, got {capacity}")
@@ -78,7 +86,15 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, obs: Observation, next_obs: Observation, actions: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, episode_ended: np.ndarray | None = None) -> None:
+    def add(
+        self,
+        obs: Observation,
+        next_obs: Observation,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        episode_ended: np.ndarray | None = None,
+    ) -> None:
         """Store one transition per env: arrays with a leading (n_envs,) dimension.
         ``episode_ended``: terminated or truncated (default: ``terminated``)."""
         n = len(actions)
@@ -135,7 +151,12 @@ class ReplayBuffer:
 
     def save(self, path: str | Path) -> None:
         """Write the filled part as an .npz (no pickle), to reload on resume."""
-        arrays = {"actions": self.actions, "rewards": self.rewards, "terminated": self.terminated, "episode_ended": self.episode_ended}
+        arrays = {
+            "actions": self.actions,
+            "rewards": self.rewards,
+            "terminated": self.terminated,
+            "episode_ended": self.episode_ended,
+        }
         arrays |= {f"obs/{k}": a for k, a in self.observations.items()}
         arrays |= {f"next_obs/{k}": a for k, a in self.next_observations.items()}
         with open(path, "wb") as file:
@@ -145,10 +166,17 @@ class ReplayBuffer:
         with np.load(path, allow_pickle=False) as data:
             size = int(data["size"])
             if size > self.capacity:
-                raise ValueError(f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}")
+                raise ValueError(
+                    f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}"
+                )
             # Files saved before n-step support lack episode_ended and stride.
             ended = data["episode_ended"] if "episode_ended" in data else data["terminated"]
-            for store, values in [(self.actions, data["actions"]), (self.rewards, data["rewards"]), (self.terminated, data["terminated"]), (self.episode_ended, ended)]:
+            for store, values in [
+                (self.actions, data["actions"]),
+                (self.rewards, data["rewards"]),
+                (self.terminated, data["terminated"]),
+                (self.episode_ended, ended),
+            ]:
                 store[:size] = values
             for key in self.observations:
                 self.observations[key][:size] = data[f"obs/{key}"]

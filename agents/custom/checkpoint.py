@@ -60,7 +60,9 @@ class CustomPolicy:
         self.device = torch.device(device)
         self.rng = np.random.default_rng(seed)
 
-    def predict(self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = False) -> tuple[np.ndarray, None]:
+    def predict(
+        self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = False
+    ) -> tuple[np.ndarray, None]:
         with torch.inference_mode():
             actions = self.q(to_tensor(observation, self.device)).argmax(dim=1).cpu().numpy()
         if not deterministic:

@@ -42,8 +42,12 @@ class VecEnvSteps:
     def step(self, actions: np.ndarray) -> Step:
         observations, rewards, dones, infos = self.env.step(actions)
         truncated = np.array([info.get("TimeLimit.truncated", False) for info in infos])
-        episodes = [(info["episode"]["r"], info["episode"]["l"]) for done, info in zip(dones, infos) if done and "episode" in info]
-        return Step(observations, real_next_observations(observations, dones, infos), rewards, dones & ~truncated, dones, episodes)
+        episodes = [
+            (info["episode"]["r"], info["episode"]["l"]) for done, info in zip(dones, infos) if done and "episode" in info
+        ]
+        return Step(
+            observations, real_next_observations(observations, dones, infos), rewards, dones & ~truncated, dones, episodes
+        )
 
     def close(self) -> None:
         self.env.close()
@@ -71,16 +75,30 @@ class NativeSteps:
     """A ballenvs vector env in SAME_STEP autoreset mode, consumed directly. Episodes are
     counted here and written to ``<monitor_dir>/native.monitor.csv`` as SB3's VecMonitor would."""
 
-    def __init__(self, env_id: str, env_kwargs: dict[str, Any], n_envs: int, seed: int | None, monitor_dir: str | None = None) -> None:
-        self.env = gym.make_vec(f"ballenvs:{env_id}", num_envs=n_envs, vectorization_mode="vector_entry_point", autoreset_mode=AutoresetMode.SAME_STEP, **env_kwargs)
-        self.num_envs, self.observation_space, self.action_space = n_envs, self.env.single_observation_space, self.env.single_action_space
+    def __init__(
+        self, env_id: str, env_kwargs: dict[str, Any], n_envs: int, seed: int | None, monitor_dir: str | None = None
+    ) -> None:
+        self.env = gym.make_vec(
+            f"ballenvs:{env_id}",
+            num_envs=n_envs,
+            vectorization_mode="vector_entry_point",
+            autoreset_mode=AutoresetMode.SAME_STEP,
+            **env_kwargs,
+        )
+        self.num_envs, self.observation_space, self.action_space = (
+            n_envs,
+            self.env.single_observation_space,
+            self.env.single_action_space,
+        )
         self._seed = seed
         self._returns, self._lengths = np.zeros(n_envs), np.zeros(n_envs, dtype=np.int64)
         self._start = time.time()
         self._writer = None
         if monitor_dir is not None:
             os.makedirs(monitor_dir, exist_ok=True)
-            self._writer = ResultsWriter(os.path.join(monitor_dir, "native"), header={"t_start": self._start, "env_id": env_id})
+            self._writer = ResultsWriter(
+                os.path.join(monitor_dir, "native"), header={"t_start": self._start, "env_id": env_id}
+            )
 
     def reset(self) -> Any:
         observations, _ = self.env.reset(seed=self._seed)
@@ -99,7 +117,9 @@ class NativeSteps:
         for i in np.flatnonzero(ended):
             episodes.append((float(self._returns[i]), int(self._lengths[i])))
             if self._writer is not None:
-                self._writer.write_row({"r": round(episodes[-1][0], 6), "l": episodes[-1][1], "t": round(time.time() - self._start, 6)})
+                self._writer.write_row(
+                    {"r": round(episodes[-1][0], 6), "l": episodes[-1][1], "t": round(time.time() - self._start, 6)}
+                )
         self._returns[ended], self._lengths[ended] = 0.0, 0
         # ballenvs' final_obs is the whole batch before the resets: every env's true next observation.
         return Step(observations, info["final_obs"], rewards, terminated, ended, episodes)
@@ -111,7 +131,13 @@ class NativeSteps:
 
 
 def make_steps(
-    env_id: str, env_kwargs: dict[str, Any], n_envs: int, seed: int | None, vec_env: str, frame_stack: int | None, monitor_dir: str | None = None
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    n_envs: int,
+    seed: int | None,
+    vec_env: str,
+    frame_stack: int | None,
+    monitor_dir: str | None = None,
 ) -> VecEnvSteps | NativeSteps:
     """The training envs of a run: native ones directly (unless frames are stacked, which
     SB3's VecFrameStack does), the others through :func:`agents.envs.make_vec`."""

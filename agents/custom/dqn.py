@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -62,7 +63,13 @@ class DQNConfig:
 SUPPORTED_KEYS = tuple(f.name for f in fields(DQNConfig)) + ("policy_kwargs",)
 
 
-def td_targets(rewards: torch.Tensor, terminated: torch.Tensor, gamma: float | torch.Tensor, next_q_target: torch.Tensor, next_q_online: torch.Tensor | None = None) -> torch.Tensor:
+def td_targets(
+    rewards: torch.Tensor,
+    terminated: torch.Tensor,
+    gamma: float | torch.Tensor,
+    next_q_target: torch.Tensor,
+    next_q_online: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Targets r + gamma * (1 - terminated) * Q_target(s', a*); for n-step samples ``r`` is
     the discounted reward sum and ``gamma`` each sample's gamma ** steps.
 
@@ -95,7 +102,9 @@ def to_tensor(observation: Any, device: torch.device) -> Any:
 class DQNAgent:
     """Online and target Q-networks with their optimiser."""
 
-    def __init__(self, spec: dict[str, Any], config: DQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False) -> None:
+    def __init__(
+        self, spec: dict[str, Any], config: DQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
+    ) -> None:
         torch.manual_seed(seed)
         self.spec = spec
         self.config = config
@@ -198,7 +207,11 @@ class Progress:
 
     def epsilon(self, config: DQNConfig) -> float:
         return linear_epsilon(
-            self.num_timesteps, self.exploration_horizon, config.exploration_initial_eps, config.exploration_final_eps, config.exploration_fraction
+            self.num_timesteps,
+            self.exploration_horizon,
+            config.exploration_initial_eps,
+            config.exploration_final_eps,
+            config.exploration_fraction,
         )
 
 
@@ -213,7 +226,16 @@ class Hooks:
         """After every ``log_every_episodes`` finished episodes."""
 
 
-def train(agent: DQNAgent, env: Any, buffer: ReplayBuffer, progress: Progress, timesteps: int, hooks: Hooks, log_every_episodes: int = 4, on_progress: Callable[[int], None] | None = None) -> float:
+def train(
+    agent: DQNAgent,
+    env: Any,
+    buffer: ReplayBuffer,
+    progress: Progress,
+    timesteps: int,
+    hooks: Hooks,
+    log_every_episodes: int = 4,
+    on_progress: Callable[[int], None] | None = None,
+) -> float:
     """Collect ``timesteps`` more env steps from ``env`` (see :mod:`agents.custom.collect`),
     learning as configured, or fewer if ``hooks.on_step`` says stop. Returns the wall-clock
     seconds spent."""

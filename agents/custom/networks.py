@@ -42,7 +42,9 @@ def part_spec(space: spaces.Space, name: str) -> dict[str, Any]:
     raise ValueError(f"observation part {name!r}: unsupported space {space}")
 
 
-def network_spec(observation_space: spaces.Space, n_actions: int, policy: str, policy_kwargs: dict[str, Any]) -> dict[str, Any]:
+def network_spec(
+    observation_space: spaces.Space, n_actions: int, policy: str, policy_kwargs: dict[str, Any]
+) -> dict[str, Any]:
     """A JSON-like description of the Q-network for this space, checked against ``policy``."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
@@ -89,7 +91,9 @@ class OneHot(nn.Module):
 
     def __init__(self, nvec: list[int]) -> None:
         super().__init__()
-        self.register_buffer("offsets", torch.tensor(np.concatenate([[0], np.cumsum(nvec)[:-1]]), dtype=torch.long), persistent=False)
+        self.register_buffer(
+            "offsets", torch.tensor(np.concatenate([[0], np.cumsum(nvec)[:-1]]), dtype=torch.long), persistent=False
+        )
         self.size = int(sum(nvec))
 
     def forward(self, values: torch.Tensor) -> torch.Tensor:

@@ -110,8 +110,12 @@ class DuelCore:
         p, xp = self.physics, self.xp
         s = self.state
         thrust, tx, ty = p.thrust * p.ring_radius, self._thrust_x, self._thrust_y
-        lvx, lvy = _cap(xp, s.lvx * p.damping + tx[left_action] * thrust, s.lvy * p.damping + ty[left_action] * thrust, p.speed_cap)
-        rvx, rvy = _cap(xp, s.rvx * p.damping + tx[right_action] * thrust, s.rvy * p.damping + ty[right_action] * thrust, p.speed_cap)
+        lvx, lvy = _cap(
+            xp, s.lvx * p.damping + tx[left_action] * thrust, s.lvy * p.damping + ty[left_action] * thrust, p.speed_cap
+        )
+        rvx, rvy = _cap(
+            xp, s.rvx * p.damping + tx[right_action] * thrust, s.rvy * p.damping + ty[right_action] * thrust, p.speed_cap
+        )
         lx, ly, rx, ry = s.lx + lvx, s.ly + lvy, s.rx + rvx, s.ry + rvy
         dx, dy = rx - lx, ry - ly
         dist2 = dx * dx + dy * dy
@@ -124,7 +128,9 @@ class DuelCore:
         ring2 = p.ring_radius**2
         return lx * lx + ly * ly > ring2, rx * rx + ry * ry > ring2
 
-    def _collide(self, lx: Any, ly: Any, rx: Any, ry: Any, lvx: Any, lvy: Any, rvx: Any, rvy: Any, dx: Any, dy: Any, dist2: Any) -> tuple:
+    def _collide(
+        self, lx: Any, ly: Any, rx: Any, ry: Any, lvx: Any, lvy: Any, rvx: Any, rvy: Any, dx: Any, dy: Any, dist2: Any
+    ) -> tuple:
         """Bounce two touching balls off each other and push them apart."""
         p, xp = self.physics, self.xp
         dist = xp.sqrt(dist2)

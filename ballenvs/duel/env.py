@@ -6,7 +6,8 @@ game, :class:`BallDuelVectorEnv` (``gym.make_vec``) plays N at once through the 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -105,7 +106,13 @@ class BallDuelVectorEnv(BatchedVectorEnv):
 
     metadata = {**METADATA, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(self, num_envs: int = 1, render_mode: str | None = None, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **options: Any) -> None:
+    def __init__(
+        self,
+        num_envs: int = 1,
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        **options: Any,
+    ) -> None:
         super().__init__(num_envs, N_ACTIONS, autoreset_mode)
         check_options("BallDuel-v0", options, OPTIONS)
         self.game = DuelGame(self.num_envs, **options)
@@ -136,7 +143,9 @@ class BallDuelVectorEnv(BatchedVectorEnv):
     def render(self) -> list[np.ndarray] | None:
         core = self.game.core
         winner = _WINNER_NAMES[self._winner[0]]
-        frame = self._renderer.render(lambda canvas: draw_duel(canvas, core.game(0), self.game.physics, int(core.steps[0]), winner))
+        frame = self._renderer.render(
+            lambda canvas: draw_duel(canvas, core.game(0), self.game.physics, int(core.steps[0]), winner)
+        )
         return None if frame is None else [frame]
 
     def close_extras(self, **kwargs: Any) -> None:

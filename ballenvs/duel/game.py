@@ -6,7 +6,8 @@ single env drives one game, the vector env N games, through the same code.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces

@@ -17,7 +17,9 @@ from ballenvs.duel.observe import side_view
 from ballenvs.duel.opponents import BUILTIN_OPPONENTS, make_player
 
 
-def play_matches(left: Any, right: Any, games: int = 100, seed: int = 0, max_steps: int = 1000, obs_type: str = "state") -> dict[str, float]:
+def play_matches(
+    left: Any, right: Any, games: int = 100, seed: int = 0, max_steps: int = 1000, obs_type: str = "state"
+) -> dict[str, float]:
     """Play ``games`` games of ``left`` against ``right``, all at once; return outcome rates."""
     game = DuelGame(games, obs_type=obs_type, opponent=right, max_steps=max_steps)
     left_player = make_player(left, game.physics)

@@ -8,7 +8,8 @@ the right ball unchanged, and a learned policy can play either side.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -8,7 +8,8 @@ Episode k is seeded with k, the same for every policy. The README's figures come
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

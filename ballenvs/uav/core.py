@@ -86,7 +86,9 @@ class UAVCore:
     looks up which UEs each cell covers in a table instead of computing distances each step.
     """
 
-    def __init__(self, params: UAVParams, num_envs: int | None = None, fixed_layout: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    def __init__(
+        self, params: UAVParams, num_envs: int | None = None, fixed_layout: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> None:
         self.params = params
         self.num_envs = num_envs
         self.xp = SCALAR if num_envs is None else NUMPY

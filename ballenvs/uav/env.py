@@ -6,7 +6,8 @@ grid, :class:`UAVGridVectorEnv` (``gym.make_vec``) runs N at once through the sa
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -85,7 +86,9 @@ class UAVGridEnv(gym.Env):
 
     def render(self) -> np.ndarray | None:
         core = self.core
-        return self._renderer.render(lambda canvas: draw_uav(canvas, self.params, core.state, core.steps, self.game.episode_served))
+        return self._renderer.render(
+            lambda canvas: draw_uav(canvas, self.params, core.state, core.steps, self.game.episode_served)
+        )
 
     def close(self) -> None:
         self._renderer.close()
@@ -101,7 +104,13 @@ class UAVGridVectorEnv(BatchedVectorEnv):
 
     metadata = {**METADATA, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(self, num_envs: int = 1, render_mode: str | None = None, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **options: Any) -> None:
+    def __init__(
+        self,
+        num_envs: int = 1,
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        **options: Any,
+    ) -> None:
         super().__init__(num_envs, N_ACTIONS, autoreset_mode)
         self.game = UAVGame(self.num_envs, **options)
         self._renderer = _renderer(render_mode, self.game)
@@ -124,7 +133,11 @@ class UAVGridVectorEnv(BatchedVectorEnv):
 
     def render(self) -> list[np.ndarray] | None:
         core = self.game.core
-        frame = self._renderer.render(lambda canvas: draw_uav(canvas, self.game.params, core.grid(0), int(core.steps[0]), int(self.game.episode_served[0])))
+        frame = self._renderer.render(
+            lambda canvas: draw_uav(
+                canvas, self.game.params, core.grid(0), int(core.steps[0]), int(self.game.episode_served[0])
+            )
+        )
         return None if frame is None else [frame]
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -6,8 +6,9 @@ drives one grid, the vector env N grids, through the same code.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -121,7 +122,9 @@ class UAVGame:
             exhausted = self._next_step == self._block_steps
             if exhausted.any():
                 for i in np.flatnonzero(exhausted & active):  # games being reset need no draws
-                    self._raised[i] = self.core.request_classes(rngs[i].random(out=self._new_block()), self.params.request_prob)
+                    self._raised[i] = self.core.request_classes(
+                        rngs[i].random(out=self._new_block()), self.params.request_prob
+                    )
                 self._next_step[exhausted] = 0
             raised = self._raised.reshape(-1, self.params.n_ues).take(self._block_starts + self._next_step, axis=0)
             self._next_step += 1
@@ -134,4 +137,9 @@ class UAVGame:
         return self.observer.observe(self.core)
 
     def info(self, served: Any, weight: Any) -> dict[str, Any]:
-        return {"served": served, "served_weight": weight, "episode_served": self.episode_served, "episode_weight": self.episode_weight}
+        return {
+            "served": served,
+            "served_weight": weight,
+            "episode_served": self.episode_served,
+            "episode_weight": self.episode_weight,
+        }

@@ -41,7 +41,9 @@ class GreedyPolicy:
         to_candidate = np.hypot(ue_x - uav_x, ue_y - uav_y)
         travel = np.ceil(np.maximum(to_candidate - p.coverage_radius, 0.0) / p.speed)
         # covers[n, c, j]: candidate c's disc holds UE j.
-        covers = (ue_x[:, :, None] - ue_x[:, None, :]) ** 2 + (ue_y[:, :, None] - ue_y[:, None, :]) ** 2 <= p.coverage_radius**2
+        covers = (ue_x[:, :, None] - ue_x[:, None, :]) ** 2 + (
+            ue_y[:, :, None] - ue_y[:, None, :]
+        ) ** 2 <= p.coverage_radius**2
         still_there = time_left[:, None, :] > travel[:, :, None]
         weight = core.weight_of[request][:, None, :]
         value = (covers * still_there * weight).sum(-1) / (1.0 + travel)
@@ -56,7 +58,9 @@ class GreedyPolicy:
         actions = np.where(arrived, 0, heading_to_action(NUMPY, hx, hy))
         return int(actions[0]) if one else actions
 
-    def predict(self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = True) -> tuple[Any, None]:
+    def predict(
+        self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = True
+    ) -> tuple[Any, None]:
         return self.act(), None
 
     def __call__(self, observation: Any) -> Any:

@@ -70,7 +70,10 @@ class ImageObserver:
             shift_x, shift_y = size - s.uav_x, size + s.uav_y
         else:
             images = np.zeros((core.num_envs, *self.space.shape), dtype=np.uint8)
-            outside_rows, outside_cols = self._outside_row[s.uav_y[:, 0]][:, :, None], self._outside_col[s.uav_x[:, 0]][:, None, :]
+            outside_rows, outside_cols = (
+                self._outside_row[s.uav_y[:, 0]][:, :, None],
+                self._outside_col[s.uav_x[:, 0]][:, None, :],
+            )
             where = np.nonzero(s.request)
             shift_x, shift_y = size - s.uav_x[where[0], 0], size + s.uav_y[where[0], 0]
         np.bitwise_or(outside_rows, outside_cols, out=images[..., OUTSIDE_CHANNEL, :, :])
