@@ -58,7 +58,7 @@ def baselines(env_id: str, env_kwargs: dict[str, Any]) -> tuple[dict[str, float]
         from ballenvs.duel.match import play_matches
 
         opponent = env_kwargs.get("opponent", "chaser")
-        options = {k: v for k, v in env_kwargs.items() if k in ("max_steps",)}
+        options = {k: v for k, v in env_kwargs.items() if k in ("max_episode_steps",)}
         returns = {}
         for player in BALLDUEL_PLAYERS:
             rates = play_matches(player, opponent, games=BALLDUEL_BASELINE_GAMES, seed=0, **options)

@@ -19,7 +19,7 @@ from stable_baselines3.common.preprocessing import is_image_space, is_image_spac
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
 
 import ballenvs
-from agents.native_vec import make_native
+from agents.native_vec import NativeVecEnv, make_native
 
 VEC_ENVS = ("subproc", "dummy", "native")
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -59,7 +59,7 @@ def make_vec(
     if vec_env not in VEC_ENVS:
         raise ValueError(f"unknown vec env {vec_env!r}; valid: {', '.join(VEC_ENVS)}")
     if vec_env == "native":
-        env = make_native(env_id, n_envs, env_kwargs)
+        env = NativeVecEnv(make_native(env_id, n_envs, env_kwargs))
         env.seed(seed)
         if monitor_dir is not None:
             os.makedirs(monitor_dir, exist_ok=True)

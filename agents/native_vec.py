@@ -17,35 +17,56 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
-from ballenvs.vector import BatchedVectorEnv
+from ballenvs.faces import GameVectorEnv
 
 
-def make_native(env_id: str, num_envs: int, env_kwargs: dict[str, Any]) -> NativeVecEnv:
-    venv = gym.make_vec(
+def make_native(env_id: str, num_envs: int, env_kwargs: dict[str, Any]) -> GameVectorEnv:
+    """A ballenvs native vector env that resets finished envs within the step (SAME_STEP), as
+    the trainers consume it: stable-baselines3 through :class:`NativeVecEnv`, the custom agent directly."""
+    return gym.make_vec(
         f"ballenvs:{env_id}",
         num_envs=num_envs,
         vectorization_mode="vector_entry_point",
         autoreset_mode=AutoresetMode.SAME_STEP,
         **env_kwargs,
     )
-    return NativeVecEnv(venv.unwrapped)
+
+
+def true_next_observations(observations: Any, info: dict[str, Any]) -> Any:
+    """Every env's observation after this step's action: the returned batch, with the final
+    observation of each env that ended (and was reset) put back in its place."""
+    if "final_obs" not in info:
+        return observations
+    ended = np.flatnonzero(info["_final_obs"])
+    final = info["final_obs"]
+    if isinstance(observations, dict):
+        real = {key: value.copy() for key, value in observations.items()}
+        for key, value in real.items():
+            value[ended] = np.stack([final[i][key] for i in ended])
+        return real
+    real = observations.copy()
+    real[ended] = np.stack([final[i] for i in ended])
+    return real
 
 
 def _item(value: Any) -> Any:
-    """A per-env info value as the single env gives it: Python scalars, tuples for rows."""
-    if isinstance(value, np.ndarray):
-        return tuple(value.tolist())
+    """A per-env info value as the single env gives it (numpy scalars as Python ones)."""
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _index(observation: Any, i: int) -> Any:
-    return {key: value[i] for key, value in observation.items()} if isinstance(observation, dict) else observation[i]
+def _copy_infos(infos: list[dict[str, Any]], info: dict[str, Any], envs: np.ndarray) -> None:
+    """Each env in ``envs`` gets the values that gymnasium's layout ``info`` holds for it."""
+    for key, values in info.items():
+        if key.startswith("_") or key in ("final_obs", "final_info"):
+            continue
+        for i in np.flatnonzero(info[f"_{key}"] & envs):
+            infos[i][key] = _item(values[i])
 
 
 class NativeVecEnv(VecEnv):
     """An SB3 ``VecEnv`` over a :class:`ballenvs.vector.BatchedVectorEnv` in SAME_STEP mode."""
 
-    def __init__(self, venv: BatchedVectorEnv) -> None:
+    def __init__(self, venv: GameVectorEnv) -> None:
         if venv.autoreset_mode != AutoresetMode.SAME_STEP:
             raise ValueError(f"NativeVecEnv needs autoreset_mode=SAME_STEP, got {venv.autoreset_mode}")
         self.venv = venv  # before VecEnv.__init__, which asks for render_mode through get_attr
@@ -68,14 +89,12 @@ class NativeVecEnv(VecEnv):
         infos: list[dict[str, Any]] = [
             {"TimeLimit.truncated": bool(truncated[i] and not terminated[i])} for i in range(self.num_envs)
         ]
-        for key, values in info.items():
-            if key.startswith("_") or key == "final_obs":
-                continue
-            present = info.get(f"_{key}", np.ones(self.num_envs, dtype=bool))
-            for i in np.flatnonzero(present):
-                infos[i][key] = _item(values[i])
-        for i in np.flatnonzero(dones):
-            infos[i]["terminal_observation"] = _index(info["final_obs"], i)
+        # As DummyVecEnv: an env that ended reports its last step's info, not its reset's.
+        _copy_infos(infos, info, ~dones)
+        if "final_info" in info:
+            _copy_infos(infos, info["final_info"], dones)
+            for i in np.flatnonzero(dones):
+                infos[i]["terminal_observation"] = info["final_obs"][i]
         return observation, rewards.astype(np.float32), dones, infos
 
     def close(self) -> None:

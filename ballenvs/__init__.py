@@ -12,17 +12,24 @@ from gymnasium.envs.registration import register, registry
 
 __version__ = "0.1.0"
 
-#: id -> registration keyword arguments
+#: id -> registration keyword arguments. ``max_episode_steps`` is the time limit: gymnasium's
+#: TimeLimit for ``gym.make``, the vector env's own for ``gym.make_vec``.
 _ENV_SPECS = {
     "BallDuel-v0": {
         "entry_point": "ballenvs.duel.env:BallDuelEnv",
         "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",
+        "max_episode_steps": 1000,
     },
-    "UAVGrid-v0": {"entry_point": "ballenvs.uav.env:UAVGridEnv", "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv"},
+    "UAVGrid-v0": {
+        "entry_point": "ballenvs.uav.env:UAVGridEnv",
+        "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv",
+        "max_episode_steps": 300,
+    },
     # The same env with the map image: its own id, so it can have its own zoo config section.
     "UAVGridImage-v0": {
         "entry_point": "ballenvs.uav.env:UAVGridEnv",
         "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv",
+        "max_episode_steps": 300,
         "kwargs": {"obs_type": "image"},
     },
 }

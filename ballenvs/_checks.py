@@ -21,6 +21,13 @@ def check_float(name: str, value: Any, *, positive: bool = False) -> float:
     return float(value)
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """True or False (also numpy's bools and the ints 0 and 1); a string such as 'false' is refused, not truthy."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 def check_choice(name: str, value: Any, valid: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in valid:
         raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(map(repr, valid))}")

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from gymnasium import logger
 
+from ballenvs.game import RenderSpec
+
 RENDER_MODES = ("human", "rgb_array")
 
 Color = tuple[int, int, int]
@@ -99,22 +101,24 @@ class Renderer:
     """An env's ``render()``: makes its :class:`Canvas` (and imports pygame) on first use only.
 
     Constructing one is free, so every env holds one; ``render(draw)`` calls ``draw(canvas)``
-    and returns the picture ("rgb_array") or shows it ("human").
+    and returns the picture ("rgb_array") or shows it ("human"). A pickled renderer leaves its
+    canvas (pygame objects) behind and makes a new one when next asked to draw.
     """
 
-    def __init__(self, render_mode: str | None, size: int, world_min: float, world_max: float, fps: int, title: str) -> None:
+    def __init__(self, render_mode: str | None, spec: RenderSpec) -> None:
         check_render_mode(render_mode)
         self.render_mode = render_mode
-        self._canvas_args = (size, world_min, world_max, fps, title)
+        self.spec = spec
         self._canvas: Canvas | None = None
 
     def render(self, draw: Callable[[Canvas], None]) -> np.ndarray | None:
         if self.render_mode is None:
-            title = self._canvas_args[-1]
+            title = self.spec.title
             logger.warn(f'render() called with render_mode=None; make {title} with render_mode="rgb_array" or "human"')
             return None
         if self._canvas is None:
-            self._canvas = Canvas(self.render_mode, *self._canvas_args)
+            s = self.spec
+            self._canvas = Canvas(self.render_mode, s.size, s.world_min, s.world_max, s.fps, s.title)
         draw(self._canvas)
         return self._canvas.finish()
 
@@ -122,3 +126,6 @@ class Renderer:
         if self._canvas is not None:
             self._canvas.close()
             self._canvas = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.__dict__ | {"_canvas": None}

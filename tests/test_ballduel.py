@@ -24,7 +24,7 @@ def set_state(env, **fields):
     """Place the balls by hand: zero velocities unless given."""
     values = dict(lx=-0.5, ly=0.0, rx=0.5, ry=0.0, lvx=0.0, lvy=0.0, rvx=0.0, rvy=0.0)
     values.update(fields)
-    env.unwrapped.game.core.state = DuelState(**values)
+    env.unwrapped.game.duel.core.state = DuelState(**values)
 
 
 def test_right_ball_pushed_out_left_wins():
@@ -69,20 +69,20 @@ def test_no_winner_while_playing():
     assert info == {"rewards": (0.0, 0.0), "winner": None}
 
 
-@pytest.mark.parametrize("max_steps", [1000, 7])
-def test_truncation_exactly_at_the_step_limit(max_steps):
-    kwargs = {} if max_steps == 1000 else {"max_steps": max_steps}
+@pytest.mark.parametrize("max_episode_steps", [1000, 7, 2500])
+def test_truncation_exactly_at_the_step_limit(max_episode_steps):
+    kwargs = {} if max_episode_steps == 1000 else {"max_episode_steps": max_episode_steps}
     env = make(obs_type="state", opponent="still", **kwargs)
-    for step in range(1, max_steps + 1):
+    for step in range(1, max_episode_steps + 1):
         _, _, terminated, truncated, _ = env.step(0)
         assert not terminated
-        assert truncated == (step == max_steps), step
+        assert truncated == (step == max_episode_steps), step
 
 
 def test_balls_never_overlap():
     env = make(obs_type="state", opponent="chaser")
     env.action_space.seed(1)
-    core = env.unwrapped.game.core
+    core = env.unwrapped.game.duel.core
     min_gap = np.inf
     for _ in range(2000):
         _, _, terminated, truncated, _ = env.step(env.action_space.sample())
@@ -98,7 +98,7 @@ def test_elastic_collision_swaps_velocities_head_on():
     env = make(obs_type="state", opponent="still")
     set_state(env, lx=-0.105, lvx=0.05, rx=0.105)
     env.step(0)
-    s = env.unwrapped.game.core.state
+    s = env.unwrapped.game.duel.core.state
     assert s.lvx == pytest.approx(0.0, abs=1e-12)
     assert s.rvx == pytest.approx(0.05 * 0.95)
     assert s.rx - s.lx == pytest.approx(0.2)
@@ -108,7 +108,7 @@ def test_balls_on_the_same_spot_are_pushed_apart_along_x():
     env = make(obs_type="state", opponent="still")
     set_state(env, lx=0.3, ly=0.1, rx=0.3, ry=0.1)
     env.step(0)
-    s = env.unwrapped.game.core.state
+    s = env.unwrapped.game.duel.core.state
     assert (s.lx, s.rx) == pytest.approx((0.2, 0.4))
     assert s.ly == s.ry == pytest.approx(0.1)
 
@@ -128,20 +128,20 @@ def test_a_batch_resolves_collisions_game_by_game_as_lone_games_do():
     ]
     balls = [{**dict(lx=-0.5, ly=0.0, rx=0.5, ry=0.0, lvx=0.0, lvy=0.0, rvx=0.0, rvy=0.0), **p} for p in placements]
     batch = DuelGame(len(balls), obs_type="state", opponent="chaser")
-    batch.core.state = DuelState(*(np.array([b[field] for b in balls]) for field in DuelState._fields))
+    batch.duel.core.state = DuelState(*(np.array([b[field] for b in balls]) for field in DuelState._fields))
     lone = [DuelGame(None, obs_type="state", opponent="chaser") for _ in balls]
     for game, b in zip(lone, balls):
-        game.core.state = DuelState(**b)
+        game.duel.core.state = DuelState(**b)
     actions = np.random.default_rng(0).integers(9, size=(30, len(balls)))
     touched = 0
     for row in actions:
-        batch_result = batch.step(row, [None] * len(balls))
-        s = batch.core.state
+        rewards, terminated, info = batch.step(row, [None] * len(balls))
+        s = batch.duel.core.state
         touched += np.count_nonzero(np.hypot(s.rx - s.lx, s.ry - s.ly) < 0.2 + 1e-9)
         for i, game in enumerate(lone):
             result = game.step(int(row[i]), [None])
-            assert [float(value[i]) for value in batch_result] == list(result)
-            assert [float(field[i]) for field in s] == list(game.core.state)
+            assert (float(rewards[i]), bool(terminated[i]), info["winner"][i]) == (result[0], result[1], result[2]["winner"])
+            assert [float(field[i]) for field in s] == list(game.duel.core.state)
     assert 0 < touched < 30 * len(balls)  # some games touched while others did not
 
 
@@ -202,9 +202,11 @@ def test_builtin_opponents_play(opponent):
     env = make(obs_type="state", opponent=opponent)
     moved = False
     for _ in range(50):
-        env.step(0)
-        s = env.unwrapped.game.core.state
+        terminated = env.step(0)[2]
+        s = env.unwrapped.game.duel.core.state
         moved |= abs(s.rvx) + abs(s.rvy) > 0
+        if terminated:
+            env.reset()
     assert moved == (opponent != "still")
 
 
@@ -217,8 +219,8 @@ def test_resetting_every_game_gives_each_its_own_random_start():
     from ballenvs.duel.game import DuelGame
 
     game = DuelGame(5)
-    game.reset_games([np.random.default_rng(seed) for seed in range(5)])  # games=True: all of them
-    starts = np.stack(game.core.state[:4], axis=1)
+    game.reset([np.random.default_rng(seed) for seed in range(5)])  # games=True: all of them
+    starts = np.stack(game.duel.core.state[:4], axis=1)
     assert len(np.unique(starts, axis=0)) == 5
 
 
@@ -249,7 +251,7 @@ def test_predict_opponent_gets_mirrored_observation_and_acts_mirrored(obs_type):
     env.step(0)
     assert np.array_equal(model.seen[0][0], expected)
     # "E" in the right ball's mirrored frame is west in the world: towards the learner.
-    assert env.unwrapped.game.core.state.rvx < 0
+    assert env.unwrapped.game.duel.core.state.rvx < 0
 
 
 def test_callable_opponent_is_used():
@@ -262,7 +264,7 @@ def test_callable_opponent_is_used():
     env = make(obs_type="state", opponent=policy)
     env.step(0)
     assert calls == [(10,)]
-    assert env.unwrapped.game.core.state.rvy > 0
+    assert env.unwrapped.game.duel.core.state.rvy > 0
 
 
 def test_opponent_policy_with_bad_action_is_named():
@@ -301,7 +303,8 @@ def test_shaping_rewards_progress_and_is_off_by_default():
         ({"ring_radius": 0.0}, "ring_radius must be a finite positive number, got 0.0"),
         ({"ball_radius": -0.1}, "ball_radius must be a finite positive number, got -0.1"),
         ({"ball_radius": 0.5}, r"ball_radius must be in \(0, ring_radius / 4"),
-        ({"max_steps": 0}, "max_steps must be an int >= 1, got 0"),
+        ({"max_steps": 50}, "max_steps=50: the time limit is now gymnasium's max_episode_steps"),
+        ({"ring_radius": 1e300}, r"ring_radius must be in \[1e-06, 1e\+06\] \(the game is scale-free\), got 1e\+300"),
         ({"shaping": float("nan")}, "shaping must be a finite number"),
     ],
 )

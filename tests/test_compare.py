@@ -34,7 +34,8 @@ def read_png_size(path):
 
 
 @pytest.mark.parametrize(
-    "env_id,env_kwargs", [("UAVGrid-v0", ["max_steps=50"]), ("BallDuel-v0", ["max_steps=60", "obs_type=state"])]
+    "env_id,env_kwargs",
+    [("UAVGrid-v0", ["max_episode_steps=50"]), ("BallDuel-v0", ["max_episode_steps=60", "obs_type=state"])],
 )
 def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwargs):
     argv = ["--env", env_id, *TINY, "--env-kwargs", *env_kwargs, "--log-dir", str(tmp_path)]
@@ -67,7 +68,7 @@ def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwar
 
 
 def test_from_runs_replots_without_training(tmp_path, capsys):
-    argv = ["--env", "UAVGrid-v0", *TINY, "--env-kwargs", "max_steps=50", "--log-dir", str(tmp_path)]
+    argv = ["--env", "UAVGrid-v0", *TINY, "--env-kwargs", "max_episode_steps=50", "--log-dir", str(tmp_path)]
     assert run_cli(compare.main, argv) == 0
     folder = tmp_path / "compare" / "UAVGrid-v0_1"
     (folder / "curves.png").unlink()

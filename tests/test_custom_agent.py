@@ -226,7 +226,7 @@ FAST = [
 ]
 
 
-@pytest.mark.parametrize("env_id,extra", [("BallDuel-v0", ["--env-kwargs", "max_steps=150"]), ("UAVGrid-v0", [])])
+@pytest.mark.parametrize("env_id,extra", [("BallDuel-v0", ["--env-kwargs", "max_episode_steps=150"]), ("UAVGrid-v0", [])])
 def test_short_run_writes_the_same_layout_as_sb3(tmp_path, env_id, extra, capsys):
     argv = ["--env", env_id, "--timesteps", "600", "--n-envs", "2", "--log-dir", str(tmp_path), *FAST, *extra]
     assert run_cli(custom_train.main, argv) == 0
@@ -269,7 +269,7 @@ SMALL_UAV = {
     "coverage_radius": 2.5,
     "hotspot_spread": 1.0,
     "speed": 1,
-    "max_steps": 100,
+    "max_episode_steps": 100,
     "request_prob": 0.05,
 }
 

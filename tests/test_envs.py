@@ -122,7 +122,8 @@ def test_no_render_mode_never_imports_pygame_nor_torch(env_id):
         "import sys, gymnasium as gym, ballenvs\n"
         f"env = gym.make({env_id!r})\n"
         "env.reset(seed=0)\n"
-        "for _ in range(50): env.step(env.action_space.sample())\n"
+        "for _ in range(50):\n"
+        "    if any(env.step(env.action_space.sample())[2:4]): env.reset()\n"
         "env.close()\n"
         "print(sorted(m for m in ('pygame', 'torch', 'stable_baselines3') if m in sys.modules))"
     )
@@ -158,3 +159,42 @@ def test_pickle_round_trip_keeps_state(env_id, kwargs):
         env.step(1)
     clone = pickle.loads(pickle.dumps(env))
     assert same(env.step(2), clone.step(2))
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_pickle_and_deepcopy_after_render(env_id):
+    import copy
+
+    env = gym.make(env_id, render_mode="rgb_array")
+    env.reset(seed=1)
+    env.render()
+    for make_clone in (lambda e: pickle.loads(pickle.dumps(e)), copy.deepcopy):
+        clone = make_clone(env)
+        assert same(env.step(0), clone.step(0))
+        assert clone.render().shape == env.render().shape  # the clone draws on a canvas of its own
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_stepping_before_reset_or_after_the_end_is_refused(env_id):
+    from gymnasium.error import ResetNeeded
+
+    env = gym.make(env_id, max_episode_steps=-1).unwrapped.__class__(max_episode_steps=2)
+    with pytest.raises(ResetNeeded, match="before the first reset"):
+        env.step(0)
+    env.reset(seed=0)
+    env.step(0)
+    assert env.step(0)[3]  # truncated at its own limit
+    with pytest.raises(ResetNeeded, match="after the episode ended; call reset"):
+        env.step(0)
+    env.reset()
+    env.step(0)
+
+
+def test_info_values_keep_their_python_types():
+    env = gym.make("UAVGrid-v0")
+    _, info = env.reset(seed=0)
+    types = {key: type(value) for key, value in info.items()}
+    assert types == {"served": int, "served_weight": float, "episode_served": int, "episode_weight": float}
+    for _ in range(300):
+        info = env.step(env.action_space.sample())[4]
+        assert {key: type(value) for key, value in info.items()} == types

@@ -38,7 +38,7 @@ FAST = [
     "1",
     "--no-progress",
 ]
-SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_steps=150"], "UAVGrid-v0": []}
+SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_episode_steps=150"], "UAVGrid-v0": []}
 
 
 def train(tmp_path, env_id, *extra):

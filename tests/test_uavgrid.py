@@ -23,7 +23,7 @@ def make(**kwargs):
 
 def place(env, uav=None, requests=None, time_left=None):
     """Set the UAV cell and some UEs' requests (dict ue -> class) and times by hand."""
-    core = env.unwrapped.core
+    core = env.unwrapped.game.core
     s = core.state
     request, left = s.request.copy(), s.time_left.copy()
     for ue, cls in (requests or {}).items():
@@ -34,7 +34,7 @@ def place(env, uav=None, requests=None, time_left=None):
 
 
 def uav_cell(env):
-    s = env.unwrapped.core.state
+    s = env.unwrapped.game.core.state
     return s.uav_x, s.uav_y
 
 
@@ -62,7 +62,7 @@ def test_moves_off_the_grid_are_clamped(start, action, end):
 
 def ue_at_offset(env, dx, dy):
     """Move the UAV so that UE 0 sits at (dx, dy) cells from it after a 'stay' step."""
-    s = env.unwrapped.core.state
+    s = env.unwrapped.game.core.state
     return (int(s.ue_x[0]) - dx, int(s.ue_y[0]) - dy)
 
 
@@ -75,12 +75,12 @@ def test_serving_exactly_within_the_coverage_radius(dx, dy, served, random_layou
     _, reward, _, _, info = env.step(0)
     assert info["served"] == int(served)
     assert reward == (1.0 if served else 0.0)  # class 3 carries the top weight, normalised to 1
-    assert env.unwrapped.core.state.request[0] == (0 if served else 3)
+    assert env.unwrapped.game.core.state.request[0] == (0 if served else 3)
 
 
 def test_reward_sums_class_weights_and_charges_moves():
     env = make(**QUIET, move_cost=0.01)
-    s = env.unwrapped.core.state
+    s = env.unwrapped.game.core.state
     # Park on UE 0 and give every UE in range a request of class 1 or 2.
     place(env, uav=(int(s.ue_x[0]), int(s.ue_y[0])), requests={0: 1})
     _, reward, _, _, info = env.step(0)
@@ -95,7 +95,7 @@ def test_reward_sums_class_weights_and_charges_moves():
 
 def test_unserved_request_expires_after_its_time():
     env = make(**QUIET)
-    place(env, uav=(0, 0) if env.unwrapped.core.state.ue_x[0] > 20 else (99, 99), requests={0: 2}, time_left={0: 3})
+    place(env, uav=(0, 0) if env.unwrapped.game.core.state.ue_x[0] > 20 else (99, 99), requests={0: 2}, time_left={0: 3})
     requests = []
     for _ in range(4):
         obs, *_ = env.step(0)
@@ -109,13 +109,13 @@ def test_idle_users_raise_requests_with_the_class_mix():
     assert set(obs["requests"].tolist()) <= {0, 3} and (obs["requests"] == 3).sum() >= 9
 
 
-@pytest.mark.parametrize("max_steps", [300, 5])
-def test_truncation_exactly_at_the_step_limit_and_never_terminated(max_steps):
-    env = make(**({} if max_steps == 300 else {"max_steps": max_steps}))
-    for step in range(1, max_steps + 1):
+@pytest.mark.parametrize("max_episode_steps", [300, 5, 500])
+def test_truncation_exactly_at_the_step_limit_and_never_terminated(max_episode_steps):
+    env = make(**({} if max_episode_steps == 300 else {"max_episode_steps": max_episode_steps}))
+    for step in range(1, max_episode_steps + 1):
         _, _, terminated, truncated, _ = env.step(env.action_space.sample())
         assert not terminated
-        assert truncated == (step == max_steps)
+        assert truncated == (step == max_episode_steps)
 
 
 def test_vector_observation_is_position_and_requests():
@@ -130,7 +130,7 @@ def test_image_observation_is_a_channel_first_image_with_requests_and_edges():
     env = make(obs_type="image", **QUIET)
     space = env.observation_space
     assert space.shape == (4, 64, 64) and is_image_space(space) and is_image_space_channels_first(space)
-    s = env.unwrapped.core.state
+    s = env.unwrapped.game.core.state
     place(env, uav=(50, 50), requests={4: 2})
     obs = env.unwrapped.game.observe()
     # The class-2 request is in channel 1, at its offset from the UAV: the picture spans 200 cells.
@@ -142,7 +142,7 @@ def test_image_observation_is_a_channel_first_image_with_requests_and_edges():
 
 def test_layout_is_fixed_by_layout_seed_and_redrawn_with_random_layout():
     def layout(env):
-        s = env.unwrapped.core.state
+        s = env.unwrapped.game.core.state
         return s.ue_x.tolist() + s.ue_y.tolist()
 
     assert layout(make(layout_seed=1)) == layout(make(layout_seed=1))
@@ -171,7 +171,7 @@ def test_greedy_beats_random_and_stay():
 
 def test_greedy_heads_for_a_waiting_request():
     env = make(**QUIET)
-    s = env.unwrapped.core.state
+    s = env.unwrapped.game.core.state
     place(env, uav=(int(s.ue_x[0]) + 30, int(s.ue_y[0])), requests={0: 3})
     assert GreedyPolicy(env).act() == 7  # west, toward UE 0
     action, state = GreedyPolicy(env).predict(None)
@@ -189,15 +189,32 @@ def test_greedy_heads_for_a_waiting_request():
         ({"obs_type": "image", "obs_size": 20}, "obs_size must be an int >= 36, got 20"),
         ({"speed": 0}, "speed must be an int >= 1"),
         ({"class_probs": (0.5, 0.5, 0.5)}, "class_probs must be 3 non-negative numbers summing to 1"),
-        ({"deadlines": (10, 0, 5)}, "deadlines must be 3 ints >= 1"),
+        ({"deadlines": (10, 0, 5)}, "deadlines must be 3 ints in 1..100000"),
+        ({"class_weights": (1e999, 1, 1)}, "class_weights must be 3 finite positive numbers"),
+        ({"random_layout": "false"}, "random_layout must be True or False, got 'false'"),
+        ({"obs_size": 48}, "obs_size=48 applies to obs_type='image' only"),
         ({"request_prob": 1.5}, r"request_prob must be in \[0, 1\], got 1.5"),
-        ({"max_steps": -1}, "max_steps must be an int >= 1, got -1"),
-        ({"coverage": 5}, "unknown UAVGrid option.*'coverage'.*coverage_radius"),
+        ({"max_steps": 40}, "max_steps=40: the time limit is now gymnasium's max_episode_steps"),
+        (
+            {"coverage": 5},
+            "unknown UAVGrid-v0 option.*'coverage'; valid: render_mode, max_episode_steps, obs_type, .*hotspot_spread",
+        ),
     ],
 )
 def test_bad_options_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         gym.make("UAVGrid-v0", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"size": 2}, {"size": 3, "n_hotspots": 2}, {"hotspot_spread": 1e6}, {"hotspot_spread": 0.0}]
+)
+def test_tiny_grids_and_any_spread_are_valid(kwargs):
+    env = make(**kwargs)
+    s = env.unwrapped.game.core.state
+    size = kwargs.get("size", 100)
+    assert ((0 <= s.ue_x) & (s.ue_x < size) & (0 <= s.ue_y) & (s.ue_y < size)).all()
+    env.step(1)
 
 
 @pytest.mark.parametrize("action", [9, -1, 2.0, "0", None])

@@ -1,74 +1,210 @@
-"""Native vector envs: gym.make_vec over the same core, env i == a single env seeded seed + i."""
+"""Native vector envs: the same core as the single envs, behaving exactly as gymnasium's SyncVectorEnv
+over single envs (observations, rewards, flags and infos, in every autoreset mode), plus what
+stable-baselines3 and the custom agent make of them."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.error import ResetNeeded
+from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode
 
 import ballenvs
 import ballenvs.uav.game
 
-CONFIGS = [
-    ("BallDuel-v0", {"obs_type": "state", "opponent": "random"}),
-    ("BallDuel-v0", {"obs_type": "pixels", "opponent": "chaser", "max_steps": 60}),
-    ("BallDuel-v0", {"obs_type": "state", "opponent": "pusher", "shaping": 0.5}),
-    ("UAVGrid-v0", {"max_steps": 40}),
-    ("UAVGrid-v0", {"obs_type": "image", "random_layout": True, "random_start": True, "max_steps": 30}),
-    ("UAVGridImage-v0", {"max_steps": 25}),
+#: Every id with its defaults, and variants that exercise other rules and observations.
+CONFIGS = [(env_id, {"max_episode_steps": 60}) for env_id in ballenvs.ENV_IDS] + [
+    ("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_episode_steps": 40}),
+    ("BallDuel-v0", {"obs_type": "state", "opponent": "pusher", "shaping": 0.5, "max_episode_steps": 80}),
+    ("UAVGrid-v0", {"obs_type": "image", "random_layout": True, "random_start": True, "max_episode_steps": 30}),
 ]
 IDS = [f"{env_id}-{'-'.join(map(str, kwargs.values()))}" for env_id, kwargs in CONFIGS]
+MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP]
 
 
-def index(obs, i):
-    return {k: v[i] for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
+def native_and_sync(env_id, n, mode=AutoresetMode.NEXT_STEP, **kwargs):
+    native = gym.make_vec(env_id, n, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs)
+    sync = gym.make_vec(env_id, n, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}, **kwargs)
+    return native, sync
 
 
-def assert_same_obs(a, b):
-    if isinstance(a, dict):
-        assert a.keys() == b.keys()
-        for key in a:
-            np.testing.assert_array_equal(a[key], b[key])
-    else:
-        np.testing.assert_array_equal(a, b)
+def assert_same(native_result, sync_result, where=""):
+    """Equal values of equal types, arrays of equal dtypes (gymnasium's own test of vector envs)."""
+    for k, (a, b) in enumerate(zip(native_result, sync_result)):
+        assert data_equivalence(a, b, exact=True), f"{where}: element {k} differs:\nnative {a}\nsync   {b}"
 
 
+def without_wall_clock(result):
+    """RecordEpisodeStatistics' episode times ("t") are wall-clock: everything else must match."""
+    *rest, info = result
+    if "episode" in info:
+        info = info | {"episode": {k: v for k, v in info["episode"].items() if k != "t"}}
+    return (*rest, info)
+
+
+def run_side_by_side(native, sync, steps, seed=11):
+    assert_same(native.reset(seed=seed), sync.reset(seed=seed), "reset")
+    actions = np.random.default_rng(0).integers(9, size=(steps, native.num_envs))
+    ended = 0
+    for t in range(steps):
+        result = native.step(actions[t])
+        assert_same(without_wall_clock(result), without_wall_clock(sync.step(actions[t])), f"step {t}")
+        ended += np.count_nonzero(result[2] | result[3])
+    return ended
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
 @pytest.mark.parametrize("env_id,kwargs", CONFIGS, ids=IDS)
-def test_env_i_replays_the_single_env_with_seed_plus_i(env_id, kwargs):
-    assert_env_i_replays_single_env(env_id, kwargs)
+def test_native_vector_env_is_sync_vector_env(env_id, kwargs, mode):
+    native, sync = native_and_sync(env_id, 4, mode, **kwargs)
+    assert native.observation_space == sync.observation_space and native.action_space == sync.action_space
+    assert native.metadata["autoreset_mode"] == mode
+    assert run_side_by_side(native, sync, 150) >= 4, "the comparison went across episode ends"
 
 
 def test_uav_requests_drawn_block_by_block_replay_alike(monkeypatch):
     # Blocks of 8 steps: every grid draws several blocks per episode, and its block runs out
     # exactly at the end of an episode, where the step that resets it must leave its generator alone.
-    monkeypatch.setattr(ballenvs.uav.game, "MAX_BLOCK_STEPS", 8)
-    assert_env_i_replays_single_env("UAVGrid-v0", {"max_steps": 40, "request_prob": 0.2})
+    monkeypatch.setattr(ballenvs.uav.game, "REQUEST_BLOCK_STEPS", 8)
+    for mode in MODES:
+        native, sync = native_and_sync("UAVGrid-v0", 4, mode, max_episode_steps=40, request_prob=0.2)
+        assert run_side_by_side(native, sync, 130) >= 4
 
 
-def assert_env_i_replays_single_env(env_id, kwargs):
-    n, seed, steps = 4, 11, 150
-    envs = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", **kwargs)
-    singles = [gym.make(env_id, **kwargs) for _ in range(n)]
-    obs, _ = envs.reset(seed=seed)
-    for i, single in enumerate(singles):
-        assert_same_obs(index(obs, i), single.reset(seed=seed + i)[0])
-    actions = np.random.default_rng(0).integers(9, size=(steps, n))
-    single_done = [False] * n
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
+def test_disabled_autoreset_and_reset_mask_as_sync(env_id):
+    native, sync = native_and_sync(
+        env_id, 3, AutoresetMode.DISABLED, max_episode_steps=20, obs_type="state" if env_id == "BallDuel-v0" else "vector"
+    )
+    assert_same(native.reset(seed=4), sync.reset(seed=4), "reset")
+    actions = np.random.default_rng(2).integers(9, size=(60, 3))
     resets = 0
-    for t in range(steps):
-        obs, rewards, terminated, truncated, infos = envs.step(actions[t])
-        for i, single in enumerate(singles):
-            if single_done[i]:  # NEXT_STEP autoreset: this step reset env i, ignoring its action
-                expected_obs, _ = single.reset()
-                expected = (expected_obs, 0.0, False, False)
-                resets += 1
-            else:
-                expected = single.step(int(actions[t, i]))[:4]
-            assert_same_obs(index(obs, i), expected[0])
-            assert (rewards[i], terminated[i], truncated[i]) == pytest.approx(expected[1:4], abs=0), (t, i)
-            single_done[i] = bool(expected[2] or expected[3])
-    assert resets > 0, "the comparison went across resets"
+    for t in range(60):
+        result = native.step(actions[t])
+        assert_same(result, sync.step(actions[t]), f"step {t}")
+        ended = result[2] | result[3]
+        if ended.any():
+            options = {"reset_mask": ended}
+            assert_same(native.reset(options=dict(options)), sync.reset(options=dict(options)), f"masked reset {t}")
+            resets += 1
+    assert resets >= 3
+
+
+def test_disabled_autoreset_refuses_to_step_an_ended_env():
+    envs = gym.make_vec(
+        "UAVGrid-v0", 2, vectorization_mode="vector_entry_point", autoreset_mode="Disabled", max_episode_steps=2
+    )
+    envs.reset(seed=0)
+    envs.step(np.array([0, 0]))
+    envs.step(np.array([0, 0]))
+    with pytest.raises(ResetNeeded, match=r"env\(s\) \[0, 1\] ended and autoreset_mode is Disabled"):
+        envs.step(np.array([0, 0]))
+    envs.reset(options={"reset_mask": np.array([True, True])})
+    envs.step(np.array([0, 0]))
+
+
+@pytest.mark.parametrize(
+    "mask,error,message",
+    [
+        ([True, False], TypeError, "must be a numpy array"),
+        (np.array([True]), ValueError, "must have shape"),
+        (np.array([1, 0]), TypeError, "must have `dtype=np.bool_`"),
+        (np.array([False, False]), ValueError, "at least one True value"),
+    ],
+)
+def test_bad_reset_masks_fail_as_in_sync(mask, error, message):
+    envs = gym.make_vec("UAVGrid-v0", 2, vectorization_mode="vector_entry_point")
+    with pytest.raises(error, match=message):
+        envs.reset(options={"reset_mask": mask})
+    with pytest.raises(ValueError, match="no reset options besides reset_mask"):
+        envs.reset(options={"layout_seed": 3})
+
+
+def test_np_random_seed_gives_each_envs_seed_as_sync():
+    native, sync = native_and_sync("BallDuel-v0", 3)
+    native.reset(seed=42)
+    sync.reset(seed=42)
+    assert native.np_random_seed == sync.np_random_seed == (42, 43, 44)
+    native.reset(seed=[7, None, 9])
+    assert native.np_random_seed == (7, 43, 9)
+    assert len(native.np_random) == 3 and all(isinstance(rng, np.random.Generator) for rng in native.np_random)
+
+
+def test_reset_without_seed_continues_each_envs_generator():
+    a = gym.make_vec("BallDuel-v0", num_envs=2, vectorization_mode="vector_entry_point", obs_type="state", opponent="random")
+    b = gym.make_vec("BallDuel-v0", num_envs=2, vectorization_mode="vector_entry_point", obs_type="state", opponent="random")
+    a.reset(seed=3)
+    b.reset(seed=3)
+    np.testing.assert_array_equal(a.reset()[0], b.reset()[0])
+    assert not np.array_equal(a.reset()[0], a.reset(seed=4)[0])
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_registered_time_limits(env_id):
+    limit = gym.spec(env_id).max_episode_steps
+    assert limit == (1000 if env_id == "BallDuel-v0" else 300)
+    assert gym.make(env_id).spec.max_episode_steps == limit
+    envs = gym.make_vec(env_id, 2)
+    assert envs.unwrapped.max_episode_steps == limit and envs.spec.kwargs["max_episode_steps"] == limit
+    gym.wrappers.TimeAwareObservation(gym.make(env_id))  # refuses envs without a time limit
+
+
+@pytest.mark.parametrize("limit", [3, 1500])
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
+def test_any_time_limit_gives_episodes_of_exactly_that_length(env_id, limit):
+    kwargs = {"opponent": "still", "obs_type": "state"} if env_id == "BallDuel-v0" else {}
+    single = gym.make(env_id, max_episode_steps=limit, **kwargs)
+    envs = gym.make_vec(env_id, 2, max_episode_steps=limit, **kwargs)
+    single.reset(seed=0)
+    envs.reset(seed=0)
+    for step in range(1, limit + 1):
+        _, _, terminated, truncated, _ = single.step(0)
+        _, _, vector_terminated, vector_truncated, _ = envs.step(np.zeros(2, dtype=np.int64))
+        assert not terminated and not vector_terminated.any()  # a still ball in a still ring stays in
+        assert truncated == (step == limit) and vector_truncated.tolist() == [step == limit] * 2
+
+
+@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
+def test_make_vec_from_its_own_spec_recreates_it(env_id):
+    # gymnasium's tests/envs/registration/test_make_vec.py::test_make_vec_with_spec, on our ids.
+    envs = gym.make_vec(env_id, num_envs=3, max_episode_steps=50)
+    recreated = gym.make_vec(envs.spec)
+    assert envs.spec == recreated.spec and type(envs) is type(recreated) and recreated.num_envs == 3
+    assert envs.observation_space == recreated.observation_space and envs.action_space == recreated.action_space
+    assert recreated.unwrapped.max_episode_steps == 50
+
+
+def test_actions_of_the_wrong_type_are_a_type_error_wrong_values_a_value_error():
+    envs = gym.make_vec("BallDuel-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    envs.reset(seed=0)
+    for bad_type in (0, np.int64(3), np.array([0.0, 1.0]), "01"):
+        with pytest.raises(TypeError, match="actions must be a 1-D array of 2 ints"):
+            envs.step(bad_type)
+    for bad_value in (np.array([0, 9]), np.array([0]), np.array([-1, 0])):
+        with pytest.raises(ValueError, match=r"invalid actions .*valid: 2 ints in 0..8"):
+            envs.step(bad_value)
+
+
+def test_step_before_reset_is_refused():
+    envs = gym.make_vec("UAVGrid-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    with pytest.raises(ResetNeeded, match="before the first reset"):
+        envs.step(np.array([0, 0]))
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
+def test_gymnasium_vector_wrappers_see_the_same_as_over_sync(env_id, mode):
+    from gymnasium.wrappers.vector import DictInfoToList, NormalizeReward, RecordEpisodeStatistics
+
+    kwargs = {"max_episode_steps": 25} | ({"obs_type": "state", "opponent": "random"} if env_id == "BallDuel-v0" else {})
+    native, sync = native_and_sync(env_id, 3, mode, **kwargs)
+    native, sync = (NormalizeReward(RecordEpisodeStatistics(env)) for env in (native, sync))
+    assert run_side_by_side(native, sync, 80) >= 3
+    native, sync = native_and_sync(env_id, 2, mode, **kwargs)
+    native, sync = (DictInfoToList(env) for env in (native, sync))
+    assert run_side_by_side(native, sync, 40) >= 2
 
 
 def test_vector_env_has_batched_spaces_and_metadata():
@@ -89,32 +225,16 @@ def test_uav_uses_its_registered_vector_entry_point_by_default():
     assert info["episode_served"].tolist() == [0, 0, 0]
 
 
-def test_same_step_autoreset_returns_final_observations():
-    envs = gym.make_vec(
-        "UAVGrid-v0", num_envs=2, vectorization_mode="vector_entry_point", max_steps=3, autoreset_mode="SameStep"
-    )
-    envs.reset(seed=0)
-    for _ in range(2):
-        _, _, _, truncated, info = envs.step(np.array([3, 3]))
-        assert not truncated.any() and "final_obs" not in info
-    obs, _, _, truncated, info = envs.step(np.array([3, 3]))
-    assert truncated.all() and info["_final_obs"].all()
-    assert np.allclose(info["final_obs"]["pos"][:, 0], (50 + 3 * 2) / 99)  # three steps east
-    assert np.allclose(obs["pos"], 50 / 99)  # already reset to the centre
-
-
 def test_vector_env_takes_the_same_options_and_errors():
     envs = gym.make_vec("BallDuel-v0", num_envs=2, vectorization_mode="vector_entry_point", opponent="still", obs_type="state")
     envs.reset(seed=0)
     assert envs.unwrapped.game.opponent.__class__.__name__ == "Still"
     with pytest.raises(ValueError, match="unknown opponent 'bully'"):
         gym.make_vec("BallDuel-v0", num_envs=2, vectorization_mode="vector_entry_point", opponent="bully")
-    with pytest.raises(ValueError, match="unknown UAVGrid option"):
+    with pytest.raises(ValueError, match="unknown UAVGrid-v0 option"):
         gym.make_vec("UAVGrid-v0", num_envs=2, coverage=3)
-    with pytest.raises(ValueError, match=r"invalid actions .*valid: 2 ints in 0..8"):
-        envs.step(np.array([0, 9]))
-    with pytest.raises(ValueError, match=r"invalid actions"):
-        envs.step(np.array([0]))
+    with pytest.raises(ValueError, match="unknown autoreset_mode 'Later'; valid: NextStep, SameStep, Disabled"):
+        gym.make_vec("UAVGrid-v0", num_envs=2, autoreset_mode="Later")
 
 
 @pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
@@ -131,20 +251,24 @@ def test_vector_env_renders_the_first_env(env_id):
     human.close()
 
 
-def test_reset_without_seed_continues_each_envs_generator():
-    a = gym.make_vec("BallDuel-v0", num_envs=2, vectorization_mode="vector_entry_point", obs_type="state", opponent="random")
-    b = gym.make_vec("BallDuel-v0", num_envs=2, vectorization_mode="vector_entry_point", obs_type="state", opponent="random")
-    a.reset(seed=3)
-    b.reset(seed=3)
-    np.testing.assert_array_equal(a.reset()[0], b.reset()[0])
-    assert not np.array_equal(a.reset()[0], a.reset(seed=4)[0])
+def index(obs, i):
+    return {k: v[i] for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
+
+
+def assert_same_obs(a, b):
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key])
+    else:
+        np.testing.assert_array_equal(a, b)
 
 
 ADAPTER_CONFIGS = [
-    ("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_steps": 40}, None),
-    ("BallDuel-v0", {"obs_type": "pixels", "max_steps": 30}, 4),
-    ("UAVGrid-v0", {"max_steps": 25}, None),
-    ("UAVGridImage-v0", {"max_steps": 20, "random_start": True}, 2),
+    ("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_episode_steps": 40}, None),
+    ("BallDuel-v0", {"obs_type": "pixels", "max_episode_steps": 30}, 4),
+    ("UAVGrid-v0", {"max_episode_steps": 25}, None),
+    ("UAVGridImage-v0", {"max_episode_steps": 20, "random_start": True}, 2),
 ]
 
 
@@ -184,7 +308,10 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
 
 @pytest.mark.parametrize(
     "env_id,kwargs",
-    [("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_steps": 40}), ("UAVGrid-v0", {"max_steps": 25})],
+    [
+        ("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_episode_steps": 40}),
+        ("UAVGrid-v0", {"max_episode_steps": 25}),
+    ],
 )
 def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs):
     from agents.custom.collect import NativeSteps, make_steps
@@ -221,7 +348,7 @@ def test_trainers_run_on_the_native_vector_env(tmp_path, trainer_name):
     trainer = importlib.import_module(f"agents.{trainer_name}")
     argv = [
         "--env", "UAVGrid-v0", "--timesteps", "800", "--n-envs", "8", "--vec-env", "native", "--log-dir", str(tmp_path),
-        "--hyperparams", "buffer_size=1000", "learning_starts=200", "--env-kwargs", "max_steps=50",
+        "--hyperparams", "buffer_size=1000", "learning_starts=200", "--env-kwargs", "max_episode_steps=50",
         "--save-freq", "400", "--eval-freq", "400", "--eval-episodes", "1", "--no-progress",
     ]  # fmt: skip
     assert run_cli(trainer.main, argv) == 0

@@ -11,13 +11,12 @@ import os
 import time
 from typing import Any, NamedTuple
 
-import gymnasium as gym
 import numpy as np
-from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.monitor import ResultsWriter
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.envs import make_vec
+from agents.native_vec import make_native, true_next_observations
 
 
 class Step(NamedTuple):
@@ -78,13 +77,7 @@ class NativeSteps:
     def __init__(
         self, env_id: str, env_kwargs: dict[str, Any], n_envs: int, seed: int | None, monitor_dir: str | None = None
     ) -> None:
-        self.env = gym.make_vec(
-            f"ballenvs:{env_id}",
-            num_envs=n_envs,
-            vectorization_mode="vector_entry_point",
-            autoreset_mode=AutoresetMode.SAME_STEP,
-            **env_kwargs,
-        )
+        self.env = make_native(env_id, n_envs, env_kwargs)
         self.num_envs, self.observation_space, self.action_space = (
             n_envs,
             self.env.single_observation_space,
@@ -121,8 +114,7 @@ class NativeSteps:
                     {"r": round(episodes[-1][0], 6), "l": episodes[-1][1], "t": round(time.time() - self._start, 6)}
                 )
         self._returns[ended], self._lengths[ended] = 0.0, 0
-        # ballenvs' final_obs is the whole batch before the resets: every env's true next observation.
-        return Step(observations, info["final_obs"], rewards, terminated, ended, episodes)
+        return Step(observations, true_next_observations(observations, info), rewards, terminated, ended, episodes)
 
     def close(self) -> None:
         self.env.close()

@@ -1,7 +1,9 @@
-"""BallDuel games against an opponent, with observations and rewards.
+"""BallDuel as games: both players' game (:class:`TwoPlayerDuel`) and the learner against an
+opponent (:class:`DuelGame`, the :class:`ballenvs.game.Game` behind ``BallDuel-v0``).
 
-This is the whole game as a gym face needs it, still free of gymnasium's Env API: the
-single env drives one game, the vector env N games, through the same code.
+The rules live once, in :class:`TwoPlayerDuel`: both sides' actions in (each in its own,
+mirrored frame), both sides' rewards and observations out, for one game or N at once.
+``BallDuel-v0`` is that game with the right side driven by an opponent policy.
 """
 
 from __future__ import annotations
@@ -14,63 +16,89 @@ from gymnasium import spaces
 
 from ballenvs._checks import check_choice, check_float, check_int
 from ballenvs.backend import NUMPY, SCALAR
-from ballenvs.directions import MIRRORED_ACTION
+from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
+from ballenvs.duel.drawing import draw_duel
 from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, PixelObserver, StateObserver, side_view
 from ballenvs.duel.opponents import make_player
+from ballenvs.game import Game, RenderSpec
 
-#: The options a BallDuel env takes, besides render_mode.
-OPTIONS = ("obs_type", "obs_size", "opponent", "shaping", "max_steps", "ring_radius", "ball_radius")
+#: The options of both players' game (BallDuel-v0's, less the opponent).
+DUEL_OPTIONS = ("obs_type", "obs_size", "shaping", "ring_radius", "ball_radius")
+#: The options of BallDuel-v0, besides render_mode and max_episode_steps.
+OPTIONS = ("opponent", *DUEL_OPTIONS)
 
 #: ``info["winner"]`` and ``info["rewards"]`` (left, right, unshaped) by winner code.
 WINNER_NAMES = (None, "left", "right", "draw")
 PAIR_REWARDS = ((0.0, 0.0), (1.0, -1.0), (-1.0, 1.0), (0.0, 0.0))
 PLAYING, LEFT_WINS, RIGHT_WINS, DRAW = 0, 1, 2, 3
+# The same, as object arrays: a batch's infos are what SyncVectorEnv builds from the tuples and names.
+_WINNER_NAMES = np.array(WINNER_NAMES, dtype=object)
+_PAIR_REWARDS = np.empty(len(PAIR_REWARDS), dtype=object)
+_PAIR_REWARDS[:] = PAIR_REWARDS
+
+RENDER_SIZE = 400
+RENDER_FPS = 30
+# The game is scale-free; these bounds keep squared distances far from float overflow and underflow.
+RADIUS_RANGE = (1e-6, 1e6)
 
 
-class DuelGame:
-    """The learner (left) against one opponent, in one game (``num_games=None``, Python
-    floats) or in N games at once (numpy arrays)."""
+def _check_radius(name: str, value: Any) -> float:
+    radius = check_float(name, value, positive=True)
+    low, high = RADIUS_RANGE
+    if not low <= radius <= high:
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}] (the game is scale-free), got {value!r}")
+    return radius
+
+
+class TwoPlayerDuel:
+    """Both players of one game (``num_games=None``: Python floats) or of N games (numpy arrays).
+
+    Each side acts and sees in its own frame: the right player's world is mirrored in x, so
+    both see themselves start on the left and one policy can play either side. Rewards are
+    zero-sum: +1 to the side whose opponent's centre leaves the ring, -1 to the other, 0 to
+    both on a draw (both out in the same step) and while playing; ``shaping=w`` adds
+    ``w * (phi' - phi)`` to the left side (and its negative to the right), phi being how much
+    further from the centre the right ball is than the left, in ring radii.
+    """
 
     def __init__(
         self,
         num_games: int | None = None,
         obs_type: str = "pixels",
         obs_size: int = 64,
-        opponent: Any = "chaser",
         shaping: float = 0.0,
-        max_steps: int = 1000,
         ring_radius: float = 1.0,
         ball_radius: float = 0.1,
     ) -> None:
+        self.num_games = num_games
         self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
         obs_size = check_int("obs_size", obs_size, MIN_OBS_SIZE)
-        self.max_steps = check_int("max_steps", max_steps, 1)
         self.shaping = check_float("shaping", shaping)
         self.physics = DuelPhysics(
-            ring_radius=check_float("ring_radius", ring_radius, positive=True),
-            ball_radius=check_float("ball_radius", ball_radius, positive=True),
+            ring_radius=_check_radius("ring_radius", ring_radius), ball_radius=_check_radius("ball_radius", ball_radius)
         )
         self.core = DuelCore(self.physics, num_games)
         self.xp = self.core.xp
         self._mirrored_action = MIRRORED_ACTION if self.xp is NUMPY else MIRRORED_ACTION.tolist()
-        self.opponent = make_player(opponent, self.physics)
         if obs_type == "pixels":
             self.observer: PixelObserver | StateObserver = PixelObserver(self.physics, obs_size)
             self.observation_space: spaces.Box = spaces.Box(0, 255, (obs_size, obs_size, 1), np.uint8)
         else:
             self.observer = StateObserver(self.physics)
             self.observation_space = spaces.Box(self.observer.low, self.observer.high, dtype=np.float32)
+        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.winner: Any = PLAYING if num_games is None else np.zeros(num_games, dtype=np.int64)
 
-    def observe(self, side: int = LEFT) -> np.ndarray:
-        """The observation of ``side``: egocentric, and mirrored for the right player."""
-        return self.observer.observe(side_view(self.core.state, side), self.xp)
+    @property
+    def steps(self) -> Any:
+        return self.core.steps
 
-    def reset_games(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
-        """Restart ``games`` (a bool mask, or True for all); ``rngs`` holds every game's
-        generator and only the restarted games draw from theirs."""
+    def reset(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
+        """Restart ``games`` (True for all, or a bool mask); only they draw from their generators."""
         if self.xp is SCALAR:
             self.core.reset(rngs[0].uniform(-1.0, 1.0, size=4).tolist())
+            self.winner = PLAYING
             return
         every_game = np.ndim(games) == 0 and bool(games)
         indices = np.arange(len(rngs)) if every_game else np.flatnonzero(games)
@@ -79,32 +107,86 @@ class DuelGame:
             rngs[i].random(out=row)
         # What uniform(-1.0, 1.0) computes from the same draws, bit for bit, for all games at once.
         self.core.reset((-1.0 + 2.0 * draws).T, None if every_game else indices)
+        self.winner = np.where(games, PLAYING, self.winner)
 
-    def step(self, actions: Any, rngs: Sequence[np.random.Generator]) -> tuple[Any, ...]:
-        """Play one step with the learner's ``actions`` (an int, or an (N,) array).
-
-        Returns ``(reward, terminated, truncated, winner)``: the learner's (shaped) reward,
-        the episode ends and the winner code (see :data:`WINNER_NAMES`). The unshaped game
-        rewards are (+1, -1) for a left win, (-1, +1) for a right win, else 0.
-        """
+    def play(self, left_actions: Any, right_actions: Any) -> tuple[Any, Any]:
+        """One step with each side's actions in its own frame; returns ``(left_rewards,
+        terminated)`` (the right side's rewards are their negatives) and sets :attr:`winner`."""
         core, xp = self.core, self.xp
-        opponent_actions = self.opponent.act(side_view(core.state, RIGHT), xp, lambda: self.observe(RIGHT), rngs)
         if self.shaping:
             potential_before = self._potential()
-        left_out, right_out = core.step(actions, self._mirrored_action[opponent_actions])
+        left_out, right_out = core.step(left_actions, self._mirrored_action[right_actions])
         terminated = left_out | right_out
         # 0 playing, 1 left wins, 2 right wins, 3 draw: the codes of WINNER_NAMES.
-        winner = right_out * LEFT_WINS + left_out * RIGHT_WINS
+        self.winner = right_out * LEFT_WINS + left_out * RIGHT_WINS
         reward = right_out * 1.0 - left_out * 1.0
         if self.shaping:
             # Potential-based, with the potential of a finished game taken as 0, so the
             # optimal policy is unchanged (Ng et al., 1999).
             potential_after = xp.where(terminated, 0.0, self._potential())
             reward = reward + self.shaping * (potential_after - potential_before)
-        truncated = (core.steps >= self.max_steps) & xp.logical_not(terminated)
-        return reward, terminated, truncated, winner
+        return reward, terminated
+
+    def observe(self, side: int = LEFT) -> np.ndarray:
+        """The observation of ``side``: egocentric, and mirrored for the right player."""
+        return self.observer.observe(side_view(self.core.state, side), self.xp)
+
+    def info(self) -> dict[str, Any]:
+        """``rewards``: the (left, right) unshaped game rewards; ``winner``: "left", "right", "draw" or None."""
+        if self.xp is SCALAR:
+            return {"rewards": PAIR_REWARDS[self.winner], "winner": WINNER_NAMES[self.winner]}
+        # .take: 10x cheaper than fancy indexing.
+        return {"rewards": _PAIR_REWARDS.take(self.winner), "winner": _WINNER_NAMES.take(self.winner)}
 
     def _potential(self) -> Any:
-        """How much further from the centre the opponent is than the learner, in ring radii."""
+        """How much further from the centre the right ball is than the left, in ring radii."""
         left, right = self.core.distances_from_centre()
         return (right - left) / self.physics.ring_radius
+
+    def render_spec(self, title: str) -> RenderSpec:
+        extent = self.physics.position_bound
+        return RenderSpec(RENDER_SIZE, -extent, extent, RENDER_FPS, title)
+
+    def draw(self, canvas: Any, game: int | None) -> None:
+        core = self.core
+        if game is None:
+            state, steps, winner = core.state, core.steps, self.winner
+        else:
+            state, steps, winner = core.game(game), int(core.steps[game]), int(self.winner[game])
+        draw_duel(canvas, state, self.physics, steps, WINNER_NAMES[winner])
+
+
+class DuelGame(Game):
+    """BallDuel-v0's game: the learner plays the left ball of a :class:`TwoPlayerDuel`, an
+    opponent (a built-in player or a policy, see :func:`ballenvs.duel.opponents.make_player`)
+    the right one. The learner's reward is the left side's."""
+
+    NAME = "BallDuel-v0"
+    OPTIONS = OPTIONS
+
+    def __init__(self, num_games: int | None = None, opponent: Any = "chaser", **duel_options: Any) -> None:
+        self.num_games = num_games
+        self.duel = TwoPlayerDuel(num_games, **duel_options)
+        self.opponent = make_player(opponent, self.duel.physics)
+        self.observation_space = self.duel.observation_space
+        self.action_space = self.duel.action_space
+        self.render_spec = self.duel.render_spec(self.NAME)
+
+    @property
+    def steps(self) -> Any:
+        return self.duel.steps
+
+    def reset(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
+        self.duel.reset(rngs, games)
+
+    def step(self, actions: Any, rngs: Sequence[np.random.Generator], active: Any = True) -> tuple[Any, Any, dict[str, Any]]:
+        duel = self.duel
+        opponent_actions = self.opponent.act(side_view(duel.core.state, RIGHT), duel.xp, lambda: duel.observe(RIGHT), rngs)
+        reward, terminated = duel.play(actions, opponent_actions)
+        return reward, terminated, duel.info()
+
+    def observe(self) -> np.ndarray:
+        return self.duel.observe(LEFT)
+
+    def draw(self, canvas: Any, game: int | None) -> None:
+        self.duel.draw(canvas, game)

@@ -11,28 +11,31 @@ from typing import Any
 
 import numpy as np
 
-from ballenvs.duel.core import LEFT
-from ballenvs.duel.game import DRAW, LEFT_WINS, PLAYING, RIGHT_WINS, DuelGame
+from ballenvs.duel.core import LEFT, RIGHT
+from ballenvs.duel.game import DRAW, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.duel.observe import side_view
 from ballenvs.duel.opponents import BUILTIN_OPPONENTS, make_player
 
 
 def play_matches(
-    left: Any, right: Any, games: int = 100, seed: int = 0, max_steps: int = 1000, obs_type: str = "state"
+    left: Any, right: Any, games: int = 100, seed: int = 0, max_episode_steps: int = 1000, obs_type: str = "state"
 ) -> dict[str, float]:
     """Play ``games`` games of ``left`` against ``right``, all at once; return outcome rates."""
-    game = DuelGame(games, obs_type=obs_type, opponent=right, max_steps=max_steps)
-    left_player = make_player(left, game.physics)
+    duel = TwoPlayerDuel(games, obs_type=obs_type)
+    players = {side: make_player(spec, duel.physics) for side, spec in ((LEFT, left), (RIGHT, right))}
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(games)]
-    game.reset_games(rngs)
+    duel.reset(rngs)
     outcome = np.full(games, PLAYING)
     running = np.ones(games, dtype=bool)
     while running.any():
-        actions = left_player.act(side_view(game.core.state, LEFT), game.xp, lambda: game.observe(LEFT), rngs)
-        _, terminated, truncated, winner = game.step(actions, rngs)
+        actions = {
+            side: player.act(side_view(duel.core.state, side), duel.xp, lambda side=side: duel.observe(side), rngs)
+            for side, player in players.items()
+        }
+        _, terminated = duel.play(actions[LEFT], actions[RIGHT])
         # Finished games keep moving in the batch, but their outcome is frozen.
-        outcome = np.where(running, winner, outcome)
-        running &= ~(terminated | truncated)
+        outcome = np.where(running, duel.winner, outcome)
+        running &= ~(terminated | (duel.steps >= max_episode_steps))
     return {
         "left_wins": float(np.mean(outcome == LEFT_WINS)),
         "right_wins": float(np.mean(outcome == RIGHT_WINS)),

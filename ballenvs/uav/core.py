@@ -18,6 +18,7 @@ from ballenvs.directions import STEP_X, STEP_Y
 
 N_CLASSES = 3  # request classes 1..3; 0 is idle
 MAX_COVERAGE_TABLE_BYTES = 1 << 24  # size * size * n_ues bools; bigger grids compute distances
+MAX_DEADLINE = 100_000  # the image observation keeps a brightness table as long as the longest deadline
 
 
 @dataclass(frozen=True)
@@ -51,20 +52,22 @@ class UAVParams:
         if probs.shape != (N_CLASSES,) or (probs < 0).any() or not np.isclose(probs.sum(), 1.0):
             raise ValueError(f"class_probs must be {N_CLASSES} non-negative numbers summing to 1, got {self.class_probs!r}")
         deadlines = np.asarray(self.deadlines)
-        if deadlines.shape != (N_CLASSES,) or not np.issubdtype(deadlines.dtype, np.integer) or (deadlines < 1).any():
-            raise ValueError(f"deadlines must be {N_CLASSES} ints >= 1, got {self.deadlines!r}")
+        valid = np.issubdtype(deadlines.dtype, np.integer) and ((deadlines >= 1) & (deadlines <= MAX_DEADLINE)).all()
+        if deadlines.shape != (N_CLASSES,) or not valid:
+            raise ValueError(f"deadlines must be {N_CLASSES} ints in 1..{MAX_DEADLINE}, got {self.deadlines!r}")
         weights = np.asarray(self.class_weights, dtype=float)
-        if weights.shape != (N_CLASSES,) or not (weights > 0).all():
-            raise ValueError(f"class_weights must be {N_CLASSES} positive numbers, got {self.class_weights!r}")
+        if weights.shape != (N_CLASSES,) or not ((weights > 0) & np.isfinite(weights)).all():
+            raise ValueError(f"class_weights must be {N_CLASSES} finite positive numbers, got {self.class_weights!r}")
 
 
 def make_layout(params: UAVParams, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """UE cells (x, y), each (n_ues,) int: clustered round ``n_hotspots`` random hotspots."""
-    size, margin = params.size, min(params.size // 2, round(2 * params.hotspot_spread))
+    # Hotspots keep two spreads from the edges, as far as the grid allows: at least one cell is left to draw from.
+    size, margin = params.size, min((params.size - 1) // 2, round(2 * params.hotspot_spread))
     hotspots = rng.integers(margin, size - margin, size=(params.n_hotspots, 2), endpoint=False)
     around = hotspots[np.arange(params.n_ues) % params.n_hotspots]
-    cells = np.rint(around + rng.normal(0.0, params.hotspot_spread, size=(params.n_ues, 2))).astype(np.int64)
-    cells = np.clip(cells, 0, size - 1)
+    cells = np.clip(np.rint(around + rng.normal(0.0, params.hotspot_spread, size=(params.n_ues, 2))), 0, size - 1)
+    cells = cells.astype(np.int64)
     return cells[:, 0], cells[:, 1]
 
 

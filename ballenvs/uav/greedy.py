@@ -26,8 +26,8 @@ class GreedyPolicy:
     (returns an int) and for an env whose core holds N grids (returns (N,) ints).
     """
 
-    def __init__(self, env: gym.Env | UAVCore) -> None:
-        self.core: UAVCore = env if isinstance(env, UAVCore) else env.unwrapped.core
+    def __init__(self, env: gym.Env | gym.vector.VectorEnv | UAVCore) -> None:
+        self.core: UAVCore = env if isinstance(env, UAVCore) else env.unwrapped.game.core
 
     def act(self) -> Any:
         core = self.core

@@ -1,0 +1,84 @@
+"""The contract every ballenvs game follows; the gym faces in :mod:`ballenvs.faces` serve any game that does.
+
+A game holds the rules and the state of a batch of games, free of gymnasium's Env API:
+
+- ``num_games=None``: one game whose state is Python scalars (the single env runs this: numpy's
+  per-call overhead would dominate at N = 1); ``num_games=N``: N games in arrays with a leading
+  dimension N (the vector env). The same rule code serves both (:mod:`ballenvs.backend`).
+- ``reset(rngs, games)``: restart the games in ``games`` (True for all, else a bool (N,) mask);
+  restarted game i draws its randomness from ``rngs[i]``, and only restarted games draw.
+- ``step(actions, rngs, active)``: advance every game by one step and return ``(rewards,
+  terminated, info)``. Games outside ``active`` are about to be reset and their results are
+  thrown away; the face hands them a throwaway generator so that their own stays untouched.
+  A game never truncates: time limits belong to the faces (gymnasium's ``TimeLimit`` for the
+  single env, ``max_episode_steps`` for the vector env), counted on :attr:`Game.steps`.
+- ``info`` (and ``reset_info()``) hold, for one game, Python values (ints, floats, tuples,
+  strings, None) and, for N games, the arrays gymnasium's ``SyncVectorEnv`` would build from
+  those values: int64 for ints, float64 for floats, object arrays for anything else. Returned
+  arrays are fresh: the game never writes into them afterwards.
+- ``observe()``: every game's observation, in :attr:`Game.observation_space` (one game's).
+- Options are keyword arguments of ``__init__``, listed in :attr:`Game.OPTIONS`; each is checked
+  there, with an error that names the bad value and what is valid.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+
+
+@dataclass(frozen=True)
+class RenderSpec:
+    """How ``render()`` draws a game for people: picture side in pixels, the world's extent shown
+    along both axes, frames per second in "human" mode, and the window title."""
+
+    size: int
+    world_min: float
+    world_max: float
+    fps: int
+    title: str
+
+
+class Game(ABC):
+    """One kind of game over a batch; see the module docstring for the contract."""
+
+    #: The keyword options ``__init__`` takes (besides ``num_games``).
+    OPTIONS: ClassVar[tuple[str, ...]]
+    #: The game's name in error messages.
+    NAME: ClassVar[str]
+
+    num_games: int | None
+    observation_space: spaces.Space
+    action_space: spaces.Discrete
+    render_spec: RenderSpec
+
+    @property
+    @abstractmethod
+    def steps(self) -> Any:
+        """Steps since each game's reset: an int, or an (N,) int64 array."""
+
+    @abstractmethod
+    def reset(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
+        """Restart ``games`` (True for all, or a bool (N,) mask), each drawing from its own generator."""
+
+    @abstractmethod
+    def step(self, actions: Any, rngs: Sequence[np.random.Generator], active: Any = True) -> tuple[Any, Any, dict[str, Any]]:
+        """Advance every game by one step with ``actions`` (an int, or (N,) int64); return
+        ``(rewards, terminated, info)`` as floats/bools or (N,) float64/bool arrays."""
+
+    @abstractmethod
+    def observe(self) -> Any:
+        """Every game's observation: one game's, or a batch with a leading dimension N."""
+
+    def reset_info(self) -> dict[str, Any]:
+        """The info of freshly reset games (read for the games just reset only)."""
+        return {}
+
+    @abstractmethod
+    def draw(self, canvas: Any, game: int | None) -> None:
+        """Draw game ``game`` of a batch (None: the one game) on a :class:`ballenvs.render.Canvas`."""
