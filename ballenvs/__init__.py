@@ -10,20 +10,25 @@ workers see no "overriding environment" warning)::
 
 from gymnasium.envs.registration import register, registry
 
+from ballenvs.reference import register_reference
+
 __version__ = "0.1.0"
 
-#: id -> registration keyword arguments. ``max_episode_steps`` is the time limit: gymnasium's
-#: TimeLimit for ``gym.make``, the vector env's own for ``gym.make_vec``.
+#: id -> registration keyword arguments, and where its reference policies are (see
+#: ballenvs.reference). ``max_episode_steps`` is the time limit: gymnasium's TimeLimit for
+#: ``gym.make``, the vector env's own for ``gym.make_vec``.
 _ENV_SPECS = {
     "BallDuel-v0": {
         "entry_point": "ballenvs.duel.env:BallDuelEnv",
         "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",
         "max_episode_steps": 1000,
+        "reference": "ballenvs.duel.match:REFERENCE",
     },
     "UAVGrid-v0": {
         "entry_point": "ballenvs.uav.env:UAVGridEnv",
         "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv",
         "max_episode_steps": 300,
+        "reference": "ballenvs.uav.baselines:REFERENCE",
     },
     # The same env with the map image: its own id, so it can have its own zoo config section.
     "UAVGridImage-v0": {
@@ -31,13 +36,16 @@ _ENV_SPECS = {
         "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv",
         "max_episode_steps": 300,
         "kwargs": {"obs_type": "image"},
+        "reference": "ballenvs.uav.baselines:REFERENCE",
     },
 }
 ENV_IDS = tuple(_ENV_SPECS)
 
 
 def _register_all() -> None:
-    for env_id, kwargs in _ENV_SPECS.items():
+    for env_id, spec in _ENV_SPECS.items():
+        kwargs = dict(spec)
+        register_reference(env_id, kwargs.pop("reference"))
         if env_id not in registry:
             register(id=env_id, **kwargs)
 

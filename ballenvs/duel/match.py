@@ -1,4 +1,6 @@
-"""Play built-in (or learned) players against each other, many games at once.
+"""Play built-in (or learned) players against each other, many games at once, and BallDuel's
+:class:`ballenvs.reference.Reference`: the built-in players' returns against the env's opponent,
+and a trained policy's win rate against each of them.
 
 ``python -m ballenvs.duel.match pusher random --games 200`` prints the win rates; the README's
 figures come from here.
@@ -15,13 +17,15 @@ from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.game import DRAW, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.duel.observe import side_view
 from ballenvs.duel.opponents import BUILTIN_OPPONENTS, make_player
+from ballenvs.reference import Reference, Yardstick, win_rate
 
 
 def play_matches(
-    left: Any, right: Any, games: int = 100, seed: int = 0, max_episode_steps: int = 1000, obs_type: str = "state"
+    left: Any, right: Any, games: int = 100, seed: int = 0, max_episode_steps: int = 1000, **duel_options: Any
 ) -> dict[str, float]:
-    """Play ``games`` games of ``left`` against ``right``, all at once; return outcome rates."""
-    duel = TwoPlayerDuel(games, obs_type=obs_type)
+    """Play ``games`` games of ``left`` against ``right``, all at once; return outcome rates.
+    ``duel_options``: those of :class:`TwoPlayerDuel` (state observations unless said)."""
+    duel = TwoPlayerDuel(games, **{"obs_type": "state", **duel_options})
     players = {side: make_player(spec, duel.physics) for side, spec in ((LEFT, left), (RIGHT, right))}
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(games)]
     duel.reset(rngs)
@@ -42,6 +46,32 @@ def play_matches(
         "draws": float(np.mean(outcome == DRAW)),
         "unfinished": float(np.mean(outcome == PLAYING)),
     }
+
+
+BASELINE_GAMES = 100
+
+
+def baselines(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, float]:
+    """Mean return (+1 a win, -1 a loss) of each built-in player against the env's opponent."""
+    import gymnasium as gym
+
+    limit = env_kwargs.get("max_episode_steps", gym.spec(env_id).max_episode_steps)
+    sizes = {key: env_kwargs[key] for key in ("ring_radius", "ball_radius") if key in env_kwargs}
+    opponent = env_kwargs.get("opponent", "chaser")
+    returns = {}
+    for player in BUILTIN_OPPONENTS:
+        rates = play_matches(player, opponent, BASELINE_GAMES, seed=0, max_episode_steps=limit, **sizes)
+        returns[player] = rates["left_wins"] - rates["right_wins"]
+    return returns
+
+
+REFERENCE = Reference(
+    heuristic="pusher",
+    baselines=baselines,
+    yardsticks=tuple(
+        Yardstick(f"wins vs {name}", {"opponent": name}, win_rate("left"), percent=True) for name in BUILTIN_OPPONENTS
+    ),
+)
 
 
 def main(argv: list[str] | None = None) -> None:

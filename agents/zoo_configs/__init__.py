@@ -1,0 +1,1 @@
+"""Hyperparameters in the RL Baselines3 Zoo format, shipped in the wheel as ``agents.zoo_configs``."""
