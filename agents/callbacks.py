@@ -1,4 +1,5 @@
-"""stable-baselines3 callbacks that write models atomically: never a half-written file."""
+"""stable-baselines3 callbacks for our runs: atomic checkpoints on the save grid, the shared
+evaluation (:class:`agents.evaluation.Evaluator`), and progress on the console."""
 
 from __future__ import annotations
 
@@ -6,43 +7,69 @@ from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.runs import BEST_MODEL, atomic_path
+from agents.console import Console
+from agents.evaluation import Evaluator
+from agents.runs import checkpoint_name, next_multiple
+from agents.sb3_dqn import save_model
 
 
-class AtomicCheckpoint(BaseCallback):
+class _Every(BaseCallback):
+    """Calls ``_run`` at every multiple of ``every`` env steps, counted from the model's own step
+    count (a resumed run continues on the same grid)."""
+
+    def __init__(self, every: int) -> None:
+        super().__init__()
+        self.every = every
+        self._next = float(every)
+
+    def _init_callback(self) -> None:
+        # The callback's own counter is still 0 here: the model's is the run's.
+        self._next = next_multiple(self.model.num_timesteps, self.every)
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next:
+            self._run()
+            self._next = next_multiple(self.num_timesteps, self.every)
+        return True
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+
+class AtomicCheckpoint(_Every):
     """Save the model every ``save_freq`` env steps to ``<folder>/model_<steps>_steps.zip``."""
 
     def __init__(self, save_freq: int, folder: Path) -> None:
-        super().__init__()
-        self.save_freq = save_freq
+        super().__init__(save_freq)
         self.folder = Path(folder)
-        self._next_save = save_freq
 
     def _init_callback(self) -> None:
+        super()._init_callback()
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._schedule_next()
 
-    def _schedule_next(self) -> None:
-        # The next multiple of save_freq: with n_envs > 1 steps come in strides, and a
-        # resumed run starts part-way.
-        self._next_save = (self.num_timesteps // self.save_freq + 1) * self.save_freq
-
-    def _on_step(self) -> bool:
-        if self.num_timesteps >= self._next_save:
-            with atomic_path(self.folder / f"model_{self.num_timesteps}_steps.zip") as tmp:
-                self.model.save(tmp)
-            self._schedule_next()
-        return True
+    def _run(self) -> None:
+        save_model(self.model, self.folder / checkpoint_name(self.num_timesteps, ".zip"))
 
 
-class SaveBest(BaseCallback):
-    """Used as EvalCallback's ``callback_on_new_best``: save the new best model atomically."""
+class Evaluate(_Every):
+    """Run the evaluator every ``eval_freq`` env steps."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, evaluator: Evaluator, eval_freq: int) -> None:
+        super().__init__(eval_freq)
+        self.evaluator = evaluator
+
+    def _run(self) -> None:
+        self.evaluator(self.model, self.num_timesteps)
+        self.logger.dump(self.num_timesteps)
+
+
+class ConsoleProgress(BaseCallback):
+    """The run's progress on the console, instead of stable-baselines3's own bar."""
+
+    def __init__(self, console: Console) -> None:
         super().__init__()
-        self.folder = Path(folder)
+        self.console = console
 
     def _on_step(self) -> bool:
-        with atomic_path(self.folder / f"{BEST_MODEL}.zip") as tmp:
-            self.model.save(tmp)
+        self.console.update(self.num_timesteps)
         return True

@@ -1,86 +1,128 @@
-"""The command line every trainer shares: the same flags, the same meanings, the same errors."""
+"""The command line every tool shares: the same flags with the same meanings, and the same exits.
+
+Exit status 2 with one line on stderr for bad input (:class:`agents.errors.UsageError`,
+raised before any run folder exists); 130 after Ctrl-C, with the interrupted model's path;
+a bug keeps its traceback (exit status 1).
+"""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
-from agents.config import DEFAULT_CONFIG
 from agents.envs import VEC_ENVS
+from agents.errors import UsageError
 
 DEVICES = ("auto", "cpu", "cuda")
+DEFAULT_ENV = "BallDuel-v0"
+MAX_SEED = 2**32 - 1  # numpy's and torch's seeds
 
 
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit status 2."""
+class Interrupted(Exception):
+    """Ctrl-C during training, after the interrupted model was saved at ``model_path``."""
+
+    def __init__(self, model_path: Path, run_dir: Path) -> None:
+        super().__init__(f"interrupted: model saved to {model_path}; continue with --resume {run_dir}")
+        self.model_path, self.run_dir = model_path, run_dir
 
 
-def trainer_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=description,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-        epilog="Hyperparameters come from the env's section of --config; --hyperparams overrides them. "
-        "Output goes to <log-dir>/<algo>/<env>_<n>/: config.yml, checkpoints/, best_model, final_model, "
-        "monitor/ CSVs, progress.csv and TensorBoard events (tensorboard --logdir runs).",
-    )
-    parser.add_argument("--env", default="BallDuel-v0", help="environment id (BallDuel-v0, UAVGrid-v0, UAVGridImage-v0)")
-    parser.add_argument(
-        "--timesteps",
-        type=int,
-        default=None,
-        help="env steps to train (default: the config's n_timesteps; with --resume: further steps)",
-    )
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each flag's default once: not where its help already says it, nor when there is none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose errors are UsageErrors: one line and exit status 2 through :func:`run_cli`
+    (argparse's own would add a usage block)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, formatter_class=HelpFormatter, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def add_run_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that say what to train and how, shared by the trainers and agents.compare."""
+    parser.add_argument("--env", default=None, help=f"environment id (default: {DEFAULT_ENV}; with --resume: the run's)")
+    parser.add_argument("--timesteps", type=int, default=None, help="env steps to train (default: the config's n_timesteps)")
     parser.add_argument("--n-envs", type=int, default=None, help="parallel environments (default: the config's n_envs)")
     parser.add_argument(
         "--vec-env",
-        choices=VEC_ENVS,
+        choices=("auto", *VEC_ENVS),
         default=None,
-        help="subproc: a worker process per env; dummy: envs in process, one after the other; native: the env's "
-        "batched vector env, all in one call (fastest for these cheap envs); default: subproc when n-envs > 1",
+        help="auto (default): native for envs with a batched vector env (all of ours), else subproc; native: the env's "
+        "own vector env, every game in one numpy call; dummy: single envs one after the other; subproc: a worker "
+        "process per env (only pays when one env step is costly)",
     )
     parser.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when available, else CPU")
-    parser.add_argument("--seed", type=int, default=0, help="seeds the envs (seed, seed+1, ...) and the learner")
-    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="hyperparameter file in the RL Zoo format")
+    parser.add_argument("--config", default=None, help="hyperparameter file in the RL Zoo format (default: the shipped one)")
     parser.add_argument(
-        "--hyperparams",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override config values, e.g. learning_rate=1.0e-4 batch_size=64",
+        "--hyperparams", nargs="*", default=[], metavar="KEY=VALUE", help="override config values, e.g. learning_rate=1.0e-4"
     )
     parser.add_argument(
         "--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="env options, e.g. opponent=pusher obs_type=state"
     )
     parser.add_argument("--log-dir", default="runs", help="where run folders go")
-    parser.add_argument("--save-freq", type=int, default=50_000, help="checkpoint every this many env steps (0: never)")
     parser.add_argument(
         "--eval-freq", type=int, default=25_000, help="evaluate every this many env steps on a separate env (0: never)"
     )
     parser.add_argument("--eval-episodes", type=int, default=10, help="episodes per evaluation")
+
+
+def trainer_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    parser = Parser(
+        prog=prog,
+        description=description,
+        epilog="Hyperparameters come from the env's section of --config; --hyperparams overrides them. "
+        "Output goes to <log-dir>/<algo>/<env>_<n>/: config.yml, checkpoints/, best_model, final_model, "
+        "monitor/ CSVs, progress.csv and TensorBoard events (tensorboard --logdir runs). "
+        "Exit status: 0 done, 2 bad input (nothing written), 130 interrupted (model saved), 1 a bug.",
+    )
+    add_run_flags(parser)
     parser.add_argument(
-        "--resume", default=None, metavar="PATH", help="continue from a saved model (or a run folder), keeping its step count"
+        "--seed",
+        type=int,
+        default=None,
+        help="seeds the envs (seed, seed+1, ...) and the learner (default: 0; with --resume: the run's)",
+    )
+    parser.add_argument("--save-freq", type=int, default=50_000, help="checkpoint every this many env steps (0: never)")
+    parser.add_argument(
+        "--resume",
+        default=None,
+        metavar="PATH",
+        help="continue a run (its folder, or a model in it) with its env, n_envs and hyperparameters; --timesteps more steps",
     )
     parser.add_argument(
-        "--save-replay-buffer",
-        action="store_true",
-        help="save the replay buffer with the final model, so --resume can restore it",
+        "--save-replay-buffer", action="store_true", help="save the replay buffer with the final model, for --resume"
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar or progress lines (evaluations are still printed)"
+    )
     return parser
 
 
-def check_counts(args: argparse.Namespace) -> None:
+def check_flags(args: argparse.Namespace) -> None:
+    """Counts, frequencies and the seed, as far as the parser has them."""
     for flag in ("timesteps", "n_envs", "eval_episodes"):
-        value = getattr(args, flag)
+        value = getattr(args, flag, None)
         if value is not None and value < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
     for flag in ("save_freq", "eval_freq"):
-        if getattr(args, flag) < 0:
-            raise UsageError(f"--{flag.replace('_', '-')} must be >= 0, got {getattr(args, flag)}")
+        value = getattr(args, flag, 0)
+        if value < 0:
+            raise UsageError(f"--{flag.replace('_', '-')} must be >= 0, got {value}")
+    seed = getattr(args, "seed", None)
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {seed}")
 
 
 def resolve_device(requested: str) -> str:
@@ -106,17 +148,15 @@ def describe_device(device: str) -> str:
 
 
 def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> int:
-    """Run ``main``; a bad input (our errors, ValueError, missing file) becomes one line on
-    stderr and exit status 2 rather than a traceback. BALLENVS_DEBUG=1 shows the traceback."""
-    from agents.config import ConfigError
-
+    """Run ``main`` and turn its outcome into an exit status (see the module docstring)."""
     try:
         main(argv)
-    except (UsageError, ConfigError, ValueError, FileNotFoundError) as error:
-        if os.environ.get("BALLENVS_DEBUG"):
-            raise
+    except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except Interrupted as interrupted:
+        print(interrupted, file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

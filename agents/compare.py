@@ -1,15 +1,15 @@
-"""Train stable-baselines3's DQN and our custom DQN side by side and compare them.
+"""Train agents side by side on one env and compare them: stable-baselines3's DQN, our custom DQN.
 
-    python -m agents.compare --env UAVGrid-v0 --timesteps 100000 --seeds 3 [--n-envs K]
+    python -m agents.compare --env UAVGrid-v0 --timesteps 100000 --seeds 3 [--agents sb3 custom]
     python -m agents.compare --from-runs runs/compare/UAVGrid-v0_1      # re-plot, no training
 
-Both trainers run with the same config section, seeds, evaluation schedule and evaluation
-episodes (the same seeded eval env). Baselines are played on seeded episodes of the same env
-and options: the random policy and the env's heuristic (GreedyPolicy on UAVGrid; the
-built-in players against the training opponent on BallDuel). On UAVGrid each run's final
-model and the greedy policy also play the same seeded episodes, for a paired comparison.
-Output in runs/compare/<env>_<n>/: curves.png, report.md, curves.csv, and manifest.json
-naming the trainers' run folders (under runs/compare/<env>_<n>/runs/).
+Every agent runs with the same config section, seeds, evaluation schedule and evaluation
+episodes, through its own trainer (the trainers' flags mean the same here). Baselines come
+from the env's reference policies (:mod:`ballenvs.reference`): their mean returns are the
+dashed lines, and each run's final model is scored by the env's yardsticks (UAVGrid: its
+return minus the greedy policy's on the same seeded episodes; BallDuel: its win rate against
+each built-in opponent). Output in runs/compare/<env>_<n>/: curves.png, report.md, curves.csv,
+and manifest.json naming the trainers' run folders (under runs/compare/<env>_<n>/runs/).
 """
 
 from __future__ import annotations
@@ -25,94 +25,48 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.cli import DEVICES, run_cli
-from agents.config import DEFAULT_CONFIG
-from agents.envs import VEC_ENVS, check_env_id
-from agents.evaluate import evaluate, find_model, load_model, model_file
+from agents.algorithms import ALGORITHMS
+from agents.cli import Parser, add_run_flags, run_cli
+from agents.errors import UsageError
+from agents.evaluate import evaluate
 from agents.hardware import machine
-from agents.runs import FINAL_MODEL, atomic_path, new_run_dir, read_config
-from agents.training import SUMMARY_NAME
+from agents.models import MODEL_SUFFIXES, load_policy
+from agents.runs import FINAL_MODEL, SUMMARY_NAME, atomic_path, check_log_dir, model_file, new_run_dir
+from ballenvs.reference import reference_for
 
-#: label -> (trainer module, its algo name in run folders)
-TRAINERS = {"SB3 DQN": "agents.sb3_train", "custom DQN": "agents.custom_train"}
-BALLDUEL_PLAYERS = ("random", "still", "chaser", "pusher")
+#: --agents name -> the algorithm's name in agents.algorithms.
+AGENTS = {"sb3": "dqn", "custom": "custom"}
 MANIFEST = "manifest.json"
-EVAL_BASE_SEED = 20_000  # win-rate games: seeds unused by training and its evaluations
+SCORE_SEED = 20_000  # yardstick episodes: seeds unused by training and its evaluations
+_MANIFEST_KEYS = ("env_id", "env_kwargs", "timesteps", "seeds", "eval_freq", "eval_episodes", "hardware", "command")
+_MANIFEST_KEYS += ("baselines", "heuristic", "runs", "score_episodes")
 
 
-# -- baselines -------------------------------------------------------------------------------
+# -- scoring final models ------------------------------------------------------------------------
 
 
-# Enough episodes that the baselines' means are steady: BallDuel games are played 100 at
-# once; UAV episodes are 300 steps each, one after the other.
-BALLDUEL_BASELINE_GAMES = 100
-UAV_BASELINE_EPISODES = 20
-# Each UAV run's final model and the heuristic also play these same seeded episodes: paired,
-# the comparison is far less noisy than the evaluation curve's against the baseline's mean.
-UAV_PAIRED_EPISODES = 100
-
-
-def baselines(env_id: str, env_kwargs: dict[str, Any]) -> tuple[dict[str, float], str]:
-    """Mean return of the reference policies, and the name of the heuristic among them."""
-    if env_id == "BallDuel-v0":
-        from ballenvs.duel.match import play_matches
-
-        opponent = env_kwargs.get("opponent", "chaser")
-        options = {k: v for k, v in env_kwargs.items() if k in ("max_episode_steps",)}
-        returns = {}
-        for player in BALLDUEL_PLAYERS:
-            rates = play_matches(player, opponent, games=BALLDUEL_BASELINE_GAMES, seed=0, **options)
-            returns[player] = rates["left_wins"] - rates["right_wins"]  # +1 a win, -1 a loss
-        return returns, "pusher"
-    from ballenvs.uav.baselines import episode_returns
-
-    kwargs = _uav_kwargs(env_id, env_kwargs)
-    return {
-        policy: float(episode_returns(policy, UAV_BASELINE_EPISODES, **kwargs).mean()) for policy in ("random", "greedy")
-    }, "greedy"
-
-
-def _uav_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """UAVGrid-v0 options that make the env ``env_id`` is."""
-    return {**env_kwargs, "obs_type": "image"} if env_id == "UAVGridImage-v0" else dict(env_kwargs)
-
-
-def paired_with_greedy(run_dirs: list[str], env_id: str) -> tuple[float, float] | None:
-    """Final models' return minus the greedy policy's on the same seeded episodes: mean and
-    standard error over all runs' episodes (None when the models need stacked frames)."""
-    from ballenvs.uav.baselines import episode_returns
-
-    config = read_config(Path(run_dirs[0]))
-    if config["hyperparams"].get("frame_stack"):
-        return None
-    kwargs = _uav_kwargs(env_id, config["hyperparams"].get("env_kwargs", {}))
-    greedy = episode_returns("greedy", UAV_PAIRED_EPISODES, **kwargs)
-    differences = []
-    for run_dir in run_dirs:
-        model = load_model(config["algo"], final_model(Path(run_dir)), "cpu")
-
-        def act(observation: Any, model: Any = model) -> int:
-            batch = {k: v[None] for k, v in observation.items()} if isinstance(observation, dict) else observation[None]
-            return int(np.asarray(model.predict(batch, deterministic=True)[0]).reshape(-1)[0])
-
-        differences.append(episode_returns(act, UAV_PAIRED_EPISODES, **kwargs) - greedy)
-    pooled = np.concatenate(differences)
-    return float(pooled.mean()), float(pooled.std() / np.sqrt(len(pooled)))
-
-
-def final_model(run_dir: Path) -> Path:
-    found = model_file(run_dir, FINAL_MODEL)
-    if found is None:
-        raise FileNotFoundError(f"no {FINAL_MODEL} in {str(run_dir)!r}: did the run finish?")
-    return found
+def score(run_dir: Path, env_id: str, episodes: int) -> dict[str, tuple[float, float]]:
+    """A run's final model on each of the env's yardsticks: (value, standard error)."""
+    model_path = model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES)
+    if model_path is None:
+        raise UsageError(f"no {FINAL_MODEL} in {str(run_dir)!r}: did the run finish?")
+    model, config = load_policy(model_path, run_dir, "cpu")
+    env_kwargs = dict(config["hyperparams"].get("env_kwargs") or {})
+    scores = {}
+    for yardstick in reference_for(env_id).yardsticks:
+        result = evaluate(model, config, episodes, SCORE_SEED, deterministic=True, env_overrides=dict(yardstick.env_overrides))
+        scores[yardstick.name] = yardstick.score(result.episodes, env_id, {**env_kwargs, **yardstick.env_overrides})
+    return scores
 
 
 # -- reading run folders ------------------------------------------------------------------------
 
 
-def run_curve(run_dir: Path) -> dict[str, np.ndarray]:
+def run_curve(run_dir: Path) -> dict[str, Any]:
     """Evaluation timesteps, mean returns, and the wall-clock seconds of each evaluation."""
-    data = np.load(run_dir / "eval" / "evaluations.npz")
+    if not (run_dir / "eval" / "evaluations.npz").is_file() or not (run_dir / SUMMARY_NAME).is_file():
+        raise UsageError(f"run {str(run_dir)!r} has no evaluations or did not finish: compare needs finished, evaluated runs")
+    data = np.load(run_dir / "eval" / "evaluations.npz", allow_pickle=False)
     timesteps, returns = data["timesteps"], data["results"].mean(axis=1)
     steps_at, seconds_at = [], []
     with open(run_dir / "progress.csv") as file:
@@ -129,46 +83,35 @@ def run_curve(run_dir: Path) -> dict[str, np.ndarray]:
     return {"timesteps": timesteps, "returns": returns, "seconds": seconds, "steps_per_s": summary["steps_per_s"]}
 
 
-def win_rates(run_dir: Path, episodes: int) -> dict[str, float]:
-    model_path, _ = find_model(run_dir)
-    config = read_config(run_dir)
-    model = load_model(config["algo"], model_path, "cpu")
-    rates = {}
-    for opponent in BALLDUEL_PLAYERS:
-        result = evaluate(
-            model, config, episodes, seed=EVAL_BASE_SEED, deterministic=True, env_overrides={"opponent": opponent}
-        )
-        rates[opponent] = result.outcomes["left"] / episodes
-    return rates
-
-
 # -- analysis and output --------------------------------------------------------------------------
 
 
 def analyse(manifest: dict[str, Any]) -> dict[str, Any]:
-    heuristic = manifest["heuristic"]
-    target = manifest["baselines"][heuristic]
+    target = manifest["baselines"][manifest["heuristic"]]
     agents = {}
     for label, run_dirs in manifest["runs"].items():
+        if not run_dirs:
+            continue
         curves = [run_curve(Path(d)) for d in run_dirs]
         finals = np.array([c["returns"][-1] for c in curves])
         reached = []
         for c in curves:
             hit = np.flatnonzero(c["returns"] >= target)
             reached.append((float(c["timesteps"][hit[0]]), float(c["seconds"][hit[0]])) if len(hit) else None)
-        agent = {
+        per_run = [score(Path(d), manifest["env_id"], manifest["score_episodes"]) for d in run_dirs]
+        scores = {
+            name: (float(np.mean([s[name][0] for s in per_run])), float(np.std([s[name][0] for s in per_run])))
+            for name in per_run[0]
+        }
+        agents[label] = {
             "curves": curves,
             "final_mean": float(finals.mean()),
             "final_std": float(finals.std()),
             "steps_per_s": float(np.mean([c["steps_per_s"] for c in curves])),
             "reached": reached,
+            "scores": scores,
+            "score_errors": {name: [s[name][1] for s in per_run] for name in per_run[0]},
         }
-        if manifest["env_id"] == "BallDuel-v0":
-            per_run = [win_rates(Path(d), manifest["eval_episodes"]) for d in run_dirs]
-            agent["win_rates"] = {o: float(np.mean([r[o] for r in per_run])) for o in BALLDUEL_PLAYERS}
-        else:
-            agent["paired"] = paired_with_greedy(run_dirs, manifest["env_id"])
-        agents[label] = agent
     return agents
 
 
@@ -219,7 +162,7 @@ def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
     axes[0].set_ylabel(f"mean evaluation return ({manifest['eval_episodes']} episodes)")
     axes[0].legend(loc="upper left")
     fig.suptitle(
-        f"{manifest['env_id']}: SB3 DQN vs custom DQN, mean +- std over seeds; dashed: baselines\n{manifest['hardware']}"
+        f"{manifest['env_id']}: {' vs '.join(agents)}, mean +- std over seeds; dashed: baselines\n{manifest['hardware']}"
     )
     fig.tight_layout()
     with atomic_path(path) as tmp:
@@ -229,14 +172,15 @@ def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
 
 def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
     heuristic, target = manifest["heuristic"], manifest["baselines"][manifest["heuristic"]]
+    seeds = ", ".join(map(str, range(manifest["seeds"])))
     lines = [
-        f"# {manifest['env_id']}: SB3 DQN vs custom DQN",
+        f"# {manifest['env_id']}: {' vs '.join(agents)}",
         "",
-        f"{manifest['timesteps']} env steps per run, seeds {', '.join(map(str, range(manifest['seeds'])))}, "
-        f"evaluation every {manifest['eval_freq']} steps on {manifest['eval_episodes']} episodes; {manifest['hardware']}.",
+        f"{manifest['timesteps']} env steps per run, seeds {seeds}, evaluation every {manifest['eval_freq']} steps "
+        f"on {manifest['eval_episodes']} episodes; {manifest['hardware']}.",
         f"Command: `{manifest['command']}`",
         "",
-        "| agent | final return (mean +- std over seeds) | steps/s | reached " + heuristic + f" ({target:.3f}) at |",
+        f"| agent | final evaluation return (mean +- std over seeds) | steps/s | reached {heuristic} ({target:.3f}) at |",
         "|---|---:|---:|---|",
     ]
     for label, agent in agents.items():
@@ -249,34 +193,25 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
         lines.append(
             f"| {label} | {agent['final_mean']:.3f} +- {agent['final_std']:.3f} | {agent['steps_per_s']:.0f} | {reached} |"
         )
+    baselines = ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items())
+    lines += ["", f"Baselines (mean return of seeded episodes of the same env and options): {baselines}", ""]
+    yardsticks = {y.name: y for y in reference_for(manifest["env_id"]).yardsticks}
+    names = list(next(iter(agents.values()))["scores"]) if agents else []
     lines += [
+        f"Final models on the env's yardsticks ({manifest['score_episodes']} episodes each, seeded from {SCORE_SEED}; "
+        "mean over seeds, +- the spread over seeds, and in brackets each seed's standard error):",
         "",
-        "Baselines (mean return of seeded episodes of the same env and options): "
-        + ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items()),
+        "| agent | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
     ]
-    if manifest["env_id"] != "BallDuel-v0":
-        lines += [
-            "",
-            f"Final model's return minus {heuristic}'s on the same {UAV_PAIRED_EPISODES} seeded episodes "
-            "(paired; all seeds' episodes pooled):",
-            "",
-        ]
-        for label, agent in agents.items():
-            paired = agent["paired"]
-            lines.append(
-                f"- {label}: "
-                + ("n/a (stacked frames)" if paired is None else f"{paired[0]:+.2f} +- {paired[1]:.2f} (standard error)")
-            )
-    if manifest["env_id"] == "BallDuel-v0":
-        lines += [
-            "",
-            "Win rate of the best model (the final one if no evaluation ran) against each built-in opponent:",
-            "",
-            "| agent | " + " | ".join(BALLDUEL_PLAYERS) + " |",
-            "|---|" + "---:|" * len(BALLDUEL_PLAYERS),
-        ]
-        for label, agent in agents.items():
-            lines.append(f"| {label} | " + " | ".join(f"{agent['win_rates'][o]:.0%}" for o in BALLDUEL_PLAYERS) + " |")
+    for label, agent in agents.items():
+        cells = []
+        for name in names:
+            mean, spread = agent["scores"][name]
+            form = ".0%" if yardsticks[name].percent else "+.3f"
+            errors = ", ".join(format(e, form.lstrip("+")) for e in agent["score_errors"][name])
+            cells.append(f"{format(mean, form)} +- {format(spread, form.lstrip('+'))} ({errors})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -297,84 +232,92 @@ def save_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
         tmp.write_text(json.dumps(manifest, indent=2))
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(
-        prog="python -m agents.compare",
-        description=__doc__.split("\n\n")[0].strip(),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    parser.add_argument("--env", default="UAVGrid-v0")
-    parser.add_argument("--timesteps", type=int, default=100_000, help="env steps per run")
+def read_manifest(folder: str) -> dict[str, Any]:
+    path = Path(folder) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except OSError:
+        raise UsageError(f"--from-runs {folder!r}: no {MANIFEST} there (not a compare folder?)") from None
+    except ValueError:
+        raise UsageError(f"--from-runs {folder!r}: {MANIFEST} is not valid JSON") from None
+    missing = [key for key in _MANIFEST_KEYS if not isinstance(manifest, dict) or key not in manifest]
+    if missing:
+        raise UsageError(f"--from-runs {folder!r}: {MANIFEST} is not a compare manifest (it lacks {', '.join(missing)})")
+    return manifest
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = Parser(prog="python -m agents.compare", description=__doc__.split("\n\n")[0].strip())
+    add_run_flags(parser)
+    parser.set_defaults(env="UAVGrid-v0", timesteps=100_000, eval_freq=None)
     parser.add_argument("--seeds", type=int, default=3, help="runs per agent, seeded 0, 1, ...")
-    parser.add_argument("--n-envs", type=int, default=None, help="parallel envs (default: the config's)")
-    parser.add_argument("--vec-env", choices=VEC_ENVS, default="native")
-    parser.add_argument("--eval-freq", type=int, default=None, help="env steps between evaluations (default: timesteps / 20)")
-    parser.add_argument("--eval-episodes", type=int, default=10)
-    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
-    parser.add_argument("--hyperparams", nargs="*", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--device", choices=DEVICES, default="auto")
-    parser.add_argument("--log-dir", default="runs")
+    parser.add_argument("--agents", nargs="+", choices=tuple(AGENTS), default=list(AGENTS), help="which agents to train")
+    parser.add_argument("--score-episodes", type=int, default=100, help="episodes per yardstick for each final model")
     parser.add_argument(
         "--from-runs", default=None, metavar="COMPARE_DIR", help="re-plot an earlier compare folder without training"
     )
     args = parser.parse_args(argv)
+    for flag in ("seeds", "score_episodes"):
+        if getattr(args, flag) < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
+    if args.eval_freq is None:
+        args.eval_freq = max(args.timesteps // 20, 1) if args.timesteps and args.timesteps > 0 else 1
+    return args
 
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse(argv)
     if args.from_runs:
         out_dir = Path(args.from_runs)
-        try:
-            manifest = json.loads((out_dir / MANIFEST).read_text())
-        except OSError:
-            raise FileNotFoundError(f"--from-runs {args.from_runs!r}: no {MANIFEST} there (not a compare folder?)") from None
-        return write_outputs(out_dir, manifest)
+        return write_outputs(out_dir, read_manifest(args.from_runs))
 
-    check_env_id(args.env)
-    for flag in ("timesteps", "seeds", "eval_episodes"):
-        if getattr(args, flag) < 1:
-            raise ValueError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
-    eval_freq = args.eval_freq or max(args.timesteps // 20, 1)
-    from agents.config import parse_overrides
-
-    env_kwargs = parse_overrides(args.env_kwargs, "--env-kwargs")
     common = [
         "--env",
         args.env,
         "--timesteps",
         str(args.timesteps),
-        "--vec-env",
-        args.vec_env,
-        "--config",
-        args.config,
         "--device",
         args.device,
+        "--eval-freq",
+        str(args.eval_freq),
     ]
-    common += ["--eval-freq", str(eval_freq), "--eval-episodes", str(args.eval_episodes), "--save-freq", "0", "--no-progress"]
-    common += [
-        *(["--n-envs", str(args.n_envs)] if args.n_envs else []),
-        "--hyperparams",
-        *args.hyperparams,
-        "--env-kwargs",
-        *args.env_kwargs,
-    ]
+    common += ["--eval-episodes", str(args.eval_episodes), "--save-freq", "0", "--no-progress"]
+    for flag, value in (("--vec-env", args.vec_env), ("--n-envs", args.n_envs), ("--config", args.config)):
+        if value is not None:
+            common += [flag, str(value)]
+    common += ["--hyperparams", *args.hyperparams, "--env-kwargs", *args.env_kwargs]
+    trainers = {ALGORITHMS[AGENTS[name]].label: ALGORITHMS[AGENTS[name]] for name in args.agents}
+    # Every trainer checks its command line before any folder exists, compare's own included.
+    setups = {
+        label: importlib.import_module(algo.trainer).prepare([*common, *algo.trainer_flags, "--seed", "0"], make_folder=False)[
+            1
+        ]
+        for label, algo in trainers.items()
+    }
+    check_log_dir(args.log_dir, "compare")
+    env_kwargs = next(iter(setups.values())).section.env_kwargs
+    reference = reference_for(args.env)
     out_dir = new_run_dir(args.log_dir, "compare", args.env)
-    baseline_returns, heuristic = baselines(args.env, env_kwargs)
     manifest: dict[str, Any] = {
         "env_id": args.env,
+        "env_kwargs": env_kwargs,
         "timesteps": args.timesteps,
         "seeds": args.seeds,
-        "eval_freq": eval_freq,
+        "eval_freq": args.eval_freq,
         "eval_episodes": args.eval_episodes,
+        "score_episodes": args.score_episodes,
         "hardware": machine(),
         "command": "python -m agents.compare " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "baselines": baseline_returns,
-        "heuristic": heuristic,
-        "runs": {label: [] for label in TRAINERS},
+        "baselines": reference.baselines(args.env, env_kwargs),
+        "heuristic": reference.heuristic,
+        "runs": {label: [] for label in trainers},
     }
-    jobs = [(label, seed) for seed in range(args.seeds) for label in TRAINERS]
+    jobs = [(label, seed) for seed in range(args.seeds) for label in trainers]
     for k, (label, seed) in enumerate(jobs, 1):
         print(f"[run {k}/{len(jobs)}] {label}, seed {seed}", flush=True)
-        trainer = importlib.import_module(TRAINERS[label])
-        run_dir = trainer.main([*common, "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
+        algo = trainers[label]
+        trainer = importlib.import_module(algo.trainer)
+        run_dir = trainer.main([*common, *algo.trainer_flags, "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
         manifest["runs"][label].append(str(run_dir))
         save_manifest(out_dir, manifest)  # after every run: an interrupted compare can be re-plotted
     return write_outputs(out_dir, manifest)

@@ -1,55 +1,273 @@
-"""Hyperparameters from ``zoo_configs/dqn.yml``, in the RL Baselines3 Zoo format.
+"""Hyperparameter files in the RL Baselines3 Zoo format, read as data and checked before any run.
 
-One section per env id. Keys mean what they mean to stable-baselines3's ``DQN`` (plus the
-zoo's ``n_timesteps``, ``policy``, ``n_envs``, ``frame_stack`` and ``env_kwargs``), so both
-trainers and ``python -m rl_zoo3.train`` read the same file the same way.
+One section per env id. Keys mean what they mean to stable-baselines3 (plus the zoo's
+``n_timesteps``, ``policy``, ``n_envs``, ``frame_stack`` and ``env_kwargs``), so every trainer
+and ``python -m rl_zoo3.train`` read a file the same way. Nothing in a file runs: YAML through
+``safe_load``, and ``policy_kwargs``-style strings such as ``"dict(net_arch=[64, 64])"`` parsed
+by :func:`parse_kwargs` against a whitelist, never ``eval``-ed. Each algorithm declares its keys
+as :class:`Key` entries (type, range, schedule); :func:`build_section` checks every value.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.resources
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "zoo_configs" / "dqn.yml"
+from agents.errors import ConfigError
 
-#: Keys the zoo reads for itself rather than passing to the algorithm.
-RUN_KEYS = ("n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs")
+#: Where the shipped hyperparameter files are (inside the wheel too).
+CONFIG_PACKAGE = "agents.zoo_configs"
 
-#: Expected type of the numeric keys (ints are accepted where floats are).
-NUMBER_KEYS: dict[str, type] = {
-    "n_timesteps": int,
-    "n_envs": int,
-    "frame_stack": int,
-    "learning_rate": float,
-    "buffer_size": int,
-    "learning_starts": int,
-    "batch_size": int,
-    "tau": float,
-    "gamma": float,
-    "gradient_steps": int,
-    "target_update_interval": int,
-    "exploration_fraction": float,
-    "exploration_initial_eps": float,
-    "exploration_final_eps": float,
-    "max_grad_norm": float,
-    "n_steps": int,
-}
 
-#: Keys that also take the zoo's linear schedule, "lin_<initial value>" (falling to 0 at the end).
-SCHEDULE_KEYS = ("learning_rate",)
-_LINEAR_SCHEDULE = re.compile(r"^lin_(\d+(\.\d*)?([eE][-+]?\d+)?)$")
+def shipped_config(name: str) -> Path:
+    """The path of a hyperparameter file shipped with the package, e.g. ``dqn.yml``."""
+    return Path(str(importlib.resources.files(CONFIG_PACKAGE) / name))
 
+
+# -- values ------------------------------------------------------------------------------------
+
+_LINEAR_SCHEDULE = re.compile(r"^lin_([0-9.eE+-]+)$")
+_BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 _BARE_WORD = re.compile(r"^[A-Za-z_][\w.-]*$")
 
 
-class ConfigError(ValueError):
-    """A config file, section, key or value that cannot be used; the message says which."""
+def schedule(value: float | str) -> tuple[float, bool]:
+    """A schedulable value as (initial value, whether it falls linearly to 0 over training):
+    a number, or the zoo's ``lin_<number>``."""
+    if isinstance(value, str):
+        match = _LINEAR_SCHEDULE.match(value)
+        try:
+            return float(match.group(1)), True  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            raise ConfigError(f"schedule {value!r} is not a number or lin_<number>") from None
+    return float(value), False
+
+
+class LinearSchedule:
+    """The zoo's ``lin_<x>``: x times the fraction of training left (SB3 calls it with that)."""
+
+    def __init__(self, initial: float) -> None:
+        self.initial = initial
+
+    def __call__(self, progress_remaining: float) -> float:
+        return progress_remaining * self.initial
+
+
+@dataclass(frozen=True)
+class Key:
+    """What a hyperparameter may be: ``kind`` (int, float, bool, str or dict), a range
+    [``low``, ``high``] (``low_open``: excluding ``low``), other valid values (``also``), and
+    whether the zoo's ``lin_<x>`` schedule is accepted. A dict key also takes the zoo's
+    ``"dict(...)"`` strings, parsed by :func:`parse_kwargs`."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    also: tuple[Any, ...] = ()
+    schedule: bool = False
+
+    def describe(self) -> str:
+        kind = {int: "an integer", float: "a number", bool: "True or False", str: "a word", dict: "a dict"}[self.kind]
+        if self.low is not None and self.high is not None:
+            kind += f" in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+        elif self.low is not None:
+            kind += f" {'>' if self.low_open else '>='} {self.low:g}"
+        for value in self.also:
+            kind += f", or {value!r}"
+        if self.schedule:
+            kind += ", or lin_<number> for a linear schedule"
+        return kind
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` as the trainers take it (ints as ints, floats as floats), or a ConfigError."""
+        if self.schedule and isinstance(value, str) and _LINEAR_SCHEDULE.match(value):
+            try:
+                self.check(name, schedule(value)[0])
+            except ConfigError:
+                raise ConfigError(f"hyperparameter {name}={value!r} must be {self.describe()}") from None
+            return value
+        if value in self.also and not isinstance(value, bool):
+            return value
+        if self.kind is dict:
+            parse_kwargs(name, value)  # a string is checked; the value stays as written, for config.yml
+            return value
+        checked = self._typed(value)
+        if checked is None or not self._in_range(checked):
+            raise ConfigError(f"hyperparameter {name}={value!r} must be {self.describe()}")
+        return checked
+
+    def _typed(self, value: Any) -> Any:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if self.kind is bool:
+            return bool(value) if isinstance(value, bool) or (number and value in (0, 1)) else None
+        if self.kind is int:
+            return int(value) if number and math.isfinite(value) and float(value).is_integer() else None
+        if self.kind is float:
+            return float(value) if number and math.isfinite(value) else None
+        return value if isinstance(value, str) else None
+
+    def _in_range(self, value: Any) -> bool:
+        if self.kind not in (int, float):
+            return True
+        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
+        return above and (self.high is None or value <= self.high)
+
+
+#: The zoo's own keys, which configure the run rather than the algorithm.
+RUN_KEYS: dict[str, Key] = {
+    "n_timesteps": Key(int, 1),
+    "policy": Key(str),
+    "n_envs": Key(int, 1),
+    "frame_stack": Key(int, 1),
+    "env_kwargs": Key(dict),
+}
+
+
+# -- the zoo's kwargs strings, without eval ------------------------------------------------------
+
+#: Names a kwargs string may use: activation functions and optimisers, as the zoo's configs write them.
+_ACTIVATIONS = ("ReLU", "Tanh", "ELU", "LeakyReLU", "SiLU", "GELU", "Sigmoid", "Softplus", "Mish", "Identity")
+_OPTIMIZERS = ("Adam", "AdamW", "RMSprop", "SGD")
+
+
+def _allowed_names() -> dict[str, Any]:
+    import torch
+    from stable_baselines3.common.sb2_compat.rmsprop_tf_like import RMSpropTFLike
+
+    names: dict[str, Any] = {"RMSpropTFLike": RMSpropTFLike}
+    for prefix in ("nn", "th.nn", "torch.nn"):
+        names |= {f"{prefix}.{name}": getattr(torch.nn, name) for name in _ACTIVATIONS}
+    for prefix in ("th.optim", "torch.optim"):
+        names |= {f"{prefix}.{name}": getattr(torch.optim, name) for name in _OPTIMIZERS}
+    return names
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def parse_kwargs(key: str, value: Any) -> dict[str, Any]:
+    """``policy_kwargs``-style values as the zoo writes them: a dict, or a string such as
+    ``"dict(net_arch=[256, 256], activation_fn=nn.ReLU)"``. The string is parsed, not run: it
+    may hold numbers, strings, True/False/None, lists, tuples, ``{...}`` and ``dict(...)``, and
+    the names of activation functions and optimisers; anything else is a ConfigError."""
+    if value is None or isinstance(value, dict):
+        return dict(value or {})
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} must be a dict or a 'dict(...)' string, got {value!r}")
+    names = _allowed_names()
+
+    def literal(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, type(None))):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = literal(node.operand)
+            if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+                return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [literal(item) for item in node.elts]
+            return items if isinstance(node, ast.List) else tuple(items)
+        if isinstance(node, ast.Dict) and None not in node.keys:
+            return {literal(k): literal(v) for k, v in zip(node.keys, node.values)}
+        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
+            if all(keyword.arg is not None for keyword in node.keywords):
+                return {keyword.arg: literal(keyword.value) for keyword in node.keywords}
+        if _dotted(node) in names:
+            return names[_dotted(node)]
+        shown = sorted(name for name in names if not name.startswith(("th.", "torch.")))
+        raise ConfigError(
+            f"{key} {value!r}: {ast.unparse(node)!r} is not allowed; a kwargs string may hold numbers, strings, "
+            f"True/False/None, lists, dict(...) and the names {', '.join(shown)}"
+        )
+
+    try:
+        tree = ast.parse(value.strip(), mode="eval")
+    except SyntaxError as error:
+        raise ConfigError(f"{key} {value!r} does not parse: {error.msg}") from None
+    result = literal(tree.body)
+    if not isinstance(result, dict):
+        raise ConfigError(f"{key} {value!r} must be a dict")
+    return result
+
+
+# -- files, sections and overrides ----------------------------------------------------------------
+
+
+def load_sections(path: str | Path) -> dict[str, Any]:
+    """Every section of the YAML file at ``path``; a file that is unreadable, not UTF-8, not
+    YAML or not a mapping is a one-line ConfigError naming it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"config {str(path)!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
+    try:
+        sections = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"config {str(path)!r} is not valid YAML{where}: {problem}") from None
+    if not isinstance(sections, dict):
+        raise ConfigError(f"config {str(path)!r} must map env ids to sections, got {type(sections).__name__}")
+    return sections
+
+
+def load_section(path: str | Path, env_id: str) -> dict[str, Any]:
+    """The raw section for ``env_id`` from the YAML file at ``path``."""
+    sections = load_sections(path)
+    if env_id not in sections:
+        raise ConfigError(f"config {str(path)!r} has no section for {env_id!r}; it has: {', '.join(map(str, sections))}")
+    section = sections[env_id]
+    if not isinstance(section, dict):
+        raise ConfigError(f"section {env_id!r} of {str(path)!r} must be a mapping of hyperparameters")
+    return dict(section)
+
+
+def parse_value(text: str) -> Any:
+    """One command-line value: a Python literal (``1.0e-4``, ``[64, 64]``, ``'text'``), a boolean
+    word (true/false, yes/no, on/off), a bare word (``CnnPolicy``, ``lin_2.5e-4``) or a
+    ``dict(...)`` string (checked later, by :func:`parse_kwargs`)."""
+    if text.lower() in _BOOLEAN_WORDS:
+        return _BOOLEAN_WORDS[text.lower()]
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        if _BARE_WORD.match(text) or text.startswith("dict("):
+            return text
+        raise ValueError(text) from None
+
+
+def parse_overrides(pairs: Iterable[str], flag: str) -> dict[str, Any]:
+    """``["key=value", ...]`` from the command line, values read by :func:`parse_value`."""
+    parsed: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{flag} expects key=value, got {pair!r}")
+        try:
+            parsed[key] = parse_value(text)
+        except ValueError:
+            raise ConfigError(
+                f"{flag} value for {key!r} does not parse: {text!r} (expected a number, true/false, a list, or a word)"
+            ) from None
+    return parsed
 
 
 @dataclass
@@ -75,121 +293,26 @@ class Section:
         return section
 
 
-def load_section(path: str | Path, env_id: str) -> dict[str, Any]:
-    """The raw section for ``env_id`` from the YAML file at ``path``."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
-    try:
-        sections = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ConfigError(f"config {str(path)!r} is not valid YAML: {error}") from None
-    if not isinstance(sections, dict):
-        raise ConfigError(f"config {str(path)!r} must map env ids to sections, got {type(sections).__name__}")
-    if env_id not in sections:
-        raise ConfigError(f"config {str(path)!r} has no section for {env_id!r}; it has: {', '.join(map(str, sections))}")
-    section = sections[env_id]
-    if not isinstance(section, dict):
-        raise ConfigError(f"section {env_id!r} of {str(path)!r} must be a mapping of hyperparameters")
-    return dict(section)
-
-
-def parse_overrides(pairs: Iterable[str], flag: str) -> dict[str, Any]:
-    """``["key=value", ...]`` from the command line; values are Python literals
-    (``1.0e-4``, ``True``, ``[64, 64]``, ``'text'``) or bare words (``CnnPolicy``)."""
-    parsed: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"{flag} expects key=value, got {pair!r}")
-        try:
-            parsed[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            # A call such as dict(net_arch=[64]) is evaluated later, as the zoo does.
-            if _BARE_WORD.match(text) or (key.endswith("_kwargs") and text.startswith("dict(")):
-                parsed[key] = text
-            else:
-                raise ConfigError(
-                    f"{flag} value for {key!r} does not parse: {text!r} (expected a number, True/False, a list, or a word)"
-                ) from None
-    return parsed
-
-
 def build_section(
-    env_id: str, raw: dict[str, Any], overrides: dict[str, Any], supported: Iterable[str], trainer: str
+    env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, Any], keys: Mapping[str, Key], trainer: str
 ) -> Section:
-    """Merge the command-line overrides into the raw section, check every key and value."""
+    """Merge the overrides into the raw section and check every key and value against
+    ``keys`` (the algorithm's) and the zoo's run keys."""
     merged = {**raw, **overrides}
-    supported = set(supported) | set(RUN_KEYS)
-    unknown = sorted(set(merged) - supported)
+    schema = {**RUN_KEYS, **keys}
+    unknown = sorted(set(merged) - set(schema))
     if unknown:
-        raise ConfigError(
-            f"unknown hyperparameter(s) for {trainer}: {', '.join(unknown)}; valid: {', '.join(sorted(supported))}"
-        )
-    for key, kind in NUMBER_KEYS.items():
-        if key in merged:
-            value = merged[key]
-            if key in SCHEDULE_KEYS and isinstance(value, str) and _LINEAR_SCHEDULE.match(value):
-                continue
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if not ok or (kind is int and isinstance(value, float) and not value.is_integer()):
-                expected = (
-                    "an integer"
-                    if kind is int
-                    else "a number" + (", or lin_<number> for a linear schedule" if key in SCHEDULE_KEYS else "")
-                )
-                raise ConfigError(f"hyperparameter {key}={value!r} must be {expected}")
-            merged[key] = kind(value)
+        raise ConfigError(f"unknown hyperparameter(s) for {trainer}: {', '.join(unknown)}; valid: {', '.join(sorted(schema))}")
     for key in ("policy", "n_timesteps"):
         if key not in merged:
             raise ConfigError(f"section {env_id!r} needs {key!r}")
-    env_kwargs = merged.pop("env_kwargs", None) or {}
-    if not isinstance(env_kwargs, dict):
-        raise ConfigError(f"env_kwargs must be a mapping, got {env_kwargs!r}")
+    checked = {key: schema[key].check(key, value) for key, value in merged.items()}
     return Section(
         env_id=env_id,
-        policy=merged.pop("policy"),
-        n_timesteps=merged.pop("n_timesteps"),
-        n_envs=merged.pop("n_envs", 1),
-        frame_stack=merged.pop("frame_stack", None),
-        env_kwargs=env_kwargs,
-        algo_kwargs=merged,
+        policy=checked.pop("policy"),
+        n_timesteps=checked.pop("n_timesteps"),
+        n_envs=checked.pop("n_envs", 1),
+        frame_stack=checked.pop("frame_stack", None),
+        env_kwargs=parse_kwargs("env_kwargs", checked.pop("env_kwargs", None)),
+        algo_kwargs=checked,
     )
-
-
-def schedule(value: float | str) -> tuple[float, bool]:
-    """A schedulable value as (initial value, whether it falls linearly to 0 over training)."""
-    if isinstance(value, str):
-        match = _LINEAR_SCHEDULE.match(value)
-        if not match:
-            raise ConfigError(f"schedule {value!r} is not a number or lin_<number>")
-        return float(match.group(1)), True
-    return float(value), False
-
-
-class LinearSchedule:
-    """The zoo's ``lin_<x>``: x times the fraction of training left (SB3 calls it with that)."""
-
-    def __init__(self, initial: float) -> None:
-        self.initial = initial
-
-    def __call__(self, progress_remaining: float) -> float:
-        return progress_remaining * self.initial
-
-
-def eval_kwargs(key: str, value: Any) -> dict[str, Any]:
-    """``policy_kwargs`` or ``replay_buffer_kwargs`` as the zoo reads them: a dict, or a
-    string like ``"dict(net_arch=[256, 256])"`` that evaluates to one."""
-    if value is None or isinstance(value, dict):
-        return dict(value or {})
-    import torch.nn as nn
-
-    try:
-        result = eval(value, {"__builtins__": {}, "dict": dict, "nn": nn})  # the zoo's own convention
-    except Exception as error:
-        raise ConfigError(f"{key} {value!r} does not evaluate: {error}") from None
-    if not isinstance(result, dict):
-        raise ConfigError(f"{key} {value!r} must evaluate to a dict")
-    return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 from typing import Any
 
@@ -19,21 +20,35 @@ from stable_baselines3.common.preprocessing import is_image_space, is_image_spac
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
 
 import ballenvs
+from agents.errors import UsageError
 from agents.native_vec import NativeVecEnv, make_native
 
-VEC_ENVS = ("subproc", "dummy", "native")
+VEC_ENVS = ("native", "dummy", "subproc")
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def check_env_id(env_id: str) -> None:
     if env_id not in ballenvs.ENV_IDS:
-        raise ValueError(f"unknown env {env_id!r}; valid: {', '.join(ballenvs.ENV_IDS)}")
+        raise UsageError(f"unknown env {env_id!r}; valid: {', '.join(ballenvs.ENV_IDS)}")
+
+
+def resolve_vec_env(requested: str, env_id: str, n_envs: int) -> str:
+    """``auto``: the env's own batched vector env when it registers one (one numpy call for all
+    games), else worker processes for several envs and in-process for one."""
+    if requested != "auto":
+        return requested
+    if gym.spec(env_id).vector_entry_point is not None:
+        return "native"
+    return "subproc" if n_envs > 1 else "dummy"
 
 
 def make_env(env_id: str, in_worker: bool = False, **env_kwargs: Any) -> gym.Env:
     """One env, no rendering. ``in_worker``: this process only steps envs, so it keeps to one
-    thread: torch, if the worker has loaded it, and any thread pool started after this."""
+    thread (torch, if the worker has loaded it, and any thread pool started after this) and
+    leaves Ctrl-C to the trainer: a terminal sends SIGINT to the whole process group, and a
+    worker that died of it would break the trainer's orderly stop."""
     if in_worker:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         for var in _THREAD_VARS:
             os.environ[var] = "1"
         if "torch" in sys.modules:
@@ -57,7 +72,7 @@ def make_vec(
     process per env) or "native" (the env's own batched vector env, one call for all).
     """
     if vec_env not in VEC_ENVS:
-        raise ValueError(f"unknown vec env {vec_env!r}; valid: {', '.join(VEC_ENVS)}")
+        raise UsageError(f"unknown vec env {vec_env!r}; valid: {', '.join(VEC_ENVS)}")
     if vec_env == "native":
         env = NativeVecEnv(make_native(env_id, n_envs, env_kwargs))
         env.seed(seed)
@@ -80,3 +95,15 @@ def make_vec(
     if is_image_space(space) and not is_image_space_channels_first(space):
         env = VecTransposeImage(env)
     return env
+
+
+#: Episodes an evaluation plays at once (one forward pass for all of them).
+EVAL_BATCH = 16
+
+
+def make_eval_vec(env_id: str, env_kwargs: dict[str, Any], frame_stack: int | None, episodes: int) -> VecEnv:
+    """Envs to play ``episodes`` evaluation episodes on, up to :data:`EVAL_BATCH` at a time; a
+    rendered one plays one at a time (only the first env is drawn)."""
+    n = 1 if env_kwargs.get("render_mode") else min(episodes, EVAL_BATCH)
+    kind = "dummy" if n == 1 else resolve_vec_env("auto", env_id, n).replace("subproc", "dummy")
+    return make_vec(env_id, env_kwargs, n, None, kind, frame_stack)

@@ -1,14 +1,16 @@
-"""Run folders (``runs/<algo>/<env-id>_<n>/``) and atomic file writes.
+"""Run folders (``runs/<algo>/<env-id>_<n>/``), the files in them, and atomic writes.
 
-A run folder holds ``config.yml`` (the resolved settings), ``checkpoints/``, the best and
-final models, ``monitor/`` CSVs, ``progress.csv`` and TensorBoard events. The final model
-is written last, so its presence marks a finished run.
+A run folder holds ``config.yml`` (the resolved settings), ``checkpoints/``, the best model,
+the replay buffer if asked for, then ``final_model`` (or ``interrupted_model`` after Ctrl-C)
+and ``summary.yml``, written in that order: a run without a final model did not finish.
+Every file is written to a hidden temporary name and renamed into place.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,16 +18,40 @@ from typing import Any
 
 import yaml
 
+from agents.errors import UsageError
+
 CONFIG_NAME = "config.yml"
+SUMMARY_NAME = "summary.yml"
 FINAL_MODEL = "final_model"
 BEST_MODEL = "best_model"
+INTERRUPTED_MODEL = "interrupted_model"
 CHECKPOINTS = "checkpoints"
+REPLAY_BUFFER = "replay_buffer.npz"
+
+_TMP = re.compile(r"^\..+\.tmp-(\d+)(\.[^.]*)?$")
+_CHECKPOINT = re.compile(r"^model_(\d+)_steps(\.[^.]+)$")
+
+
+def check_log_dir(log_dir: str | Path, algo: str) -> Path:
+    """``<log_dir>/<algo>``, created if needed and checked writable; else a UsageError naming why."""
+    parent = Path(log_dir) / algo
+    for path in (Path(log_dir), parent):
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--log-dir {str(log_dir)!r}: {str(path)!r} exists and is not a folder")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=parent) as probe:
+            probe.write(b"x")
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as error:
+        raise UsageError(f"--log-dir {str(log_dir)!r}: cannot write in {str(parent)!r}: {error.strerror}") from None
+    return parent
 
 
 def new_run_dir(log_dir: str | Path, algo: str, env_id: str) -> Path:
     """Create and return the next free ``<log_dir>/<algo>/<env_id>_<n>``."""
-    parent = Path(log_dir) / algo
-    parent.mkdir(parents=True, exist_ok=True)
+    parent = check_log_dir(log_dir, algo)
     pattern = re.compile(rf"^{re.escape(env_id)}_(\d+)$")
     taken = [int(m.group(1)) for p in parent.iterdir() if (m := pattern.match(p.name))]
     n = max(taken, default=0) + 1
@@ -38,17 +64,38 @@ def new_run_dir(log_dir: str | Path, algo: str, env_id: str) -> Path:
             n += 1
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files that processes no longer running left in ``folder`` (a crash
+    while writing); those of live processes are still being written."""
+    if not folder.is_dir():
+        return
+    for path in folder.iterdir():
+        match = _TMP.match(path.name)
+        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+            path.unlink(missing_ok=True)
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it into place only if the block succeeds."""
     path = Path(path)
+    remove_stale_temporaries(path.parent)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}{path.suffix}")
     try:
         yield tmp
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        tmp.unlink(missing_ok=True)
 
 
 def write_yaml(path: str | Path, data: dict[str, Any]) -> None:
@@ -57,8 +104,61 @@ def write_yaml(path: str | Path, data: dict[str, Any]) -> None:
 
 
 def read_config(run_dir: str | Path) -> dict[str, Any]:
+    """A run folder's config.yml, checked to be one: a one-line UsageError otherwise."""
     path = Path(run_dir) / CONFIG_NAME
     try:
-        return yaml.safe_load(path.read_text())
-    except OSError:
-        raise FileNotFoundError(f"{str(path)!r} not found: is {str(run_dir)!r} a run folder?") from None
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{str(path)!r} not found: is {str(run_dir)!r} a run folder?") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {str(path)!r}: {getattr(error, 'strerror', None) or error}") from None
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise UsageError(f"{str(path)!r} is not valid YAML: not a run's config") from None
+    missing = [key for key in ("algo", "env_id", "hyperparams") if not isinstance(config, dict) or key not in config]
+    if missing:
+        raise UsageError(f"{str(path)!r} is not a run's config: it lacks {', '.join(missing)}")
+    if not isinstance(config["hyperparams"], dict):
+        raise UsageError(f"{str(path)!r} is not a run's config: hyperparams is not a mapping")
+    return config
+
+
+def next_multiple(steps: int, every: int) -> float:
+    """The next multiple of ``every`` after ``steps`` (inf when ``every`` is 0: never). Steps come
+    in strides of n_envs and a resumed run starts part-way, so schedules aim at the grid."""
+    return (steps // every + 1) * every if every else float("inf")
+
+
+def checkpoint_name(steps: int, suffix: str) -> str:
+    return f"model_{steps}_steps{suffix}"
+
+
+def checkpoints(folder: Path, suffix: str) -> list[tuple[int, Path]]:
+    """The checkpoints in ``folder`` as (steps, path), fewest steps first; temporary files are not checkpoints."""
+    found = []
+    if folder.is_dir():
+        for path in folder.iterdir():
+            match = _CHECKPOINT.match(path.name)
+            if match and match.group(2) == suffix:
+                found.append((int(match.group(1)), path))
+    return sorted(found)
+
+
+def model_file(run_dir: Path, name: str, suffixes: tuple[str, ...]) -> Path | None:
+    """The run folder's model called ``name`` (best_model, final_model, ...), with any of the suffixes."""
+    for suffix in suffixes:
+        if (run_dir / f"{name}{suffix}").is_file():
+            return run_dir / f"{name}{suffix}"
+    return None
+
+
+def latest_model(run_dir: Path, suffixes: tuple[str, ...]) -> Path | None:
+    """What a resumed run continues from: the final model, else the interrupted one, else the
+    checkpoint of most steps. A run folder is never written again once another run resumes from it."""
+    for name in (FINAL_MODEL, INTERRUPTED_MODEL):
+        found = model_file(run_dir, name, suffixes)
+        if found is not None:
+            return found
+    found = [entry for suffix in suffixes for entry in checkpoints(run_dir / CHECKPOINTS, suffix)]
+    return max(found)[1] if found else None

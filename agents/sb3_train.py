@@ -4,143 +4,121 @@
     python -m agents.sb3_train --env UAVGrid-v0 --timesteps 200000 --n-envs 4
 
 CNN policies for image observations, MultiInputPolicy for UAVGrid's dict observation (as the
-config says), on the GPU when there is one, with SubprocVecEnv workers when --n-envs > 1.
+config says), on the GPU when there is one, with the env's own batched vector env by default.
 """
 
 from __future__ import annotations
 
-import inspect
+import argparse
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 from gymnasium import spaces
-from stable_baselines3 import DQN
-from stable_baselines3.common.callbacks import EvalCallback
 from stable_baselines3.common.logger import configure
 
-from agents.callbacks import AtomicCheckpoint, SaveBest
-from agents.cli import describe_device, run_cli, trainer_parser
-from agents.config import LinearSchedule, eval_kwargs, schedule
-from agents.evaluate import load_model
-from agents.runs import CHECKPOINTS, FINAL_MODEL, atomic_path
-from agents.sb3_buffers import DictNStepReplayBuffer
-from agents.training import finish_run, make_eval_env, make_train_env, prepare_run
+from agents.algorithms import ALGORITHMS
+from agents.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate
+from agents.cli import Interrupted, describe_device, run_cli, trainer_parser
+from agents.config import Section, parse_kwargs
+from agents.console import Console
+from agents.errors import UsageError
+from agents.evaluation import Evaluator
+from agents.policies import check_net_arch, check_policy
+from agents.runs import CHECKPOINTS, FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER
+from agents.sb3_dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
+from agents.training import EVAL_SEED_OFFSET, RunSetup, close_quietly, finish_run, make_eval_env, make_train_env, prepare_run
 
-ALGO = "dqn"
-#: DQN's own hyperparameters; the run settings (env, seed, device, ...) come from flags.
-DQN_KEYS = tuple(
-    name
-    for name in inspect.signature(DQN.__init__).parameters
-    # replay_buffer_class would need a class import from the YAML; the zoo's other keys are flags here.
-    if name
-    not in (
-        "self",
-        "policy",
-        "env",
-        "tensorboard_log",
-        "verbose",
-        "seed",
-        "device",
-        "_init_setup_model",
-        "replay_buffer_class",
-    )
-)
-REPLAY_BUFFER = "replay_buffer.pkl"
+ALGO = ALGORITHMS["dqn"]
+#: The policy_kwargs stable-baselines3's DQN policies take.
+POLICY_KWARGS = ("net_arch", "activation_fn", "features_extractor_class", "features_extractor_kwargs", "normalize_images")
+POLICY_KWARGS += ("optimizer_class", "optimizer_kwargs")
 
 
-def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> dict[str, Any]:
-    """DQN's keyword arguments from a section's algorithm keys, built as the zoo builds them:
-    policy and replay buffer kwargs evaluated, ``lin_<x>`` learning rates made schedules, and
-    ``n_steps`` on Dict observations handed to our DictNStepReplayBuffer (SB3's DQN refuses it)."""
-    kwargs = dict(algo_kwargs)
+def check_section(
+    section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
+) -> None:
+    """What stable-baselines3 would find wrong only once training starts (or in a worker)."""
+    check_policy(section.policy, observation_space)
     for key in ("policy_kwargs", "replay_buffer_kwargs"):
-        if key in kwargs:
-            kwargs[key] = eval_kwargs(key, kwargs[key])
-    if "learning_rate" in kwargs:
-        initial, linear = schedule(kwargs["learning_rate"])
-        kwargs["learning_rate"] = LinearSchedule(initial) if linear else initial
-    n_steps = kwargs.get("n_steps", 1)
-    if n_steps > 1 and isinstance(observation_space, spaces.Dict):
-        kwargs["n_steps"] = 1
-        kwargs["replay_buffer_class"] = DictNStepReplayBuffer
-        kwargs["replay_buffer_kwargs"] = {
-            **kwargs.get("replay_buffer_kwargs", {}),
-            "n_steps": n_steps,
-            "gamma": kwargs.get("gamma", 0.99),
-        }
-    return kwargs
+        parse_kwargs(key, section.algo_kwargs.get(key))
+    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
+    unknown = sorted(set(policy_kwargs) - set(POLICY_KWARGS))
+    if unknown:
+        raise UsageError(
+            f"policy_kwargs key(s) {', '.join(unknown)} not taken by DQN policies; valid: {', '.join(POLICY_KWARGS)}"
+        )
+    if "net_arch" in policy_kwargs:
+        check_net_arch(policy_kwargs["net_arch"])
+    if resume is not None:  # the weights fit this run's network, or the file is refused here
+        restore(
+            build_dqn(section, (observation_space, action_space), None, device, buffer_size=1, learning_starts=0),
+            resume,
+            device,
+        )
 
 
-def load_resumed(section, observation_space, action_space, resume, device) -> DQN | None:
-    """The model to resume from, loaded before the run folder exists so a bad file fails early."""
-    if resume is None:
-        return None
-    return load_model(ALGO, resume, device)
+def prepare(argv: list[str] | None, make_folder: bool = True) -> tuple[argparse.Namespace, RunSetup]:
+    """Parse and check a command line (and make the run folder): what main() does before training."""
+    args = trainer_parser("python -m agents.sb3_train", __doc__.split("\n\n")[0].strip()).parse_args(argv)
+    return args, prepare_run(args, ALGO, check_section, make_folder)
 
 
 def main(argv: list[str] | None = None) -> Path:
-    parser = trainer_parser("python -m agents.sb3_train", __doc__.split("\n\n")[0].strip())
-    args = parser.parse_args(argv)
-    setup = prepare_run(args, ALGO, DQN_KEYS, "agents.sb3_train", ".zip", check=load_resumed)
+    args, setup = prepare(argv)
     section, run_dir = setup.section, setup.run_dir
     print(f"device: {describe_device(setup.device)}")
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
 
     train_env = make_train_env(setup)
-    if setup.resume:
-        model = setup.checked
-        model.set_env(train_env)
-        buffer = setup.resume.parent / REPLAY_BUFFER
-        if buffer.exists():
-            model.load_replay_buffer(buffer)
-        print(
-            f"resumed from {setup.resume} at step {model.num_timesteps}"
-            + (" with its replay buffer" if buffer.exists() else "")
-        )
-    else:
-        model = DQN(
-            section.policy,
-            train_env,
-            seed=setup.seed,
-            device=setup.device,
-            **dqn_kwargs(section.algo_kwargs, train_env.observation_space),
-        )
+    model = build_dqn(section, train_env, setup.seed, setup.device)
+    if setup.resume is not None:
+        restore(model, setup.resume, setup.device)
+        message = f"resumed from {setup.resume} at step {model.num_timesteps}"
+        if setup.resume_buffer is not None:
+            message += f" with its replay buffer ({load_replay_buffer(model, setup.resume_buffer)} transitions)"
+        print(message)
     model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
 
-    # Evaluation runs in-process on purpose (DummyVecEnv beside SubprocVecEnv training).
-    warnings.filterwarnings("ignore", "Training and eval env are not of the same type")
-    callbacks = []
+    console = Console(setup.timesteps, model.num_timesteps, model.learning_starts, enabled=not args.no_progress)
+    callbacks: list[Any] = [ConsoleProgress(console)]
     if args.save_freq:
         callbacks.append(AtomicCheckpoint(args.save_freq, run_dir / CHECKPOINTS))
+    evaluator = None
     if args.eval_freq:
-        callbacks.append(
-            EvalCallback(
-                make_eval_env(setup),
-                n_eval_episodes=args.eval_episodes,
-                eval_freq=max(args.eval_freq // section.n_envs, 1),
-                log_path=str(run_dir / "eval"),
-                callback_on_new_best=SaveBest(run_dir),
-                deterministic=True,
-                verbose=0,
-            )
+        evaluator = Evaluator(
+            make_eval_env(setup, args.eval_episodes),
+            args.eval_episodes,
+            setup.seed + EVAL_SEED_OFFSET,
+            run_dir,
+            model.logger,
+            console,
+            save_best=lambda: save_model(model, run_dir / "best_model.zip"),
         )
-    start_steps, start = model.num_timesteps, time.perf_counter()
+        callbacks.append(Evaluate(evaluator, args.eval_freq))
+
+    def save(name: str) -> Path:
+        """Replay buffer first, then the model: a model beside no buffer means none was asked for."""
+        if setup.save_replay_buffer:
+            save_replay_buffer(model, run_dir / REPLAY_BUFFER)
+        save_model(model, run_dir / f"{name}.zip")
+        return run_dir / f"{name}.zip"
+
+    start_steps, start, interrupted = model.num_timesteps, time.perf_counter(), False
     try:
-        model.learn(
-            setup.timesteps, callback=callbacks, progress_bar=not args.no_progress, reset_num_timesteps=setup.resume is None
-        )
+        # A resumed run continues its schedules over all its steps, as custom_train does.
+        model.learn(setup.timesteps, callback=callbacks, reset_num_timesteps=setup.resume is None)
+    except KeyboardInterrupt:
+        interrupted = True
+        console.close()
+        raise Interrupted(save(INTERRUPTED_MODEL), run_dir) from None
     finally:
-        train_env.close()
+        console.close()
+        close_quietly([train_env, *([evaluator] if evaluator else [])], interrupted)
         model.logger.close()
     elapsed = time.perf_counter() - start
-    with atomic_path(run_dir / f"{FINAL_MODEL}.zip") as tmp:
-        model.save(tmp)
-    if args.save_replay_buffer:
-        with atomic_path(run_dir / REPLAY_BUFFER) as tmp:
-            model.save_replay_buffer(tmp)
+    save(FINAL_MODEL)
     finish_run(run_dir, model.num_timesteps - start_steps, elapsed, model.num_timesteps)
     return run_dir
 

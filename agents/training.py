@@ -1,103 +1,183 @@
-"""What every trainer does before and around its learning loop: check the input, make the
-run folder, build the envs. Everything that can be wrong is checked before the folder exists."""
+"""What every trainer does before and around its learning loop: check every input, make the run
+folder, build the envs, and stop in order (Ctrl-C saves an interrupted model).
+
+Everything that can be wrong is checked before the folder exists: flags, config file and
+values, env options (by making one env), the algorithm's own checks (the network against the
+observation space, the replay memory against this machine, the model to resume), the log
+folder. A resumed run takes its env, env options, n_envs, vec env and frame stacking from the
+run it continues; a flag that contradicts them is refused.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.cli import check_counts, resolve_device
-from agents.config import Section, build_section, load_section, parse_overrides
-from agents.envs import check_env_id, make_vec
-from agents.runs import CHECKPOINTS, CONFIG_NAME, FINAL_MODEL, new_run_dir, write_yaml
+from agents.algorithms import RESUMABLE_KEYS, Algorithm, algorithm
+from agents.cli import DEFAULT_ENV, check_flags, resolve_device
+from agents.config import Section, build_section, load_section, parse_overrides, shipped_config
+from agents.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
+from agents.errors import UsageError
+from agents.models import resume_model
+from agents.runs import CONFIG_NAME, REPLAY_BUFFER, SUMMARY_NAME, new_run_dir, write_yaml
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
-SUMMARY_NAME = "summary.yml"
 
 
 @dataclass
 class RunSetup:
+    algo: Algorithm
     section: Section
     timesteps: int
     vec_env: str
     device: str
     seed: int
     run_dir: Path
-    resume: Path | None
-    checked: Any = None  # what the trainer's check returned (e.g. the model to resume)
+    save_replay_buffer: bool
+    resume: Path | None = None  # the model file a resumed run continues from
+    resume_buffer: Path | None = None  # the replay buffer it continues with, if its run saved one
+    checked: Any = None  # what the trainer's own check returned
 
 
 #: A trainer's own checks, run before the run folder exists: given the config section, the
-#: observation and action spaces the learner will see, and the model to resume (or None).
+#: observation and action spaces the learner will see, the model to resume (or None) and the
+#: device. Raises UsageError; returns what the trainer needs (e.g. the loaded model).
 Check = Callable[[Section, spaces.Space, spaces.Space, "Path | None", str], Any]
 
 
-def resolve_resume(path: str, model_suffix: str) -> Path:
-    """The model file to resume from: ``path`` itself, or a run folder's final model, or
-    failing that its latest checkpoint."""
-    resume = Path(path)
-    if resume.is_dir():
-        final = resume / f"{FINAL_MODEL}{model_suffix}"
-        checkpoints = sorted((resume / CHECKPOINTS).glob(f"*{model_suffix}"), key=lambda p: p.stat().st_mtime)
-        if final.exists():
-            return final
-        if checkpoints:
-            return checkpoints[-1]
-        raise FileNotFoundError(f"--resume {path!r}: no {FINAL_MODEL}{model_suffix} nor checkpoints in that folder")
-    if not resume.is_file():
-        raise FileNotFoundError(f"--resume {path!r}: no such model file or run folder")
-    return resume
+def section_of(run_config: dict[str, Any]) -> Section:
+    """The config section a run trained with, as written in its config.yml."""
+    algo = algorithm(run_config["algo"])
+    return build_section(run_config["env_id"], run_config["hyperparams"], {}, algo.keys, algo.trainer)
 
 
-def prepare_run(
-    args: argparse.Namespace,
-    algo: str,
-    supported_keys: Iterable[str],
-    trainer: str,
-    model_suffix: str,
-    check: Check | None = None,
-) -> RunSetup:
-    """Check every input, then create ``<log-dir>/<algo>/<env>_<n>/`` with its config.yml."""
-    check_counts(args)
-    check_env_id(args.env)
-    section = build_section(
-        args.env,
-        load_section(args.config, args.env),
-        parse_overrides(args.hyperparams, "--hyperparams"),
-        supported_keys,
-        trainer,
-    )
-    section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
-    section.n_envs = args.n_envs or section.n_envs
-    vec_env = args.vec_env or ("subproc" if section.n_envs > 1 else "dummy")
-    timesteps = args.timesteps or section.n_timesteps
+def probe_spaces(env_id: str, env_kwargs: dict[str, Any], frame_stack: int | None) -> tuple[spaces.Space, spaces.Space]:
+    """The observation and action spaces the learner sees (frame-stacked, channel-first); bad env
+    options fail here, in this process, as one line."""
+    try:
+        probe = make_vec(env_id, env_kwargs, 1, None, "dummy", frame_stack)
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"{env_id} options {env_kwargs}: {error}") from None
+    try:
+        return probe.observation_space, probe.action_space
+    finally:
+        probe.close()
+
+
+def spaces_of(run_config: dict[str, Any]) -> tuple[spaces.Space, spaces.Space]:
+    hyper = run_config["hyperparams"]
+    return probe_spaces(run_config["env_id"], dict(hyper.get("env_kwargs") or {}), hyper.get("frame_stack"))
+
+
+def replay_bytes(buffer_size: int, observation_space: spaces.Space) -> int:
+    """Memory a replay buffer of ``buffer_size`` transitions takes: each stores its observation
+    and the next one (plus a few bytes of action, reward and flags)."""
+    parts = observation_space.spaces.values() if isinstance(observation_space, spaces.Dict) else [observation_space]
+    observation = sum(int(np.prod(part.shape)) * np.dtype(part.dtype).itemsize for part in parts)
+    return buffer_size * (2 * observation + 16)
+
+
+def machine_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_replay_memory(buffer_size: int, observation_space: spaces.Space) -> None:
+    """Refuse a replay buffer larger than this machine's memory, before allocating anything."""
+    needed, available = replay_bytes(buffer_size, observation_space), machine_memory()
+    if needed > available:
+        raise UsageError(
+            f"buffer_size={buffer_size} needs {needed / 2**30:,.1f} GiB of replay memory for these observations; "
+            f"this machine has {available / 2**30:,.1f} GiB"
+        )
+
+
+def _contradicts(flag: str, given: Any, recorded: Any) -> None:
+    if given is not None and given != recorded:
+        raise UsageError(f"--resume: {flag} {given!r} contradicts the resumed run's {recorded!r}; leave {flag} out")
+
+
+def _resumed_section(args: argparse.Namespace, algo: Algorithm, source: dict[str, Any]) -> tuple[Section, str]:
+    """The resumed run's section and vec env, with the resumable hyperparameters overridden."""
+    hyper = source["hyperparams"]
+    _contradicts("--env", args.env, source["env_id"])
+    _contradicts("--n-envs", args.n_envs, hyper.get("n_envs", 1))
+    _contradicts("--vec-env", args.vec_env, source.get("vec_env"))
+    if args.env_kwargs:
+        raise UsageError(f"--resume: --env-kwargs cannot change the resumed run's env options {hyper.get('env_kwargs', {})}")
+    if args.config is not None:
+        raise UsageError("--resume: the hyperparameters are the resumed run's; change the resumable ones with --hyperparams")
+    overrides = parse_overrides(args.hyperparams, "--hyperparams")
+    fixed = sorted(key for key, value in overrides.items() if key not in RESUMABLE_KEYS and value != hyper.get(key))
+    if fixed:
+        raise UsageError(
+            f"--resume: {', '.join(fixed)} cannot change in a resumed run; these can: {', '.join(RESUMABLE_KEYS)}"
+        )
+    section = build_section(source["env_id"], hyper, overrides, algo.keys, algo.trainer)
+    return section, source["vec_env"]
+
+
+def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None = None, make_folder: bool = True) -> RunSetup:
+    """Check every input, then create ``<log-dir>/<algo>/<env>_<n>/`` with its config.yml
+    (``make_folder=False``: check only, as agents.compare does before its own folder)."""
+    check_flags(args)
     device = resolve_device(args.device)
-    resume = resolve_resume(args.resume, model_suffix) if args.resume else None
-    # Bad env options fail here, not in a worker; the spaces are those the learner will see.
-    probe = make_vec(args.env, section.env_kwargs, 1, None, "dummy", section.frame_stack)
-    checked = check(section, probe.observation_space, probe.action_space, resume, device) if check else None
-    probe.close()
-    run_dir = new_run_dir(args.log_dir, algo, args.env)
-    write_yaml(
-        run_dir / CONFIG_NAME,
-        {
-            "algo": algo,
-            "env_id": args.env,
-            "seed": args.seed,
-            "device": device,
-            "vec_env": vec_env,
-            "timesteps": timesteps,
-            "resumed_from": str(resume) if resume else None,
-            "hyperparams": section.as_zoo_section(),
-        },
+    resume = resume_buffer = None
+    if args.resume:
+        resume, source_dir, source = resume_model(args.resume)
+        if source["algo"] != algo.name:
+            raise UsageError(f"--resume {args.resume!r}: a {source['algo']} run; {algo.trainer} continues {algo.name} runs")
+        section, vec_env = _resumed_section(args, algo, source)
+        timesteps = args.timesteps or source["timesteps"]
+        seed = source["seed"] if args.seed is None else args.seed
+        if source.get("save_replay_buffer") and resume.stem.startswith(("final_model", "interrupted_model")):
+            resume_buffer = source_dir / REPLAY_BUFFER
+            if not resume_buffer.is_file():
+                print(f"note: {source_dir} asked for its replay buffer but none was saved: it starts empty")
+                resume_buffer = None
+    else:
+        env_id = args.env or DEFAULT_ENV
+        check_env_id(env_id)
+        config = args.config or shipped_config(algo.config)
+        section = build_section(
+            env_id, load_section(config, env_id), parse_overrides(args.hyperparams, "--hyperparams"), algo.keys, algo.trainer
+        )
+        section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
+        section.n_envs = args.n_envs or section.n_envs
+        vec_env = resolve_vec_env(args.vec_env or "auto", env_id, section.n_envs)
+        timesteps = args.timesteps or section.n_timesteps
+        seed = 0 if args.seed is None else args.seed
+    observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
+    if algo.replay_buffer:
+        check_replay_memory(section.algo_kwargs.get("buffer_size", 1_000_000), observation_space)
+    checked = check(section, observation_space, action_space, resume, device) if check else None
+    setup = RunSetup(
+        algo, section, timesteps, vec_env, device, seed, Path(), args.save_replay_buffer, resume, resume_buffer, checked
     )
-    return RunSetup(section, timesteps, vec_env, device, args.seed, run_dir, resume, checked)
+    if make_folder:
+        setup.run_dir = new_run_dir(args.log_dir, algo.name, section.env_id)
+        write_yaml(
+            setup.run_dir / CONFIG_NAME,
+            {
+                "algo": algo.name,
+                "env_id": section.env_id,
+                "seed": seed,
+                "device": device,
+                "vec_env": vec_env,
+                "timesteps": timesteps,
+                "resumed_from": str(resume) if resume else None,
+                "save_replay_buffer": args.save_replay_buffer,
+                "hyperparams": section.as_zoo_section(),
+            },
+        )
+    return setup
 
 
 def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec) -> Any:
@@ -106,9 +186,19 @@ def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec) -> Any:
     return make(s.env_id, s.env_kwargs, s.n_envs, setup.seed, setup.vec_env, s.frame_stack, str(setup.run_dir / "monitor"))
 
 
-def make_eval_env(setup: RunSetup) -> VecEnv:
+def make_eval_env(setup: RunSetup, episodes: int) -> VecEnv:
     s = setup.section
-    return make_vec(s.env_id, s.env_kwargs, 1, setup.seed + EVAL_SEED_OFFSET, "dummy", s.frame_stack)
+    return make_eval_vec(s.env_id, s.env_kwargs, s.frame_stack, episodes)
+
+
+def close_quietly(envs: Iterable[Any], interrupted: bool) -> None:
+    """Close the envs; after Ctrl-C, worker processes that already died are no error."""
+    for env in envs:
+        try:
+            env.close()
+        except (BrokenPipeError, EOFError, ConnectionResetError):
+            if not interrupted:
+                raise
 
 
 def finish_run(run_dir: Path, steps: int, seconds: float, total_steps: int) -> dict[str, Any]:

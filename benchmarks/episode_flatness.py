@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.config import DEFAULT_CONFIG, build_section, load_section
+from agents.algorithms import ALGORITHMS
+from agents.config import build_section, load_section, shipped_config
 from agents.custom.checkpoint import save_checkpoint
 from agents.custom.collect import VecEnvSteps
-from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, replay_buffer, train
-from agents.custom_train import agent_settings
+from agents.custom.dqn import DQNAgent, Hooks, Progress, agent_settings, replay_buffer, train
 from agents.envs import make_vec
 from benchmarks.common import machine, row, write_json
 
@@ -86,7 +86,9 @@ class EpisodeClock(Hooks):
 
 
 def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[str, Any], seed: int = 0) -> dict[str, Any]:
-    section = build_section(ENV_ID, load_section(DEFAULT_CONFIG, ENV_ID), overrides, SUPPORTED_KEYS, "agents.custom_train")
+    section = build_section(
+        ENV_ID, load_section(shipped_config("dqn.yml"), ENV_ID), overrides, ALGORITHMS["custom"].keys, "agents.custom_train"
+    )
     env_kwargs = {**section.env_kwargs, **({"render_mode": "rgb_array"} if anti_pattern else {})}
     env = VecEnvSteps(make_vec(ENV_ID, env_kwargs, 1, seed, "dummy", section.frame_stack))
     config, spec = agent_settings(section, env.observation_space, env.action_space)

@@ -20,19 +20,19 @@ from typing import Any
 
 import numpy as np
 
-from agents.config import DEFAULT_CONFIG, build_section, load_section
+from agents.algorithms import ALGORITHMS
+from agents.config import build_section, load_section, shipped_config
 from agents.custom.collect import make_steps
-from agents.custom.dqn import SUPPORTED_KEYS, DQNAgent, Hooks, Progress, replay_buffer, train
-from agents.custom_train import agent_settings
+from agents.custom.dqn import DQNAgent, Hooks, Progress, agent_settings, replay_buffer, train
 from agents.envs import VEC_ENVS, make_vec
-from agents.sb3_train import DQN_KEYS, dqn_kwargs
+from agents.sb3_dqn import build_dqn
 from benchmarks.common import machine, row, write_json
 
 WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed
 
 
 def _section(env_id: str, keys: tuple[str, ...], trainer: str, overrides: dict[str, Any]) -> Any:
-    return build_section(env_id, load_section(DEFAULT_CONFIG, env_id), overrides, keys, trainer)
+    return build_section(env_id, load_section(shipped_config("dqn.yml"), env_id), overrides, keys, trainer)
 
 
 def _env(section: Any, vec_env: str, seed: int, make: Callable[..., Any] = make_vec) -> Any:
@@ -40,11 +40,9 @@ def _env(section: Any, vec_env: str, seed: int, make: Callable[..., Any] = make_
 
 
 def sb3_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], seed: int = 0) -> dict[str, float]:
-    from stable_baselines3 import DQN
-
-    section = _section(env_id, DQN_KEYS, "agents.sb3_train", overrides)
+    section = _section(env_id, ALGORITHMS["dqn"].keys, "agents.sb3_train", overrides)
     env = _env(section, vec_env, seed)
-    model = DQN(section.policy, env, seed=seed, device="cpu", **dqn_kwargs(section.algo_kwargs, env.observation_space))
+    model = build_dqn(section, env, seed, "cpu")
     model.learn(section.algo_kwargs["learning_starts"] + WARMUP_AFTER_LEARNING_STARTS)
     before, start = model.num_timesteps, time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)
@@ -66,7 +64,7 @@ class _Returns(Hooks):
 
 
 def custom_rate(env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], seed: int = 0) -> dict[str, float]:
-    section = _section(env_id, SUPPORTED_KEYS, "agents.custom_train", overrides)
+    section = _section(env_id, ALGORITHMS["custom"].keys, "agents.custom_train", overrides)
     env = _env(section, vec_env, seed, make_steps)  # as custom_train makes them
     config, spec = agent_settings(section, env.observation_space, env.action_space)
     agent = DQNAgent(spec, config, "cpu", seed=seed)

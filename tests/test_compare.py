@@ -11,6 +11,8 @@ from agents import compare
 from agents.cli import run_cli
 
 TINY = [
+    "--score-episodes",
+    "3",
     "--timesteps",
     "400",
     "--seeds",
@@ -58,13 +60,23 @@ def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwar
     assert steps == [200, 400]
     manifest = json.loads((folder / "manifest.json").read_text())
     assert len(manifest["runs"]["SB3 DQN"]) == 1 and len(manifest["runs"]["custom DQN"]) == 1
-    if env_id == "BallDuel-v0":
-        assert "against each built-in opponent" in report and "pusher" in report
-    else:
+    # Each agent's final model on the env's own yardsticks, a signed figure per column.
+    yardsticks = (
+        ["wins vs still", "wins vs random", "wins vs chaser", "wins vs pusher"]
+        if env_id == "BallDuel-v0"
+        else ["minus greedy (same episodes)"]
+    )
+    lines = report.splitlines()
+    header = lines.index("| agent | " + " | ".join(yardsticks) + " |")
+    rows = lines[header + 2 : header + 4]
+    assert [row.split(" | ")[0] for row in rows] == ["| SB3 DQN", "| custom DQN"]
+    cells = [cell for row in rows for cell in row.strip("| ").split(" | ")[1:]]
+    if env_id == "BallDuel-v0":  # win rates, in percent
+        assert all(cell.split(" +- ")[0].endswith("%") for cell in cells)
+    else:  # a difference of returns, signed
+        assert all(cell[0] in "+-" for cell in cells)
+    if env_id == "UAVGrid-v0":
         assert "reached greedy" in report
-        # Each agent's final model against greedy on the same seeded episodes: a signed number.
-        paired = [line for line in report.splitlines() if line.startswith(("- SB3 DQN: ", "- custom DQN: "))]
-        assert len(paired) == 2 and all("(standard error)" in line and line.split(": ")[1][0] in "+-" for line in paired)
 
 
 def test_from_runs_replots_without_training(tmp_path, capsys):

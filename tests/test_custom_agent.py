@@ -9,12 +9,15 @@ import torch
 from gymnasium import spaces
 
 from agents import custom_train
+from agents.algorithms import ALGORITHMS
 from agents.cli import run_cli
+from agents.config import ConfigError, build_section
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import load_checkpoint, load_policy, restore_agent, save_checkpoint
 from agents.custom.collect import real_next_observations
 from agents.custom.dqn import DQNAgent, DQNConfig, Progress, linear_epsilon, td_targets
 from agents.custom.networks import network_spec
+from agents.errors import UsageError
 from agents.evaluate import evaluate
 from agents.runs import read_config
 from ballenvs.uav.baselines import episode_returns
@@ -172,10 +175,12 @@ def test_update_lowers_the_loss_on_a_fixed_batch():
 
 
 def test_bad_config_values_are_named():
-    with pytest.raises(ValueError, match="train_freq must be an int"):
-        DQNConfig(train_freq=[4, "step"])
-    with pytest.raises(ValueError, match=r"tau must be in \(0, 1\], got 2"):
-        DQNConfig(tau=2)
+    keys = ALGORITHMS["custom"].keys
+    raw = {"policy": "MlpPolicy", "n_timesteps": 10}
+    with pytest.raises(ConfigError, match=r"train_freq=\[4, 'step'\] must be an integer >= 1"):
+        build_section("UAVGrid-v0", raw, {"train_freq": [4, "step"]}, keys, "agents.custom_train")
+    with pytest.raises(ConfigError, match=r"tau=2 must be a number in \(0, 1\]"):
+        build_section("UAVGrid-v0", raw, {"tau": 2}, keys, "agents.custom_train")
 
 
 def test_checkpoint_round_trip_restores_everything(tmp_path):
@@ -188,7 +193,7 @@ def test_checkpoint_round_trip_restores_everything(tmp_path):
     progress = Progress(num_timesteps=1234, episodes=5, exploration_horizon=5000)
     save_checkpoint(tmp_path / "model.pt", agent, progress)
     assert not list(tmp_path.glob(".*tmp*"))
-    restored, restored_progress = restore_agent(load_checkpoint(tmp_path / "model.pt"), "cpu")
+    restored, restored_progress = restore_agent(load_checkpoint(tmp_path / "model.pt"), agent.config, "cpu")
     assert restored_progress == progress and restored.n_updates == 1
     probe = torch.randn(5, 3)
     assert torch.equal(agent.q(probe), restored.q(probe)) and torch.equal(agent.target(probe), restored.target(probe))
@@ -200,15 +205,15 @@ def test_checkpoint_round_trip_restores_everything(tmp_path):
 
 def test_corrupt_and_foreign_checkpoints_are_refused(tmp_path):
     (tmp_path / "junk.pt").write_bytes(b"junk")
-    with pytest.raises(ValueError, match="cannot load checkpoint"):
+    with pytest.raises(UsageError, match="cannot load checkpoint .*: not a weights-only checkpoint file"):
         load_checkpoint(tmp_path / "junk.pt")
     torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
-    with pytest.raises(ValueError, match="is not a custom DQN checkpoint"):
+    with pytest.raises(UsageError, match="is not a custom DQN checkpoint"):
         load_checkpoint(tmp_path / "other.pt")
 
 
 def test_policy_must_fit_the_observation_space():
-    with pytest.raises(ValueError, match="policy 'CnnPolicy' does not fit"):
+    with pytest.raises(UsageError, match="policy 'CnnPolicy' does not fit"):
         network_spec(spaces.Box(-1, 1, (3,), np.float32), 4, "CnnPolicy", {})
 
 
@@ -237,7 +242,7 @@ def test_short_run_writes_the_same_layout_as_sb3(tmp_path, env_id, extra, capsys
         "final_model.pt",
         "best_model.pt",
         "progress.csv",
-        "monitor/0.monitor.csv",
+        "monitor/native.monitor.csv",
         "eval/evaluations.npz",
     ):
         assert (run_dir / name).is_file(), name
@@ -249,18 +254,27 @@ def test_short_run_writes_the_same_layout_as_sb3(tmp_path, env_id, extra, capsys
 
 
 def test_resume_restores_steps_and_exploration_and_buffer(tmp_path, capsys):
+    # UAVGrid's own learning rate is lin_2.5e-4: a resumed run must not train at rate 0.
     base = ["--env", "UAVGrid-v0", "--n-envs", "2", "--log-dir", str(tmp_path), *FAST]
     assert run_cli(custom_train.main, [*base, "--timesteps", "600", "--save-replay-buffer"]) == 0
     first = tmp_path / "custom" / "UAVGrid-v0_1"
-    assert run_cli(custom_train.main, [*base, "--timesteps", "200", "--resume", str(first)]) == 0
+    assert read_config(first)["hyperparams"]["learning_rate"].startswith("lin_")
+    assert (
+        run_cli(custom_train.main, ["--timesteps", "200", "--resume", str(first), "--log-dir", str(tmp_path), "--no-progress"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "resumed from" in out and "replay buffer restored: 600 transitions" in out
-    state = load_checkpoint(tmp_path / "custom" / "UAVGrid-v0_2" / "final_model.pt")
+    second = tmp_path / "custom" / "UAVGrid-v0_2"
+    assert read_config(second)["env_id"] == "UAVGrid-v0" and read_config(second)["hyperparams"]["n_envs"] == 2
+    state = load_checkpoint(second / "final_model.pt")
     before = load_checkpoint(first / "final_model.pt")
     assert state["progress"]["num_timesteps"] == 800
-    # The epsilon schedule keeps its horizon: the run goes on as if never stopped.
-    assert state["progress"]["exploration_horizon"] == before["progress"]["exploration_horizon"] == 600
+    # The schedules stretch over all 800 steps, as stable-baselines3's reset_num_timesteps=False.
+    assert state["progress"]["exploration_horizon"] == 800 and before["progress"]["exploration_horizon"] == 600
     assert state["agent"]["n_updates"] > before["agent"]["n_updates"]
+    moved = [not torch.equal(a, b) for a, b in zip(state["agent"]["q"].values(), before["agent"]["q"].values())]
+    assert all(moved), "every layer learned in the resumed run"
 
 
 SMALL_UAV = {

@@ -15,13 +15,15 @@ from stable_baselines3 import DQN
 
 import ballenvs
 from agents import custom_train, sb3_train
+from agents.algorithms import ALGORITHMS
 from agents.cli import run_cli
-from agents.config import DEFAULT_CONFIG, RUN_KEYS, ConfigError, build_section, load_section, parse_overrides, schedule
-from agents.evaluate import evaluate, find_model, load_model
+from agents.config import RUN_KEYS, ConfigError, build_section, load_section, parse_overrides, schedule, shipped_config
+from agents.evaluate import evaluate
 from agents.evaluate import main as evaluate_main
+from agents.models import find_model, load_policy
 from agents.runs import read_config
 from agents.sb3_buffers import DictNStepReplayBuffer
-from agents.sb3_train import DQN_KEYS, dqn_kwargs
+from agents.sb3_dqn import dqn_kwargs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -39,6 +41,10 @@ FAST = [
     "--no-progress",
 ]
 SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_episode_steps=150"], "UAVGrid-v0": []}
+
+
+DQN_KEYS = ALGORITHMS["dqn"].keys
+DEFAULT_CONFIG = shipped_config("dqn.yml")
 
 
 def train(tmp_path, env_id, *extra):
@@ -67,15 +73,14 @@ def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
     assert "device: cpu" in out and "trained 600 steps" in out
     assert run_dir.name == f"{env_id}_1"
     config = read_config(run_dir)
-    assert config["env_id"] == env_id and config["vec_env"] == "subproc" and config["hyperparams"]["n_envs"] == 2
+    assert config["env_id"] == env_id and config["vec_env"] == "native" and config["hyperparams"]["n_envs"] == 2
     assert config["hyperparams"]["buffer_size"] == 1000
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [f"model_{n}_steps.zip" for n in (200, 400, 600)]
     for name in (
         "final_model.zip",
         "best_model.zip",
         "progress.csv",
-        "monitor/0.monitor.csv",
-        "monitor/1.monitor.csv",
+        "monitor/native.monitor.csv",
         "eval/evaluations.npz",
     ):
         assert (run_dir / name).is_file(), name
@@ -91,7 +96,7 @@ def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
 
 def test_resume_continues_the_step_count_and_restores_the_buffer(tmp_path, capsys):
     first = train(tmp_path, "UAVGrid-v0", "--save-replay-buffer")
-    assert (first / "replay_buffer.pkl").is_file()
+    assert (first / "replay_buffer.npz").is_file() and not list(first.glob("*.pkl"))
     second_argv = [
         "--env",
         "UAVGrid-v0",
@@ -110,7 +115,7 @@ def test_resume_continues_the_step_count_and_restores_the_buffer(tmp_path, capsy
     assert read_config(second)["resumed_from"] == str(first / "final_model.zip")
     assert DQN.load(second / "final_model.zip").num_timesteps == 800
     assert "model_800_steps.zip" in {p.name for p in (second / "checkpoints").iterdir()}
-    assert "at step 600 with its replay buffer" in capsys.readouterr().out
+    assert "at step 600 with its replay buffer (600 transitions)" in capsys.readouterr().out
 
 
 def test_evaluate_prints_wins_draws_losses(tmp_path, capsys):
@@ -126,7 +131,7 @@ def test_evaluate_finds_models_in_checkpoints(tmp_path):
     run_dir = train(tmp_path, "UAVGrid-v0")
     model_path, found_dir = find_model(run_dir / "checkpoints" / "model_200_steps.zip")
     assert found_dir == run_dir
-    assert load_model("dqn", model_path, "cpu").num_timesteps == 200
+    assert load_policy(model_path, found_dir, "cpu")[0].num_timesteps == 200
 
 
 def bad_exit(capsys, main, argv):
@@ -185,7 +190,7 @@ def test_missing_and_corrupt_models_are_named(tmp_path, capsys):
     corrupt = run_dir / "checkpoints" / "model_999_steps.zip"
     corrupt.write_bytes(b"not a zip at all")
     assert f"cannot load model '{corrupt}'" in bad_exit(capsys, evaluate_main, [str(corrupt)])
-    assert "no best_model or final_model model in" in bad_exit(capsys, evaluate_main, [str(tmp_path)])
+    assert "no best_model, final_model, interrupted_model in" in bad_exit(capsys, evaluate_main, [str(tmp_path)])
 
 
 def test_help_explains_the_flags(capsys):
@@ -216,7 +221,7 @@ def test_help_explains_the_flags(capsys):
 @pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
 def test_every_env_has_a_config_section_with_numbers_as_numbers(env_id):
     raw = load_section(DEFAULT_CONFIG, env_id)
-    section = build_section(env_id, raw, {}, sb3_train.DQN_KEYS, "agents.sb3_train")
+    section = build_section(env_id, raw, {}, DQN_KEYS, "agents.sb3_train")
     assert section.policy in ("CnnPolicy", "MultiInputPolicy")
     # YAML reads 1e-4 as a string: the file must write floats (or lin_ schedules) so safe_load gives numbers.
     rate = section.algo_kwargs["learning_rate"]
@@ -226,7 +231,7 @@ def test_every_env_has_a_config_section_with_numbers_as_numbers(env_id):
 def test_yaml_float_pitfall_is_caught():
     raw = yaml.safe_load("learning_rate: 1e-4\npolicy: CnnPolicy\nn_timesteps: 10\n")
     with pytest.raises(ConfigError, match="learning_rate='1e-4' must be a number"):
-        build_section("BallDuel-v0", raw, {}, sb3_train.DQN_KEYS, "agents.sb3_train")
+        build_section("BallDuel-v0", raw, {}, DQN_KEYS, "agents.sb3_train")
 
 
 def test_overrides_parse_python_literals_and_words():
@@ -292,7 +297,7 @@ def test_linear_learning_rate_is_the_zoos_schedule():
     )
     rate = dqn_kwargs(section.algo_kwargs, spaces.Box(0, 1, (1,)))["learning_rate"]
     assert rate(1.0) == pytest.approx(2e-4) and rate(0.25) == pytest.approx(5e-5)
-    with pytest.raises(ConfigError, match=r"learning_rate='log_1e-4' must be a number, or lin_<number>"):
+    with pytest.raises(ConfigError, match=r"learning_rate='log_1e-4' must be a number > 0, or lin_<number>"):
         build_section(
             "UAVGrid-v0",
             {"policy": "MlpPolicy", "n_timesteps": 10, "learning_rate": "log_1e-4"},

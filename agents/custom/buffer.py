@@ -4,12 +4,17 @@ uint8: 4x less memory than float32)."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from gymnasium import spaces
+
+from agents.errors import UsageError
+from agents.returns import n_step_returns
+from agents.runs import atomic_path
 
 Observation = Any  # an array, or a dict of arrays for Dict spaces
 
@@ -21,23 +26,6 @@ class Batch(NamedTuple):
     next_observations: Any
     terminated: torch.Tensor  # 1.0 where the episode ended for real (not by a time limit)
     discounts: torch.Tensor | None = None  # n-step: gamma ** steps summed per sample; else None (gamma)
-
-
-def n_step_returns(
-    rewards: np.ndarray, ended: np.ndarray, stored_after: np.ndarray, gamma: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """n-step returns from (batch, n) rewards and episode-end flags of the n steps that follow
-    each sampled one (itself first), of which only ``stored_after`` + 1 are stored yet.
-
-    Sums up to the first episode end (terminated or truncated) or the newest stored step.
-    Returns the index (0..n-1) of the last step summed, the discounted sums and gamma ** steps.
-    """
-    n = rewards.shape[1]
-    first_end = np.where(ended.any(1), ended.argmax(1), n - 1)
-    last = np.minimum(first_end, stored_after)
-    steps = np.arange(n)
-    summed = (rewards * (gamma**steps).astype(np.float32) * (steps <= last[:, None])).sum(1, dtype=np.float32)
-    return last, summed, (gamma ** (last + 1.0)).astype(np.float32)
 
 
 def _parts(space: spaces.Space) -> dict[str, spaces.Space]:
@@ -150,7 +138,7 @@ class ReplayBuffer:
         return tensor.to(self.device, non_blocking=True)
 
     def save(self, path: str | Path) -> None:
-        """Write the filled part as an .npz (no pickle), to reload on resume."""
+        """Write the filled part as an .npz (no pickle), atomically, to reload on resume."""
         arrays = {
             "actions": self.actions,
             "rewards": self.rewards,
@@ -159,27 +147,29 @@ class ReplayBuffer:
         }
         arrays |= {f"obs/{k}": a for k, a in self.observations.items()}
         arrays |= {f"next_obs/{k}": a for k, a in self.next_observations.items()}
-        with open(path, "wb") as file:
+        with atomic_path(path) as tmp, open(tmp, "wb") as file:
             np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **{k: v[: self.size] for k, v in arrays.items()})
 
     def load(self, path: str | Path) -> None:
-        with np.load(path, allow_pickle=False) as data:
-            size = int(data["size"])
-            if size > self.capacity:
-                raise ValueError(
-                    f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}"
-                )
-            # Files saved before n-step support lack episode_ended and stride.
-            ended = data["episode_ended"] if "episode_ended" in data else data["terminated"]
-            for store, values in [
-                (self.actions, data["actions"]),
-                (self.rewards, data["rewards"]),
-                (self.terminated, data["terminated"]),
-                (self.episode_ended, ended),
-            ]:
-                store[:size] = values
-            for key in self.observations:
-                self.observations[key][:size] = data[f"obs/{key}"]
-                self.next_observations[key][:size] = data[f"next_obs/{key}"]
-            self.size, self.pos = size, int(data["pos"]) % self.capacity
-            self.stride = int(data["stride"]) if "stride" in data else 0
+        """Refill from a file :meth:`save` wrote (read with ``allow_pickle=False``)."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                size = int(data["size"])
+                if size > self.capacity:
+                    raise UsageError(
+                        f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}"
+                    )
+                stores = [
+                    (self.actions, "actions"),
+                    (self.rewards, "rewards"),
+                    (self.terminated, "terminated"),
+                    (self.episode_ended, "episode_ended"),
+                ]
+                for store, name in stores:
+                    store[:size] = data[name]
+                for key in self.observations:
+                    self.observations[key][:size] = data[f"obs/{key}"]
+                    self.next_observations[key][:size] = data[f"next_obs/{key}"]
+                self.size, self.pos, self.stride = size, int(data["pos"]) % self.capacity, int(data["stride"])
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
+            raise UsageError(f"cannot load replay buffer {str(path)!r}: {type(error).__name__}: {error}") from None

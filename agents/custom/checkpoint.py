@@ -3,6 +3,7 @@ temporary file and renamed into place, read back with ``torch.load(weights_only=
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import torch
 
 from agents.custom.dqn import DQNAgent, DQNConfig, Progress, to_tensor
 from agents.custom.networks import QNetwork
+from agents.errors import UsageError
 from agents.runs import atomic_path
 
 FORMAT = "ballenvs-custom-dqn/1"
@@ -32,23 +34,30 @@ def save_checkpoint(path: str | Path, agent: DQNAgent, progress: Progress) -> No
 
 
 def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
-    """The checkpoint's contents; a clear error for a missing, corrupt or foreign file."""
+    """The checkpoint's contents (tensors and plain values only: ``weights_only=True``); a
+    missing, corrupt or foreign file is a one-line UsageError."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {str(path)!r}")
+        raise UsageError(f"no checkpoint at {str(path)!r}")
     try:
-        state = torch.load(path, map_location=device, weights_only=True)
-    except Exception as error:  # torch raises various errors for a corrupt file
-        raise ValueError(f"cannot load checkpoint {str(path)!r}: {type(error).__name__}: {error}") from None
+        with warnings.catch_warnings():  # torch warns about odd pickle protocols: the error below says it all
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location=device, weights_only=True)
+    except Exception:  # torch raises many kinds for a corrupt file, with advice we must not print
+        raise UsageError(f"cannot load checkpoint {str(path)!r}: not a weights-only checkpoint file") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise ValueError(f"{str(path)!r} is not a custom DQN checkpoint (expected format {FORMAT!r})")
+        raise UsageError(f"{str(path)!r} is not a custom DQN checkpoint (expected format {FORMAT!r})")
+    state["spec"] = {"layer_norm": False, **state["spec"]}  # written before LayerNorm was an option
     return state
 
 
-def restore_agent(state: dict[str, Any], device: str, **agent_kwargs: Any) -> tuple[DQNAgent, Progress]:
-    agent = DQNAgent(state["spec"], DQNConfig(**state["config"]), device, **agent_kwargs)
+def restore_agent(state: dict[str, Any], config: DQNConfig, device: str, **agent_kwargs: Any) -> tuple[DQNAgent, Progress]:
+    """The saved agent with ``config`` (its run's hyperparameters, resumable ones possibly changed)."""
+    agent = DQNAgent(state["spec"], config, device, **agent_kwargs)
     agent.load_state_dict(state["agent"])
-    return agent, Progress(**state["progress"])
+    progress = Progress(**state["progress"])
+    agent.set_learning_rate(progress.progress_remaining())
+    return agent, progress
 
 
 class CustomPolicy:
@@ -71,7 +80,9 @@ class CustomPolicy:
         return actions, None
 
 
-def load_policy(path: str | Path, device: str = "cpu") -> CustomPolicy:
+def load_policy(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
+    """A saved agent that plays (the loader :mod:`agents.algorithms` registers): the network comes
+    from the checkpoint's own spec, the weights from its state."""
     state = load_checkpoint(path, device)
     q = QNetwork(state["spec"]).to(device)
     q.load_state_dict(state["agent"]["q"])

@@ -14,16 +14,16 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.config import schedule
+from agents.config import Section, parse_kwargs, schedule
 from agents.custom.buffer import Batch, ReplayBuffer
-from agents.custom.networks import QNetwork
+from agents.custom.networks import QNetwork, network_spec
 
 
 @dataclass
@@ -47,20 +47,8 @@ class DQNConfig:
     double_q: bool = True  # ours: Double-DQN targets (van Hasselt et al., 2016)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.train_freq, int) or isinstance(self.train_freq, bool):
-            raise ValueError(f"train_freq must be an int (env steps per env) for agents.custom_train, got {self.train_freq!r}")
-        for name in ("buffer_size", "batch_size", "train_freq", "target_update_interval", "n_steps"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.gradient_steps < 1 and self.gradient_steps != -1:
-            raise ValueError(f"gradient_steps must be >= 1, or -1 (as many as env steps collected), got {self.gradient_steps}")
-        if not 0 < self.tau <= 1:
-            raise ValueError(f"tau must be in (0, 1], got {self.tau}")
+        # The values were checked against agents.algorithms.DQN_KEYS with the rest of the section.
         self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
-
-
-#: Keys of zoo_configs/dqn.yml this trainer reads (besides the run keys).
-SUPPORTED_KEYS = tuple(f.name for f in fields(DQNConfig)) + ("policy_kwargs",)
 
 
 def td_targets(
@@ -196,7 +184,13 @@ def replay_buffer(config: DQNConfig, observation_space: Any, device: str | torch
 
 @dataclass
 class Progress:
-    """Counters of a run, saved in checkpoints so that a resumed run continues the schedule."""
+    """Counters of a run, saved in checkpoints so that a resumed run continues the schedule.
+
+    The epsilon and learning-rate schedules run over ``exploration_horizon`` env steps. A run
+    resumed for T more steps stretches them over all its steps so far plus T, as
+    stable-baselines3 does with ``reset_num_timesteps=False``: a ``lin_`` learning rate goes on
+    falling from where that puts it, to 0 at the resumed run's end.
+    """
 
     num_timesteps: int = 0
     episodes: int = 0
@@ -280,7 +274,8 @@ def train(
     return time.perf_counter() - start
 
 
-def config_from(algo_kwargs: dict[str, Any]) -> DQNConfig:
-    """A :class:`DQNConfig` from a config section's algorithm keys (policy_kwargs aside)."""
-    values = {k: v for k, v in algo_kwargs.items() if k != "policy_kwargs"}
-    return DQNConfig(**values)
+def agent_settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DQNConfig, dict[str, Any]]:
+    """The agent's hyperparameters and network spec from a (checked) config section and the spaces it will see."""
+    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
+    values = {k: v for k, v in section.algo_kwargs.items() if k != "policy_kwargs"}
+    return DQNConfig(**values), network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)

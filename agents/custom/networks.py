@@ -20,18 +20,18 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
+from agents.errors import UsageError
+from agents.policies import check_net_arch, check_policy, is_image
+
 CNN_FEATURES = 512
 #: SB3's default net_arch per policy.
 DEFAULT_NET_ARCH = {"CnnPolicy": [], "MlpPolicy": [64, 64], "MultiInputPolicy": [64, 64]}
-POLICIES = tuple(DEFAULT_NET_ARCH)
-
-
-def _is_image(space: spaces.Space) -> bool:
-    return isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
+#: The policy_kwargs the custom networks take.
+POLICY_KWARGS = ("net_arch", "layer_norm")
 
 
 def part_spec(space: spaces.Space, name: str) -> dict[str, Any]:
-    if _is_image(space):
+    if is_image(space):
         return {"kind": "image", "shape": list(space.shape)}
     if isinstance(space, spaces.MultiDiscrete):
         return {"kind": "multi_discrete", "nvec": [int(n) for n in space.nvec.ravel()]}
@@ -39,48 +39,49 @@ def part_spec(space: spaces.Space, name: str) -> dict[str, Any]:
         return {"kind": "multi_discrete", "nvec": [int(space.n)]}
     if isinstance(space, spaces.Box):
         return {"kind": "box", "size": int(np.prod(space.shape))}
-    raise ValueError(f"observation part {name!r}: unsupported space {space}")
+    raise UsageError(f"observation part {name!r}: unsupported space {space}")
 
 
 def network_spec(
     observation_space: spaces.Space, n_actions: int, policy: str, policy_kwargs: dict[str, Any]
 ) -> dict[str, Any]:
-    """A JSON-like description of the Q-network for this space, checked against ``policy``."""
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
-    unknown = sorted(set(policy_kwargs) - {"net_arch"})
+    """A JSON-like description of the Q-network for this space, checked against ``policy``.
+    ``policy_kwargs``: ``net_arch`` (hidden widths after the features) and ``layer_norm``
+    (LayerNorm after every hidden layer and convolution, as PQN's networks; off by default)."""
+    check_policy(policy, observation_space)
+    unknown = sorted(set(policy_kwargs) - set(POLICY_KWARGS))
     if unknown:
-        raise ValueError(f"policy_kwargs key(s) {', '.join(unknown)} not supported by agents.custom_train; valid: net_arch")
+        raise UsageError(
+            f"policy_kwargs key(s) {', '.join(unknown)} not supported by the custom agents; valid: {', '.join(POLICY_KWARGS)}"
+        )
     if isinstance(observation_space, spaces.Dict):
         parts = {key: part_spec(sub, key) for key, sub in observation_space.spaces.items()}
-        expected = "MultiInputPolicy"
     else:
         parts = {"": part_spec(observation_space, "observation")}
-        expected = "CnnPolicy" if parts[""]["kind"] == "image" else "MlpPolicy"
-    if policy != expected:
-        raise ValueError(f"policy {policy!r} does not fit the observation space {observation_space}; use {expected!r}")
-    net_arch = policy_kwargs.get("net_arch", DEFAULT_NET_ARCH[policy])
-    return {"parts": parts, "net_arch": [int(n) for n in net_arch], "n_actions": int(n_actions)}
+    net_arch = check_net_arch(policy_kwargs.get("net_arch", DEFAULT_NET_ARCH[policy]))
+    layer_norm = policy_kwargs.get("layer_norm", False)
+    if not isinstance(layer_norm, bool):
+        raise UsageError(f"policy_kwargs layer_norm must be True or False, got {layer_norm!r}")
+    return {"parts": parts, "net_arch": net_arch, "n_actions": int(n_actions), "layer_norm": layer_norm}
 
 
 class NatureCNN(nn.Module):
-    """Mnih et al. (2015): three convolutions and a 512-unit layer; uint8 in, scaled here."""
+    """Mnih et al. (2015): three convolutions and a 512-unit layer; uint8 in, scaled here.
+    ``layer_norm``: a LayerNorm after each convolution and the dense layer (PQN's network)."""
 
-    def __init__(self, shape: list[int]) -> None:
+    def __init__(self, shape: list[int], layer_norm: bool = False) -> None:
         super().__init__()
-        channels = shape[0]
-        self.convs = nn.Sequential(
-            nn.Conv2d(channels, 32, kernel_size=8, stride=4),
-            nn.ReLU(),
-            nn.Conv2d(32, 64, kernel_size=4, stride=2),
-            nn.ReLU(),
-            nn.Conv2d(64, 64, kernel_size=3, stride=1),
-            nn.ReLU(),
-            nn.Flatten(),
-        )
-        with torch.no_grad():
-            flat = self.convs(torch.zeros(1, *shape)).shape[1]
-        self.linear = nn.Sequential(nn.Linear(flat, CNN_FEATURES), nn.ReLU())
+        layers: list[nn.Module] = []
+        size, channels = torch.zeros(1, *shape), shape[0]
+        for out_channels, kernel, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
+            conv = nn.Conv2d(channels, out_channels, kernel_size=kernel, stride=stride)
+            with torch.no_grad():
+                size = conv(size)
+            layers += [conv, nn.LayerNorm(list(size.shape[1:])), nn.ReLU()] if layer_norm else [conv, nn.ReLU()]
+            channels = out_channels
+        self.convs = nn.Sequential(*layers, nn.Flatten())
+        dense = [nn.Linear(size.numel(), CNN_FEATURES)] + ([nn.LayerNorm(CNN_FEATURES)] if layer_norm else [])
+        self.linear = nn.Sequential(*dense, nn.ReLU())
 
     def forward(self, frames: torch.Tensor) -> torch.Tensor:
         return self.linear(self.convs(frames.float() / 255.0))
@@ -101,9 +102,9 @@ class OneHot(nn.Module):
         return hot.scatter_(1, values.long().reshape(values.shape[0], -1) + self.offsets, 1.0)
 
 
-def _encoder(spec: dict[str, Any]) -> tuple[nn.Module, int]:
+def _encoder(spec: dict[str, Any], layer_norm: bool) -> tuple[nn.Module, int]:
     if spec["kind"] == "image":
-        return NatureCNN(spec["shape"]), CNN_FEATURES
+        return NatureCNN(spec["shape"], layer_norm), CNN_FEATURES
     if spec["kind"] == "multi_discrete":
         encoder = OneHot(spec["nvec"])
         return encoder, encoder.size
@@ -116,14 +117,15 @@ class QNetwork(nn.Module):
     def __init__(self, spec: dict[str, Any]) -> None:
         super().__init__()
         self.spec = spec
+        layer_norm = spec.get("layer_norm", False)
         encoders, width = {}, 0
         for key, part in spec["parts"].items():
-            encoders[key or "observation"], size = _encoder(part)
+            encoders[key or "observation"], size = _encoder(part, layer_norm)
             width += size
         self.encoders = nn.ModuleDict(encoders)
         layers: list[nn.Module] = []
         for hidden in spec["net_arch"]:
-            layers += [nn.Linear(width, hidden), nn.ReLU()]
+            layers += [nn.Linear(width, hidden), *([nn.LayerNorm(hidden)] if layer_norm else []), nn.ReLU()]
             width = hidden
         layers.append(nn.Linear(width, spec["n_actions"]))
         self.head = nn.Sequential(*layers)

@@ -1,0 +1,109 @@
+"""What a training run shows while it runs: a progress bar in a terminal, a plain progress line
+every few seconds when the output goes to a file or a pipe (``| tee log``, a job scheduler),
+and one line per evaluation in both.
+
+The time left is estimated from the rate since learning started: the warm-up steps before
+``learning_starts`` run an order of magnitude faster than learning ones, so a rate taken over
+them promises minutes where hours remain. Before learning starts the estimate says so.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO, Any
+
+#: Seconds between plain progress lines when the output is not a terminal.
+PLAIN_EVERY_S = 30.0
+# Seconds of learning before the time left is estimated: a few updates pass first.
+_ESTIMATE_AFTER_S = 3.0
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class Console:
+    """Progress of a run from ``start_steps`` to ``start_steps + total`` env steps.
+
+    ``update(steps)`` is cheap enough for every step: it redraws at most a few times a second.
+    ``note(text)`` prints a line (above the bar in a terminal). ``close()`` is idempotent.
+    ``enabled=False`` (``--no-progress``) keeps the notes and drops the progress.
+    """
+
+    def __init__(
+        self,
+        total: int,
+        start_steps: int = 0,
+        learning_starts: int = 0,
+        enabled: bool = True,
+        stream: IO[str] | None = None,
+        plain_every: float = PLAIN_EVERY_S,
+    ) -> None:
+        self.stream = stream or sys.stdout
+        self.total, self.start_steps, self.end = total, start_steps, start_steps + total
+        self.learning_starts = learning_starts
+        self.enabled = enabled
+        self.tty = self.stream.isatty()
+        self.plain_every = plain_every
+        self._start = time.monotonic()
+        self._learning_since: tuple[float, int] | None = None
+        self._next_draw = 0.0
+        self._bar: Any = None
+        if enabled and self.tty:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=total,
+                unit="steps",
+                file=self.stream,
+                dynamic_ncols=True,
+                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} {postfix}",
+            )
+        self._next_draw = 0.0 if self.tty else self._start + plain_every
+
+    def time_left(self, steps: int, now: float) -> str:
+        if self._learning_since is None:
+            return f"time left: estimating (learning starts at {self.learning_starts:,} steps)"
+        since, at = self._learning_since
+        if now - since < _ESTIMATE_AFTER_S or steps <= at:
+            return "time left: estimating"
+        rate = (steps - at) / (now - since)
+        return f"{rate:,.0f} steps/s, about {duration((self.end - steps) / rate)} left"
+
+    def update(self, steps: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if steps >= self.learning_starts and self._learning_since is None:
+            self._learning_since = (now, steps)
+        if now < self._next_draw:
+            return
+        left = self.time_left(steps, now)
+        if self._bar is not None:
+            self._bar.n = min(steps - self.start_steps, self.total)
+            self._bar.set_postfix_str(left, refresh=True)
+            self._next_draw = now + 0.25
+        else:
+            done = steps - self.start_steps
+            print(
+                f"step {steps:,} of {self.end:,} ({done / self.total:.0%}), {duration(now - self._start)} in; {left}",
+                file=self.stream,
+                flush=True,
+            )
+            self._next_draw = now + self.plain_every
+
+    def note(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.write(text, file=self.stream)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -1,0 +1,40 @@
+"""Which stable-baselines3 policy fits which observation space, checked alike for every trainer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from agents.errors import UsageError
+
+POLICIES = ("CnnPolicy", "MlpPolicy", "MultiInputPolicy")
+
+
+def is_image(space: spaces.Space) -> bool:
+    return isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3
+
+
+def expected_policy(space: spaces.Space) -> str:
+    if isinstance(space, spaces.Dict):
+        return "MultiInputPolicy"
+    return "CnnPolicy" if is_image(space) else "MlpPolicy"
+
+
+def check_policy(policy: str, space: spaces.Space) -> None:
+    """The policy is one of :data:`POLICIES` and the one for this observation space."""
+    if policy not in POLICIES:
+        raise UsageError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
+    expected = expected_policy(space)
+    if policy != expected:
+        raise UsageError(f"policy {policy!r} does not fit the observation space {space}; use {expected!r}")
+
+
+def check_net_arch(net_arch: Any) -> list[int]:
+    """Hidden layer widths: a list of positive ints."""
+    if not isinstance(net_arch, (list, tuple)) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in net_arch
+    ):
+        raise UsageError(f"policy_kwargs net_arch must be a list of layer widths >= 1, got {net_arch!r}")
+    return [int(n) for n in net_arch]

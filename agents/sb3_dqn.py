@@ -1,0 +1,162 @@
+"""stable-baselines3's DQN as our trainers and tools use it: built from a config section, saved in
+SB3's own .zip format, and read back without running anything from the file.
+
+stable-baselines3 pickles (cloudpickle) the spaces, schedules and classes into its .zip and its
+replay buffer into a .pkl, and ``DQN.load`` unpickles them: a crafted file runs code. Here a
+model is rebuilt from its run's config.yml and env exactly as the trainer built it; from the
+file only the plain JSON counters and the weights (``torch.load(weights_only=True)``) are
+read. Replay buffers are written as ``.npz`` arrays and read with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from stable_baselines3 import DQN
+
+from agents.config import LinearSchedule, Section, parse_kwargs, schedule
+from agents.errors import UsageError
+from agents.runs import atomic_path
+from agents.sb3_buffers import DictNStepReplayBuffer
+
+#: The counters a saved model carries that a resumed run continues from.
+_COUNTERS = ("num_timesteps", "_n_updates", "_n_calls", "_episode_num")
+_WEIGHTS = ("policy", "policy.optimizer")
+_BUFFER_ARRAYS = ("observations", "next_observations", "actions", "rewards", "dones", "timeouts")
+
+
+def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> dict[str, Any]:
+    """DQN's keyword arguments from a section's algorithm keys, built as the zoo builds them:
+    policy and replay buffer kwargs parsed, ``lin_<x>`` learning rates made schedules, and
+    ``n_steps`` on Dict observations handed to our DictNStepReplayBuffer (SB3's DQN refuses it)."""
+    kwargs = dict(algo_kwargs)
+    for key in ("policy_kwargs", "replay_buffer_kwargs"):
+        if key in kwargs:
+            kwargs[key] = parse_kwargs(key, kwargs[key])
+    if "learning_rate" in kwargs:
+        initial, linear = schedule(kwargs["learning_rate"])
+        kwargs["learning_rate"] = LinearSchedule(initial) if linear else initial
+    n_steps = kwargs.get("n_steps", 1)
+    if n_steps > 1 and isinstance(observation_space, spaces.Dict):
+        kwargs["n_steps"] = 1
+        kwargs["replay_buffer_class"] = DictNStepReplayBuffer
+        kwargs["replay_buffer_kwargs"] = {
+            **kwargs.get("replay_buffer_kwargs", {}),
+            "n_steps": n_steps,
+            "gamma": kwargs.get("gamma", 0.99),
+        }
+    return kwargs
+
+
+def build_dqn(section: Section, env: Any, seed: int | None, device: str, **overrides: Any) -> DQN:
+    """A fresh DQN for ``section``: on ``env`` (a VecEnv), or on ``(observation_space,
+    action_space)`` for a model that only plays (then ``overrides`` may shrink its buffer)."""
+    if isinstance(env, tuple):
+        observation_space, action_space = env
+        kwargs = dqn_kwargs({**section.algo_kwargs, **overrides}, observation_space)
+        model = DQN(section.policy, None, seed=seed, device=device, _init_setup_model=False, **kwargs)
+        model.observation_space, model.action_space, model.n_envs = observation_space, action_space, 1
+        model._setup_model()
+        return model
+    return DQN(
+        section.policy,
+        env,
+        seed=seed,
+        device=device,
+        **dqn_kwargs({**section.algo_kwargs, **overrides}, env.observation_space),
+    )
+
+
+def save_model(model: DQN, path: Path) -> None:
+    """SB3's .zip, written atomically (stable-baselines3 and the RL Zoo can read it as usual)."""
+    with atomic_path(path) as tmp:
+        model.save(tmp)
+
+
+def read_model_file(path: Path, device: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The plain JSON entries and the weights of an SB3 .zip, never unpickling anything."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = json.loads(archive.read("data"))
+            weights = {name: archive.read(f"{name}.pth") for name in _WEIGHTS}
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
+        raise UsageError(f"cannot load model {str(path)!r}: not a stable-baselines3 DQN .zip ({reason})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"cannot load model {str(path)!r}: its data entry is not a mapping")
+    params = {}
+    for name, raw in weights.items():
+        try:
+            with warnings.catch_warnings():  # torch warns about odd pickle protocols: the error below says it all
+                warnings.simplefilter("ignore")
+                params[name] = torch.load(io.BytesIO(raw), map_location=device, weights_only=True)
+        except Exception:  # torch raises many kinds for a file that is not plain tensors
+            raise UsageError(f"cannot load model {str(path)!r}: its {name}.pth is not a weights-only tensor file") from None
+    plain = {key: value for key, value in data.items() if not (isinstance(value, dict) and ":serialized:" in value)}
+    return plain, params
+
+
+def restore(model: DQN, path: Path, device: str) -> DQN:
+    """Put the weights and counters saved at ``path`` into ``model`` (built for the same run)."""
+    plain, params = read_model_file(path, device)
+    try:
+        model.set_parameters(params, exact_match=True, device=device)
+    except (RuntimeError, ValueError, KeyError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(f"cannot load model {str(path)!r}: its weights do not fit the run's network ({first_line})") from None
+    for counter in _COUNTERS:
+        if isinstance(plain.get(counter), int):
+            setattr(model, counter, plain[counter])
+    return model
+
+
+def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQN:
+    """A saved model that plays (its replay buffer left tiny), rebuilt from its run's config."""
+    from agents.training import section_of, spaces_of
+
+    section = section_of(run_config)
+    model = build_dqn(section, spaces_of(run_config), seed=None, device=device, buffer_size=1, learning_starts=0)
+    return restore(model, model_path, device)
+
+
+def save_replay_buffer(model: DQN, path: Path) -> None:
+    """The replay buffer's arrays as an .npz (no pickle), atomically."""
+    buffer = model.replay_buffer
+    arrays: dict[str, np.ndarray] = {"pos": np.array(buffer.pos), "full": np.array(buffer.full)}
+    for name in _BUFFER_ARRAYS:
+        value = getattr(buffer, name, None)
+        if isinstance(value, dict):
+            arrays |= {f"{name}/{key}": part for key, part in value.items()}
+        elif value is not None:
+            arrays[name] = value
+    with atomic_path(path) as tmp, open(tmp, "wb") as file:
+        np.savez(file, **arrays)
+
+
+def load_replay_buffer(model: DQN, path: Path) -> int:
+    """Fill the model's replay buffer from an .npz of :func:`save_replay_buffer`; returns how many transitions."""
+    buffer = model.replay_buffer
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            for name in _BUFFER_ARRAYS:
+                target = getattr(buffer, name, None)
+                parts = target.items() if isinstance(target, dict) else [(None, target)] if target is not None else []
+                for key, array in parts:
+                    stored = data[name if key is None else f"{name}/{key}"]
+                    if stored.shape != array.shape:
+                        raise UsageError(
+                            f"replay buffer {str(path)!r}: {name} has shape {stored.shape}, the run's is {array.shape}"
+                        )
+                    array[...] = stored
+            buffer.pos, buffer.full = int(data["pos"]), bool(data["full"])
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
+        raise UsageError(f"cannot load replay buffer {str(path)!r}: {type(error).__name__}") from None
+    return buffer.size() * buffer.n_envs
