@@ -1,4 +1,27 @@
-"""Training and evaluation of DQN agents on the ballenvs environments.
+"""Training and evaluation of agents on the ballenvs environments.
 
-``agents`` imports ``ballenvs``, never the reverse.
+``agents`` imports ``ballenvs``, never the reverse. It needs the ``agents`` extra
+(stable-baselines3, torch, PyYAML, ...); without it, its command lines say what to install.
 """
+
+import importlib.util
+import sys
+
+_NEEDS = ("yaml", "torch", "stable_baselines3", "tqdm", "matplotlib")
+
+
+def _check_extra() -> None:
+    missing = [name for name in _NEEDS if importlib.util.find_spec(name) is None]
+    if not missing:
+        return
+    message = (
+        f"the agents need the 'agents' extra (missing: {', '.join(missing)}): "
+        "pip install 'ballenvs[agents]', or pip install -e '.[agents]' in a checkout"
+    )
+    if sys.argv[:1] == ["-m"]:  # python -m agents.X: the package is imported while the module is looked for
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+    raise ImportError(message)
+
+
+_check_extra()

@@ -19,7 +19,7 @@ import numpy as np
 from stable_baselines3.common.logger import Logger, configure
 
 from agents.algorithms import ALGORITHMS
-from agents.cli import Interrupted, describe_device, run_cli, trainer_parser
+from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import Section
 from agents.console import Console
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
@@ -27,8 +27,8 @@ from agents.custom.collect import make_steps
 from agents.custom.dqn import DQNAgent, Hooks, Progress, agent_settings, replay_buffer, train
 from agents.errors import UsageError
 from agents.evaluation import Evaluator
-from agents.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, checkpoint_name, next_multiple
-from agents.training import EVAL_SEED_OFFSET, RunSetup, close_quietly, finish_run, make_eval_env, make_train_env, prepare_run
+from agents.runs import BEST_MODEL, CHECKPOINTS, REPLAY_BUFFER, checkpoint_name, next_multiple
+from agents.training import EVAL_SEED_OFFSET, RunSetup, make_eval_env, make_train_env, prepare_run, run_training
 
 #: --algo -> the algorithm's name in agents.algorithms (and of its run folders).
 ALGOS = {"dqn": "custom"}
@@ -150,19 +150,14 @@ def main(argv: list[str] | None = None) -> Path:
         save_checkpoint(run_dir / f"{name}{SUFFIX}", agent, progress)
         return run_dir / f"{name}{SUFFIX}"
 
-    start_steps, interrupted = progress.num_timesteps, False
-    try:
-        elapsed = train(agent, train_env, buffer, progress, setup.timesteps, hooks)
-    except KeyboardInterrupt:
-        interrupted = True
-        console.close()
-        raise Interrupted(save(INTERRUPTED_MODEL), run_dir) from None
-    finally:
-        console.close()
-        close_quietly([train_env, hooks], interrupted)
-    save(FINAL_MODEL)
-    finish_run(run_dir, progress.num_timesteps - start_steps, elapsed, progress.num_timesteps)
-    return run_dir
+    return run_training(
+        setup,
+        lambda: train(agent, train_env, buffer, progress, setup.timesteps, hooks),
+        save,
+        lambda: progress.num_timesteps,
+        console,
+        [train_env, hooks],
+    )
 
 
 if __name__ == "__main__":

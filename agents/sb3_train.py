@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,15 @@ from stable_baselines3.common.logger import configure
 
 from agents.algorithms import ALGORITHMS
 from agents.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate
-from agents.cli import Interrupted, describe_device, run_cli, trainer_parser
+from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import Section, parse_kwargs
 from agents.console import Console
 from agents.errors import UsageError
 from agents.evaluation import Evaluator
 from agents.policies import check_net_arch, check_policy
-from agents.runs import CHECKPOINTS, FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER
+from agents.runs import CHECKPOINTS, REPLAY_BUFFER
 from agents.sb3_dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
-from agents.training import EVAL_SEED_OFFSET, RunSetup, close_quietly, finish_run, make_eval_env, make_train_env, prepare_run
+from agents.training import EVAL_SEED_OFFSET, RunSetup, make_eval_env, make_train_env, prepare_run, run_training
 
 ALGO = ALGORITHMS["dqn"]
 #: The policy_kwargs stable-baselines3's DQN policies take.
@@ -105,22 +104,15 @@ def main(argv: list[str] | None = None) -> Path:
         save_model(model, run_dir / f"{name}.zip")
         return run_dir / f"{name}.zip"
 
-    start_steps, start, interrupted = model.num_timesteps, time.perf_counter(), False
-    try:
+    return run_training(
+        setup,
         # A resumed run continues its schedules over all its steps, as custom_train does.
-        model.learn(setup.timesteps, callback=callbacks, reset_num_timesteps=setup.resume is None)
-    except KeyboardInterrupt:
-        interrupted = True
-        console.close()
-        raise Interrupted(save(INTERRUPTED_MODEL), run_dir) from None
-    finally:
-        console.close()
-        close_quietly([train_env, *([evaluator] if evaluator else [])], interrupted)
-        model.logger.close()
-    elapsed = time.perf_counter() - start
-    save(FINAL_MODEL)
-    finish_run(run_dir, model.num_timesteps - start_steps, elapsed, model.num_timesteps)
-    return run_dir
+        lambda: model.learn(setup.timesteps, callback=callbacks, reset_num_timesteps=setup.resume is None),
+        save,
+        lambda: model.num_timesteps,
+        console,
+        [train_env, *([evaluator] if evaluator else []), model.logger],
+    )
 
 
 if __name__ == "__main__":

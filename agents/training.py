@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +23,13 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.algorithms import RESUMABLE_KEYS, Algorithm, algorithm
-from agents.cli import DEFAULT_ENV, check_flags, resolve_device
+from agents.cli import DEFAULT_ENV, Interrupted, check_flags, resolve_device
 from agents.config import Section, build_section, load_section, parse_overrides, shipped_config
+from agents.console import Console
 from agents.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
 from agents.errors import UsageError
 from agents.models import resume_model
-from agents.runs import CONFIG_NAME, REPLAY_BUFFER, SUMMARY_NAME, new_run_dir, write_yaml
+from agents.runs import CONFIG_NAME, FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, new_run_dir, write_yaml
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
 
@@ -199,6 +201,33 @@ def close_quietly(envs: Iterable[Any], interrupted: bool) -> None:
         except (BrokenPipeError, EOFError, ConnectionResetError):
             if not interrupted:
                 raise
+
+
+def run_training(
+    setup: RunSetup,
+    learn: Callable[[], Any],
+    save: Callable[[str], Path],
+    steps: Callable[[], int],
+    console: Console,
+    closables: Iterable[Any],
+) -> Path:
+    """Run ``learn``, then ``save`` the final model and write the summary. Ctrl-C saves the
+    interrupted model instead and raises :class:`agents.cli.Interrupted` with its path; the
+    console and ``closables`` (envs, evaluators, loggers) are closed either way."""
+    start_steps, start, interrupted = steps(), time.perf_counter(), False
+    try:
+        learn()
+    except KeyboardInterrupt:
+        interrupted = True
+        console.close()
+        raise Interrupted(save(INTERRUPTED_MODEL), setup.run_dir) from None
+    finally:
+        console.close()
+        close_quietly(closables, interrupted)
+    elapsed = time.perf_counter() - start
+    save(FINAL_MODEL)
+    finish_run(setup.run_dir, steps() - start_steps, elapsed, steps())
+    return setup.run_dir
 
 
 def finish_run(run_dir: Path, steps: int, seconds: float, total_steps: int) -> dict[str, Any]:

@@ -33,7 +33,9 @@ def keys_to_action(up: bool, down: bool, left: bool, right: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Play BallDuel-v0 with the arrow keys against a built-in opponent.")
+    parser = argparse.ArgumentParser(
+        prog="python -m ballenvs.play", description="Play BallDuel-v0 with the arrow keys against a built-in opponent."
+    )
     parser.add_argument(
         "--opponent", choices=BUILTIN_OPPONENTS, default="chaser", help="who plays the right ball (default: chaser)"
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -26,15 +25,30 @@ from agents.envs import make_vec
 from benchmarks.common import machine, one_core, row, write_json
 
 REFERENCE = "CartPole-v1"
+VECTOR_REFERENCE = "CartPole-v1 vector"
 
-#: name -> (factory, goal as a fraction of the reference's rate)
-SINGLE_ENVS: dict[str, tuple[Callable[[], gym.Env], float | None]] = {
-    REFERENCE: (lambda: gym.make("CartPole-v1"), None),
-    "BallDuel-v0 pixels": (lambda: gym.make("BallDuel-v0", obs_type="pixels"), 0.3),
-    "BallDuel-v0 state": (lambda: gym.make("BallDuel-v0", obs_type="state"), 0.6),
-    "UAVGrid-v0 vector": (lambda: gym.make("UAVGrid-v0", obs_type="vector"), 0.5),
-    "UAVGrid-v0 image": (lambda: gym.make("UAVGrid-v0", obs_type="image"), 0.2),
-}
+#: What is measured, by row name: every registered id as registered, and the variants that have
+#: goals of their own -> (env id, options).
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {env_id: (env_id, {}) for env_id in ballenvs.ENV_IDS}
+VARIANTS["BallDuel-v0 state"] = ("BallDuel-v0", {"obs_type": "state"})
+#: Goals as a fraction of the reference's rate: a single env, and a vector env of 256 envs.
+SINGLE_GOALS = {"BallDuel-v0": 0.3, "BallDuel-v0 state": 0.6, "UAVGrid-v0": 0.5, "UAVGridImage-v0": 0.2}
+VECTOR_GOALS = {"BallDuel-v0": 0.05, "BallDuel-v0 state": 0.5, "UAVGrid-v0": 0.3}
+#: The variants also stepped through SB3's DummyVecEnv and SubprocVecEnv (one process per env:
+#: a handful is all two cores can hold).
+SB3_VARIANTS, SUBPROC_MOST_ENVS = ("BallDuel-v0 state", "UAVGrid-v0"), 8
+
+
+def single_env(name: str) -> gym.Env:
+    if name == REFERENCE:
+        return gym.make(REFERENCE)
+    env_id, options = VARIANTS[name]
+    return gym.make(env_id, **options)
+
+
+def native_vector_env(name: str, n: int) -> Any:
+    env_id, options = (REFERENCE, {}) if name == VECTOR_REFERENCE else VARIANTS[name]
+    return gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", **options)
 
 
 def steps_per_second(env: gym.Env, steps: int, seed: int = 0) -> float:
@@ -46,34 +60,6 @@ def steps_per_second(env: gym.Env, steps: int, seed: int = 0) -> float:
         if terminated or truncated:
             env.reset()
     return steps / (time.perf_counter() - start)
-
-
-#: name -> (factory of a gymnasium VectorEnv of n envs, goal at 256 envs as a fraction of CartPole's)
-VECTOR_REFERENCE = "CartPole-v1 vector"
-NATIVE: dict[str, tuple[Callable[[int], Any], float | None]] = {
-    VECTOR_REFERENCE: (lambda n: gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="vector_entry_point"), None),
-    "BallDuel-v0 state": (
-        lambda n: gym.make_vec("BallDuel-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="state"),
-        0.5,
-    ),
-    "BallDuel-v0 pixels": (
-        lambda n: gym.make_vec("BallDuel-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="pixels"),
-        0.05,
-    ),
-    "UAVGrid-v0 vector": (lambda n: gym.make_vec("UAVGrid-v0", num_envs=n, vectorization_mode="vector_entry_point"), 0.3),
-    "UAVGrid-v0 image": (
-        lambda n: gym.make_vec("UAVGrid-v0", num_envs=n, vectorization_mode="vector_entry_point", obs_type="image"),
-        None,
-    ),
-}
-#: SB3 vec envs over single envs: (name, vec env class name, env id, kwargs, most envs to use)
-SB3_VECTORS = [
-    ("BallDuel-v0 state", "dummy", "BallDuel-v0", {"obs_type": "state"}, None),
-    ("UAVGrid-v0 vector", "dummy", "UAVGrid-v0", {}, None),
-    # One process per env: a handful is all two cores can hold.
-    ("BallDuel-v0 state", "subproc", "BallDuel-v0", {"obs_type": "state"}, 8),
-    ("UAVGrid-v0 vector", "subproc", "UAVGrid-v0", {}, 8),
-]
 
 
 def vector_rate(venv: Any, n_actions: int, vec_steps: int) -> float:
@@ -89,7 +75,7 @@ def run_vectors(sizes: list[int], env_steps: int, rounds: int) -> list[dict]:
     rows = []
     for n in sizes:
         vec_steps = max(env_steps // n, 20)
-        envs = {name: factory(n) for name, (factory, _) in NATIVE.items()}
+        envs = {name: native_vector_env(name, n) for name in (VECTOR_REFERENCE, *VARIANTS)}
         for venv in envs.values():
             venv.reset(seed=0)
         best = {name: 0.0 for name in envs}
@@ -105,13 +91,14 @@ def run_vectors(sizes: list[int], env_steps: int, rounds: int) -> list[dict]:
                     "num_envs": n,
                     "steps_per_s": rate,
                     "ratio": rate / reference,
-                    "goal": NATIVE[name][1] if n == 256 else None,
+                    "goal": VECTOR_GOALS.get(name) if n == 256 else None,
                 }
             )
-        for name, kind, env_id, kwargs, cap in SB3_VECTORS:
-            if cap is not None and n > cap:
+        for name, kind in ((name, kind) for kind in ("dummy", "subproc") for name in SB3_VARIANTS):
+            if kind == "subproc" and n > SUBPROC_MOST_ENVS:
                 continue
-            venv = make_vec(env_id, kwargs, n, 0, kind)
+            env_id, options = VARIANTS[name]
+            venv = make_vec(env_id, options, n, 0, kind)
             venv.reset()
             rate = max(vector_rate(venv, 9, vec_steps) for _ in range(rounds))
             venv.close()
@@ -122,7 +109,7 @@ def run_vectors(sizes: list[int], env_steps: int, rounds: int) -> list[dict]:
 
 
 def run(steps: int, rounds: int) -> dict:
-    envs = {name: factory() for name, (factory, _) in SINGLE_ENVS.items()}
+    envs = {name: single_env(name) for name in (REFERENCE, *VARIANTS)}
     for env in envs.values():
         env.action_space.seed(0)
     best = {name: 0.0 for name in envs}
@@ -131,7 +118,7 @@ def run(steps: int, rounds: int) -> dict:
             best[name] = max(best[name], steps_per_second(env, steps))
     reference = best[REFERENCE]
     rows = [
-        {"env": name, "steps_per_s": rate, "ratio": rate / reference, "goal": SINGLE_ENVS[name][1]}
+        {"env": name, "steps_per_s": rate, "ratio": rate / reference, "goal": SINGLE_GOALS.get(name)}
         for name, rate in best.items()
     ]
     return {"benchmark": "env_throughput", "machine": machine(), "steps": steps, "rounds": rounds, "rows": rows}

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import benchmarks.__main__ as runner
 
 
+@pytest.mark.slow
 def test_quick_pass_writes_every_result(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
     results_md = tmp_path / "RESULTS.md"

@@ -288,6 +288,7 @@ SMALL_UAV = {
 }
 
 
+@pytest.mark.slow
 def test_learns_a_small_uav_grid_better_than_random(tmp_path):
     env_kwargs = [f"{k}={v}" for k, v in SMALL_UAV.items()]
     argv = [

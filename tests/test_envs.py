@@ -15,15 +15,13 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import ballenvs
 
-CONFIGS = [
-    ("BallDuel-v0", {"obs_type": "pixels"}),
+#: Every registered id as registered, and variants with other observations and rules.
+CONFIGS = [(env_id, {}) for env_id in ballenvs.ENV_IDS] + [
     ("BallDuel-v0", {"obs_type": "state"}),
     ("BallDuel-v0", {"obs_type": "state", "opponent": "random"}),
-    ("UAVGrid-v0", {"obs_type": "vector"}),
-    ("UAVGrid-v0", {"obs_type": "image"}),
     ("UAVGrid-v0", {"obs_type": "image", "random_layout": True, "random_start": True}),
 ]
-IDS = [f"{env_id}-{'-'.join(map(str, kwargs.values()))}" for env_id, kwargs in CONFIGS]
+IDS = [f"{env_id}-{'-'.join(map(str, kwargs.values()))}".rstrip("-") for env_id, kwargs in CONFIGS]
 
 
 def test_every_id_is_registered():

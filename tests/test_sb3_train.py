@@ -249,6 +249,7 @@ def test_overrides_parse_python_literals_and_words():
     assert set(RUN_KEYS) == {"n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
 def test_rl_zoo_trains_from_our_config(tmp_path, env_id):
     command = [

@@ -298,6 +298,7 @@ def test_a_resume_that_expected_a_buffer_and_finds_none_says_so(trainer, sb3_run
     assert "asked for its replay buffer but none was saved: it starts empty" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trainer", TRAINERS, ids=TRAINER_IDS)
 def test_ctrl_c_to_the_process_group_saves_an_interrupted_model_to_resume_from(trainer, tmp_path):
     name = trainer.__name__

@@ -75,7 +75,9 @@ REFERENCE = Reference(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Win rates of one BallDuel player against another.")
+    parser = argparse.ArgumentParser(
+        prog="python -m ballenvs.duel.match", description="Win rates of one BallDuel player against another."
+    )
     parser.add_argument("left", choices=BUILTIN_OPPONENTS)
     parser.add_argument("right", choices=BUILTIN_OPPONENTS)
     parser.add_argument("--games", type=int, default=200)

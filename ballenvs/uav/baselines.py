@@ -74,7 +74,9 @@ REFERENCE = Reference(
 
 
 def main(argv: list[str] | None = None) -> dict[str, np.ndarray]:
-    parser = argparse.ArgumentParser(description="Mean returns of random, stay and greedy policies on UAVGrid-v0.")
+    parser = argparse.ArgumentParser(
+        prog="python -m ballenvs.uav.baselines", description="Mean returns of random, stay and greedy policies on UAVGrid-v0."
+    )
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--obs-type", default="vector", choices=("vector", "image"))
     args = parser.parse_args(argv)
