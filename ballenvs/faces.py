@@ -228,7 +228,11 @@ class GameVectorEnv(VectorEnv):
         if resetting is not None and not np.count_nonzero(resetting):  # cheaper than .any() on small arrays
             resetting = None
         active = self._every_env if resetting is None else ~resetting
-        step_rngs = rngs if resetting is None else [_DISCARDED if r else rng for rng, r in zip(rngs, resetting)]
+        step_rngs = rngs
+        if resetting is not None:
+            step_rngs = list(rngs)
+            for i in np.flatnonzero(resetting):
+                step_rngs[i] = _DISCARDED
         rewards, terminated, step_info = self.game.step(actions, step_rngs, active)
         if resetting is not None:
             self.game.reset(rngs, resetting)
@@ -277,16 +281,17 @@ class GameVectorEnv(VectorEnv):
             return info | {f"_{key}": self._every_env.copy() for key in info}
         merged: dict[str, Any] = {}
         for key in dict.fromkeys(key for info, _ in parts for key in info):
-            values, reported = None, np.zeros(self.num_envs, dtype=bool)
+            values, reported = None, None
             for info, envs in parts:
-                if key in info and np.count_nonzero(envs):
+                if key in info:
                     given = info[key]
-                    if values is None:
-                        values = np.full_like(given, None) if given.dtype == object else np.zeros_like(given)
-                    values[envs] = given[envs]
-                    reported |= envs
-            if values is not None:
-                merged[key], merged[f"_{key}"] = values, reported
+                    values, reported = (given, envs) if values is None else (np.where(envs, given, values), reported | envs)
+            count = np.count_nonzero(reported)
+            if count == 0:
+                continue
+            if count < self.num_envs:
+                values = np.where(reported, values, None if values.dtype == object else values.dtype.type(0))
+            merged[key], merged[f"_{key}"] = values, reported.copy()
         return merged
 
     def _per_env(self, observations: Any, envs: np.ndarray) -> np.ndarray:
