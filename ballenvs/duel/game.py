@@ -19,7 +19,7 @@ from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
 from ballenvs.duel.drawing import draw_duel
-from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, PixelObserver, StateObserver, side_view
+from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, make_observer, side_view
 from ballenvs.duel.opponents import make_player
 from ballenvs.game import Game, RenderSpec
 
@@ -81,12 +81,7 @@ class TwoPlayerDuel:
         self.core = DuelCore(self.physics, num_games)
         self.xp = self.core.xp
         self._mirrored_action = MIRRORED_ACTION if self.xp is NUMPY else MIRRORED_ACTION.tolist()
-        if obs_type == "pixels":
-            self.observer: PixelObserver | StateObserver = PixelObserver(self.physics, obs_size)
-            self.observation_space: spaces.Box = spaces.Box(0, 255, (obs_size, obs_size, 1), np.uint8)
-        else:
-            self.observer = StateObserver(self.physics)
-            self.observation_space = spaces.Box(self.observer.low, self.observer.high, dtype=np.float32)
+        self.observer, self.observation_space = make_observer(self.physics, obs_type, obs_size)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.winner: Any = PLAYING if num_games is None else np.zeros(num_games, dtype=np.int64)
 
@@ -178,6 +173,7 @@ class DuelGame(Game):
 
     def reset(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
         self.duel.reset(rngs, games)
+        self.opponent.reset(games)
 
     def step(self, actions: Any, rngs: Sequence[np.random.Generator], active: Any = True) -> tuple[Any, Any, dict[str, Any]]:
         duel = self.duel

@@ -20,15 +20,18 @@ from ballenvs.duel.opponents import BUILTIN_OPPONENTS, make_player
 from ballenvs.reference import Reference, Yardstick, win_rate
 
 
-def play_matches(
+def match_outcomes(
     left: Any, right: Any, games: int = 100, seed: int = 0, max_episode_steps: int = 1000, **duel_options: Any
-) -> dict[str, float]:
-    """Play ``games`` games of ``left`` against ``right``, all at once; return outcome rates.
+) -> np.ndarray:
+    """Play ``games`` games of ``left`` against ``right``, all at once; each game's outcome code
+    (see :data:`ballenvs.duel.game.WINNER_NAMES`; PLAYING for one stopped by the time limit).
     ``duel_options``: those of :class:`TwoPlayerDuel` (state observations unless said)."""
     duel = TwoPlayerDuel(games, **{"obs_type": "state", **duel_options})
     players = {side: make_player(spec, duel.physics) for side, spec in ((LEFT, left), (RIGHT, right))}
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(games)]
     duel.reset(rngs)
+    for player in players.values():
+        player.reset(True)
     outcome = np.full(games, PLAYING)
     running = np.ones(games, dtype=bool)
     while running.any():
@@ -40,12 +43,31 @@ def play_matches(
         # Finished games keep moving in the batch, but their outcome is frozen.
         outcome = np.where(running, duel.winner, outcome)
         running &= ~(terminated | (duel.steps >= max_episode_steps))
+    return outcome
+
+
+def play_matches(
+    left: Any, right: Any, games: int = 100, seed: int = 0, max_episode_steps: int = 1000, **duel_options: Any
+) -> dict[str, float]:
+    """The outcome rates of :func:`match_outcomes`."""
+    outcome = match_outcomes(left, right, games, seed, max_episode_steps, **duel_options)
     return {
         "left_wins": float(np.mean(outcome == LEFT_WINS)),
         "right_wins": float(np.mean(outcome == RIGHT_WINS)),
         "draws": float(np.mean(outcome == DRAW)),
         "unfinished": float(np.mean(outcome == PLAYING)),
     }
+
+
+def play_pairs(first: Any, second: Any, games: int = 100, seed: int = 0, **options: Any) -> dict[str, int]:
+    """``games`` games between two players, half with each on the left, on the same seeded
+    starts: how many each won, and how many were drawn (both out at once, or the time limit)."""
+    half = games // 2
+    as_left = match_outcomes(first, second, half, seed, **options)
+    as_right = match_outcomes(second, first, games - half, seed, **options)
+    first_wins = int(np.sum(as_left == LEFT_WINS) + np.sum(as_right == RIGHT_WINS))
+    second_wins = int(np.sum(as_left == RIGHT_WINS) + np.sum(as_right == LEFT_WINS))
+    return {"first_wins": first_wins, "second_wins": second_wins, "draws": games - first_wins - second_wins}
 
 
 BASELINE_GAMES = 100

@@ -11,6 +11,7 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
+from gymnasium import spaces
 
 from ballenvs.backend import SCALAR
 from ballenvs.duel.core import LEFT, DuelPhysics, DuelState
@@ -78,6 +79,14 @@ class StateObserver:
         ]
         # (10,) for one game; (10, N) for N games, transposed to (N, 10). .T of 1-D is a no-op.
         return np.array(features, dtype=np.float32).T
+
+
+def make_observer(physics: DuelPhysics, obs_type: str, obs_size: int) -> tuple[StateObserver | PixelObserver, spaces.Box]:
+    """The observer of an observation type, and one game's observation space."""
+    if obs_type == "pixels":
+        return PixelObserver(physics, obs_size), spaces.Box(0, 255, (obs_size, obs_size, 1), np.uint8)
+    observer = StateObserver(physics)
+    return observer, spaces.Box(observer.low, observer.high, dtype=np.float32)
 
 
 class PixelObserver:

@@ -35,6 +35,10 @@ class Player:
     def act(self, view: SideView, xp: Any, observe: Callable[[], np.ndarray], rngs: Sequence[np.random.Generator]) -> Any:
         raise NotImplementedError
 
+    def reset(self, games: Any) -> None:
+        """``games`` restarted (True: all of them, or a bool mask): a player that remembers
+        earlier steps (a policy on stacked frames) forgets those games' past. Most keep nothing."""
+
 
 class Still(Player):
     """Never thrusts: a target to practise on."""
