@@ -24,7 +24,8 @@ from agents.algorithms import ALGORITHMS
 from agents.config import build_section, load_section, shipped_config
 from agents.custom.checkpoint import save_checkpoint
 from agents.custom.collect import VecEnvSteps
-from agents.custom.dqn import DQNAgent, Hooks, Progress, agent_settings, replay_buffer, train
+from agents.custom.dqn import DQNAgent, agent_settings, replay_buffer, train
+from agents.custom.loop import Hooks, Progress
 from agents.envs import make_vec
 from benchmarks.common import machine, row, write_json
 

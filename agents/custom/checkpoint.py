@@ -1,5 +1,6 @@
-"""Weights-only checkpoints of the custom agent: state dicts and plain numbers, written to a
-temporary file and renamed into place, read back with ``torch.load(weights_only=True)``."""
+"""Weights-only checkpoints of the custom agents (DQN, PQN): state dicts and plain numbers,
+written to a temporary file and renamed into place, read back with ``torch.load(weights_only=True)``.
+Each agent class names its checkpoint format (``FORMAT``); every one holds a QNetwork ``spec``."""
 
 from __future__ import annotations
 
@@ -11,18 +12,22 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.custom.dqn import DQNAgent, DQNConfig, Progress, to_tensor
+from agents.custom.dqn import DQNAgent
+from agents.custom.loop import Progress, to_tensor
 from agents.custom.networks import QNetwork
+from agents.custom.pqn import PQNAgent
 from agents.errors import UsageError
 from agents.runs import atomic_path
 
-FORMAT = "ballenvs-custom-dqn/1"
 SUFFIX = ".pt"
+#: Checkpoint format -> the agent class that writes it.
+AGENTS = {agent.FORMAT: agent for agent in (DQNAgent, PQNAgent)}
+Agent = DQNAgent | PQNAgent
 
 
-def save_checkpoint(path: str | Path, agent: DQNAgent, progress: Progress) -> None:
+def save_checkpoint(path: str | Path, agent: Agent, progress: Progress) -> None:
     state = {
-        "format": FORMAT,
+        "format": agent.FORMAT,
         "spec": agent.spec,
         "config": asdict(agent.config),
         "progress": asdict(progress),
@@ -45,15 +50,15 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
             state = torch.load(path, map_location=device, weights_only=True)
     except Exception:  # torch raises many kinds for a corrupt file, with advice we must not print
         raise UsageError(f"cannot load checkpoint {str(path)!r}: not a weights-only checkpoint file") from None
-    if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise UsageError(f"{str(path)!r} is not a custom DQN checkpoint (expected format {FORMAT!r})")
+    if not isinstance(state, dict) or state.get("format") not in AGENTS:
+        raise UsageError(f"{str(path)!r} is not a custom agent's checkpoint (formats: {', '.join(AGENTS)})")
     state["spec"] = {"layer_norm": False, **state["spec"]}  # written before LayerNorm was an option
     return state
 
 
-def restore_agent(state: dict[str, Any], config: DQNConfig, device: str, **agent_kwargs: Any) -> tuple[DQNAgent, Progress]:
+def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwargs: Any) -> tuple[Agent, Progress]:
     """The saved agent with ``config`` (its run's hyperparameters, resumable ones possibly changed)."""
-    agent = DQNAgent(state["spec"], config, device, **agent_kwargs)
+    agent = AGENTS[state["format"]](state["spec"], config, device, **agent_kwargs)
     agent.load_state_dict(state["agent"])
     progress = Progress(**state["progress"])
     agent.set_learning_rate(progress.progress_remaining())
@@ -68,6 +73,11 @@ class CustomPolicy:
         self.exploration_rate = exploration_rate
         self.device = torch.device(device)
         self.rng = np.random.default_rng(seed)
+
+    @property
+    def q_net(self) -> QNetwork:
+        """The Q-network, under stable-baselines3's name for it."""
+        return self.q
 
     def predict(
         self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = False
@@ -87,3 +97,13 @@ def load_policy(path: str | Path, run_config: dict[str, Any] | None = None, devi
     q = QNetwork(state["spec"]).to(device)
     q.load_state_dict(state["agent"]["q"])
     return CustomPolicy(q, float(state["exploration_rate"]), device)
+
+
+def load_snapshot(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
+    """A self-play snapshot of a run (its Q-network's spec and weights), as a policy that plays."""
+    from agents.selfplay import read_snapshot
+
+    state = read_snapshot(Path(path), device)
+    q = QNetwork(state["spec"]).to(device)
+    q.load_state_dict(state["q"])
+    return CustomPolicy(q, 0.0, device)

@@ -72,10 +72,23 @@ def real_next_observations(next_obs: Any, dones: np.ndarray, infos: list[dict]) 
 
 class NativeSteps:
     """A ballenvs vector env in SAME_STEP autoreset mode, consumed directly. Episodes are
-    counted here and written to ``<monitor_dir>/native.monitor.csv`` as SB3's VecMonitor would."""
+    counted here and written to ``<monitor_dir>/native.monitor.csv`` as SB3's VecMonitor would.
+
+    ``stagger``: end each env's first episode after a random number of steps up to the time
+    limit (a truncation, as the time limit's own). Envs whose episodes all last the time limit
+    (UAVGrid's) would otherwise stay in step forever, and a short rollout of all of them would
+    hold one phase of the episode only: learners without a replay buffer (PQN) see the phases
+    one after another instead of mixed.
+    """
 
     def __init__(
-        self, env_id: str, env_kwargs: dict[str, Any], n_envs: int, seed: int | None, monitor_dir: str | None = None
+        self,
+        env_id: str,
+        env_kwargs: dict[str, Any],
+        n_envs: int,
+        seed: int | None,
+        monitor_dir: str | None = None,
+        stagger: bool = False,
     ) -> None:
         self.env = make_native(env_id, n_envs, env_kwargs)
         self.num_envs, self.observation_space, self.action_space = (
@@ -85,6 +98,8 @@ class NativeSteps:
         )
         self._seed = seed
         self._returns, self._lengths = np.zeros(n_envs), np.zeros(n_envs, dtype=np.int64)
+        self._stagger = stagger and self.env.max_episode_steps is not None
+        self._first_ends = np.zeros(n_envs, dtype=np.int64)  # step at which each first episode ends; 0: none
         self._start = time.time()
         self._writer = None
         if monitor_dir is not None:
@@ -95,17 +110,27 @@ class NativeSteps:
 
     def reset(self) -> Any:
         observations, _ = self.env.reset(seed=self._seed)
+        if self._stagger:
+            # Drawn from the first env's generator, which the env seeded: reproducible.
+            self._first_ends = self.env.np_random[0].integers(1, self.env.max_episode_steps + 1, size=self.num_envs)
         self._seed = None  # later resets continue each env's generator
         self._returns[:], self._lengths[:] = 0.0, 0
         return observations
 
     def step(self, actions: np.ndarray) -> Step:
         observations, rewards, terminated, truncated, info = self.env.step(actions)
+        next_observations = true_next_observations(observations, info)
+        if self._stagger:
+            cut = (self._lengths + 1 == self._first_ends) & ~(terminated | truncated)
+            if cut.any():  # these envs' first episodes end here, as if their time limit had come
+                observations, _ = self.env.reset(options={"reset_mask": cut})
+                truncated = truncated | cut
+                self._first_ends[cut] = 0
         ended = terminated | truncated
         self._returns += rewards
         self._lengths += 1
         if not ended.any():
-            return Step(observations, observations, rewards, terminated, ended, [])
+            return Step(observations, next_observations, rewards, terminated, ended, [])
         episodes = []
         for i in np.flatnonzero(ended):
             episodes.append((float(self._returns[i]), int(self._lengths[i])))
@@ -114,7 +139,7 @@ class NativeSteps:
                     {"r": round(episodes[-1][0], 6), "l": episodes[-1][1], "t": round(time.time() - self._start, 6)}
                 )
         self._returns[ended], self._lengths[ended] = 0.0, 0
-        return Step(observations, true_next_observations(observations, info), rewards, terminated, ended, episodes)
+        return Step(observations, next_observations, rewards, terminated, ended, episodes)
 
     def close(self) -> None:
         self.env.close()
@@ -130,9 +155,10 @@ def make_steps(
     vec_env: str,
     frame_stack: int | None,
     monitor_dir: str | None = None,
+    stagger: bool = False,
 ) -> VecEnvSteps | NativeSteps:
     """The training envs of a run: native ones directly (unless frames are stacked, which
     SB3's VecFrameStack does), the others through :func:`agents.envs.make_vec`."""
     if vec_env == "native" and not frame_stack:
-        return NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir)
+        return NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
     return VecEnvSteps(make_vec(env_id, env_kwargs, n_envs, seed, vec_env, frame_stack, monitor_dir))

@@ -11,8 +11,6 @@ forward/backward, and never calls ``.item()``, prints, renders or saves per step
 
 from __future__ import annotations
 
-import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from agents.config import Section, parse_kwargs, schedule
-from agents.custom.buffer import Batch, ReplayBuffer
+from agents.custom.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
+from agents.custom.loop import EpisodeLog, Hooks, Progress, to_tensor
 from agents.custom.networks import QNetwork, network_spec
 
 
@@ -72,23 +71,10 @@ def td_targets(
     return rewards + gamma * (1.0 - terminated) * next_values
 
 
-def linear_epsilon(step: int, horizon: int, initial: float, final: float, fraction: float) -> float:
-    """Epsilon falls linearly from ``initial`` to ``final`` over the first ``fraction`` of
-    ``horizon`` env steps, then stays at ``final`` (stable-baselines3's schedule)."""
-    end = fraction * horizon
-    if end <= 0:
-        return final
-    return initial + (final - initial) * min(1.0, step / end)
-
-
-def to_tensor(observation: Any, device: torch.device) -> Any:
-    if isinstance(observation, dict):
-        return {key: torch.as_tensor(value, device=device) for key, value in observation.items()}
-    return torch.as_tensor(observation, device=device)
-
-
 class DQNAgent:
     """Online and target Q-networks with their optimiser."""
+
+    FORMAT = "ballenvs-custom-dqn/1"  # of its checkpoints
 
     def __init__(
         self, spec: dict[str, Any], config: DQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
@@ -178,46 +164,10 @@ class DQNAgent:
 
 
 def replay_buffer(config: DQNConfig, observation_space: Any, device: str | torch.device, seed: int | None) -> ReplayBuffer:
-    """The replay buffer a config asks for (its size, and n-step returns)."""
-    return ReplayBuffer(config.buffer_size, observation_space, device, seed=seed, n_steps=config.n_steps, gamma=config.gamma)
-
-
-@dataclass
-class Progress:
-    """Counters of a run, saved in checkpoints so that a resumed run continues the schedule.
-
-    The epsilon and learning-rate schedules run over ``exploration_horizon`` env steps. A run
-    resumed for T more steps stretches them over all its steps so far plus T, as
-    stable-baselines3 does with ``reset_num_timesteps=False``: a ``lin_`` learning rate goes on
-    falling from where that puts it, to 0 at the resumed run's end.
-    """
-
-    num_timesteps: int = 0
-    episodes: int = 0
-    exploration_horizon: int = 0  # env steps the epsilon and learning rate schedules are spread over
-
-    def progress_remaining(self) -> float:
-        return max(1.0 - self.num_timesteps / self.exploration_horizon, 0.0) if self.exploration_horizon > 0 else 1.0
-
-    def epsilon(self, config: DQNConfig) -> float:
-        return linear_epsilon(
-            self.num_timesteps,
-            self.exploration_horizon,
-            config.exploration_initial_eps,
-            config.exploration_final_eps,
-            config.exploration_fraction,
-        )
-
-
-class Hooks:
-    """What the loop calls at its milestones; the CLI fills these in (checkpoints, evaluation, logs)."""
-
-    def on_step(self, progress: Progress) -> bool:
-        """After every vector-env step (cheap checks only); return False to stop training."""
-        return True
-
-    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
-        """After every ``log_every_episodes`` finished episodes."""
+    """The replay buffer a config asks for (its size, and n-step returns): on a GPU, resident in
+    its memory (:class:`DeviceReplayBuffer`); else in host arrays."""
+    kind = DeviceReplayBuffer if torch.device(device).type == "cuda" else ReplayBuffer
+    return kind(config.buffer_size, observation_space, device, seed=seed, n_steps=config.n_steps, gamma=config.gamma)
 
 
 def train(
@@ -228,21 +178,17 @@ def train(
     timesteps: int,
     hooks: Hooks,
     log_every_episodes: int = 4,
-    on_progress: Callable[[int], None] | None = None,
-) -> float:
+) -> None:
     """Collect ``timesteps`` more env steps from ``env`` (see :mod:`agents.custom.collect`),
-    learning as configured, or fewer if ``hooks.on_step`` says stop. Returns the wall-clock
-    seconds spent."""
+    learning as configured, or fewer if ``hooks.on_step`` says stop."""
     config, n_envs = agent.config, env.num_envs
     gradient_steps = config.gradient_steps if config.gradient_steps > 0 else config.train_freq * n_envs
     target_every = max(config.target_update_interval // n_envs, 1)  # in vector steps, as SB3
-    returns: deque = deque(maxlen=100)
-    lengths: deque = deque(maxlen=100)
+    log = EpisodeLog(hooks, progress.num_timesteps, log_every_episodes)
     loss: torch.Tensor | None = None
     end = progress.num_timesteps + timesteps
     vec_steps = 0
     obs = env.reset()
-    start = time.perf_counter()
     while progress.num_timesteps < end:
         if progress.num_timesteps < config.learning_starts:
             actions = agent.random_actions(n_envs)  # warm-up, as SB3: uniform actions
@@ -253,13 +199,7 @@ def train(
         obs = step.observations
         progress.num_timesteps += n_envs
         vec_steps += 1
-        for episode_return, length in step.episodes:
-            returns.append(episode_return)
-            lengths.append(length)
-            progress.episodes += 1
-            if progress.episodes % log_every_episodes == 0:
-                elapsed = time.perf_counter() - start
-                hooks.on_episodes(progress, returns, lengths, loss, vec_steps * n_envs / max(elapsed, 1e-9))
+        log.add(progress, step.episodes, loss)
         if vec_steps % config.train_freq == 0 and progress.num_timesteps > config.learning_starts:
             if config.linear_learning_rate:
                 agent.set_learning_rate(progress.progress_remaining())
@@ -267,11 +207,8 @@ def train(
                 loss = agent.update(buffer.sample(config.batch_size))
         if vec_steps % target_every == 0:
             agent.update_target()
-        if on_progress is not None:
-            on_progress(n_envs)
         if not hooks.on_step(progress):
             break
-    return time.perf_counter() - start
 
 
 def agent_settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DQNConfig, dict[str, Any]]:

@@ -1,0 +1,226 @@
+"""PQN (Gallici et al., "Simplifying Deep Temporal Difference Learning", ICLR 2025), in one file:
+Q-learning without a replay buffer or a target network.
+
+Many vectorised envs collect a short rollout, acting for all of them with one forward pass of
+a Q-network whose hidden layers carry a LayerNorm (which keeps TD learning stable without a
+target network); Q(lambda) targets are computed over the rollout in one backward sweep; a few
+epochs of minibatch updates follow, and the rollout is thrown away. Hyperparameters come from
+``zoo_configs/pqn.yml`` (ours: the RL Zoo does not read it).
+
+Episode ends inside a rollout: a termination cuts the return (nothing follows it); a
+truncation (the time limit) is not a terminal state, so its target bootstraps on the value of
+the episode's real last observation, not on the next episode's first one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.config import Section, parse_kwargs, schedule
+from agents.custom.loop import EpisodeLog, Hooks, Progress, rows_of, to_tensor
+from agents.custom.networks import QNetwork, network_spec
+
+
+@dataclass
+class PQNConfig:
+    """The zoo_configs/pqn.yml keys, with their defaults (checked against agents.algorithms.PQN_KEYS)."""
+
+    learning_rate: float | str = "lin_2.5e-4"  # or a constant
+    gamma: float = 0.99
+    q_lambda: float = 0.65
+    n_steps: int = 32  # rollout length: steps per env between updates
+    n_epochs: int = 2
+    n_minibatches: int = 4
+    exploration_fraction: float = 0.2
+    exploration_initial_eps: float = 1.0
+    exploration_final_eps: float = 0.05
+    max_grad_norm: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
+
+
+def agent_settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PQNConfig, dict[str, Any]]:
+    """The agent's hyperparameters and network spec: LayerNorm on unless ``policy_kwargs`` says otherwise."""
+    policy_kwargs = {"layer_norm": True, **parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))}
+    values = {k: v for k, v in section.algo_kwargs.items() if k != "policy_kwargs"}
+    return PQNConfig(**values), network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
+
+
+def q_lambda_targets(
+    rewards: torch.Tensor,
+    terminated: torch.Tensor,
+    ended: torch.Tensor,
+    next_values: torch.Tensor,
+    gamma: float,
+    q_lambda: float,
+) -> torch.Tensor:
+    """Q(lambda) targets of a (T, N) rollout, in one backward sweep:
+
+        G_t = r_t + gamma * (1 - terminated_t) * (V'_t + lambda * c_t * (G_{t+1} - V'_t))
+
+    with V'_t = max_a Q(s'_t, a) the value of the step's real next observation, and c_t = 0 where
+    the episode ended (terminated or truncated) or the rollout does (there G_t bootstraps on V'_t
+    alone), else 1. lambda = 0 gives one-step Q-learning targets, lambda = 1 Monte Carlo returns
+    bootstrapped at the rollout's end.
+    """
+    returns = torch.empty_like(rewards)
+    following = next_values[-1]  # unused at the last step, where c_t = 0
+    for t in reversed(range(rewards.shape[0])):
+        carry = 0.0 if t == rewards.shape[0] - 1 else q_lambda * (1.0 - ended[t])
+        blend = next_values[t] + carry * (following - next_values[t])
+        returns[t] = rewards[t] + gamma * (1.0 - terminated[t]) * blend
+        following = returns[t]
+    return returns
+
+
+class Rollout:
+    """One rollout of T steps of N envs, stored as tensors on the agent's device."""
+
+    def __init__(self, steps: int, n_envs: int, observation_space: Any, device: torch.device) -> None:
+        from gymnasium import spaces
+
+        parts = dict(observation_space.spaces) if isinstance(observation_space, spaces.Dict) else {"": observation_space}
+        self.observations = {
+            key: torch.zeros(
+                (steps, n_envs, *space.shape), dtype=torch.from_numpy(np.zeros(0, space.dtype)).dtype, device=device
+            )
+            for key, space in parts.items()
+        }
+        self.actions = torch.zeros((steps, n_envs), dtype=torch.long, device=device)
+        self.rewards, self.terminated, self.ended, self.values = (
+            torch.zeros((steps, n_envs), device=device) for _ in range(4)
+        )
+        self.finals: list[tuple[int, np.ndarray, Any]] = []  # (step, envs that ended, their last observations)
+        self._dict = isinstance(observation_space, spaces.Dict)
+
+    def store_observation(self, t: int, observation: Any) -> Any:
+        """Keep step t's observations and return them as the tensors to act on."""
+        for key, store in self.observations.items():
+            store[t] = torch.as_tensor(observation[key] if self._dict else observation)
+        return self.observation(t)
+
+    def observation(self, t: int) -> Any:
+        parts = {key: store[t] for key, store in self.observations.items()}
+        return parts if self._dict else parts[""]
+
+    def flat(self) -> Any:
+        parts = {key: store.flatten(0, 1) for key, store in self.observations.items()}
+        return parts if self._dict else parts[""]
+
+
+class PQNAgent:
+    """A LayerNorm Q-network, its optimiser, and epsilon-greedy acting."""
+
+    FORMAT = "ballenvs-custom-pqn/1"
+
+    def __init__(
+        self, spec: dict[str, Any], config: PQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
+    ) -> None:
+        torch.manual_seed(seed)
+        self.spec, self.config, self.device = spec, config, torch.device(device)
+        self.q = QNetwork(spec).to(self.device)
+        # Adam's fused kernel: the same choice as the custom DQN (CleanRL's pqn.py uses RAdam, whose
+        # per-tensor loop took a third of an update's time here).
+        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.initial_learning_rate, fused=True)
+        self.rng = np.random.default_rng(seed)
+        self.generator = torch.Generator().manual_seed(seed)  # minibatch order
+        self.n_updates = 0
+        self.n_actions = spec["n_actions"]
+        self.amp = amp and self.device.type == "cuda"
+        self._q_fn: Any = torch.compile(self.q) if compile and self.device.type == "cuda" else self.q
+
+    def _autocast(self) -> Any:
+        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
+
+    def act(self, observation: Any, epsilon: float) -> tuple[np.ndarray, torch.Tensor]:
+        """Epsilon-greedy actions for a batch, and each observation's value max_a Q(s, a), from one forward pass."""
+        with torch.inference_mode(), self._autocast():
+            best, greedy = self._q_fn(observation).float().max(dim=1)
+        greedy = greedy.cpu().numpy()
+        explore = self.rng.random(len(greedy)) < epsilon
+        return np.where(explore, self.rng.integers(self.n_actions, size=len(greedy)), greedy), best
+
+    def values(self, observation: Any) -> torch.Tensor:
+        with torch.inference_mode(), self._autocast():
+            return self._q_fn(observation).float().max(dim=1).values
+
+    def update(self, rollout: Rollout, returns: torch.Tensor) -> torch.Tensor:
+        """``n_epochs`` passes over the rollout in ``n_minibatches`` shuffled minibatches, each
+        one gradient step on the squared error to the Q(lambda) targets. Returns the last loss."""
+        config = self.config
+        observations, actions, targets = rollout.flat(), rollout.actions.flatten(), returns.flatten()
+        loss = torch.zeros((), device=self.device)
+        for _ in range(config.n_epochs):
+            order = torch.randperm(len(targets), generator=self.generator).to(self.device)
+            for batch in order.tensor_split(config.n_minibatches):
+                with self._autocast():
+                    q_taken = (
+                        self._q_fn(rows_of(observations, batch)).float().gather(1, actions[batch].unsqueeze(1)).squeeze(1)
+                    )
+                loss = F.mse_loss(q_taken, targets[batch])
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.q.parameters(), config.max_grad_norm)
+                self.optimizer.step()
+                self.n_updates += 1
+        return loss.detach()
+
+    def set_learning_rate(self, progress_remaining: float) -> float:
+        config = self.config
+        rate = config.initial_learning_rate * (progress_remaining if config.linear_learning_rate else 1.0)
+        for group in self.optimizer.param_groups:
+            group["lr"] = rate
+        return rate
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"q": self.q.state_dict(), "optimizer": self.optimizer.state_dict(), "n_updates": self.n_updates}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.q.load_state_dict(state["q"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.n_updates = int(state["n_updates"])
+
+
+def train(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks) -> None:
+    """Collect ``timesteps`` more env steps from ``env`` (see :mod:`agents.custom.collect`) in
+    rollouts of ``n_steps`` steps, each followed by its updates; or fewer if ``hooks.on_step``
+    says stop. The loop never waits on the device except to fetch the actions it acts on."""
+    config, n_envs = agent.config, env.num_envs
+    rollout = Rollout(config.n_steps, n_envs, env.observation_space, agent.device)
+    log = EpisodeLog(hooks, progress.num_timesteps)
+    loss: torch.Tensor | None = None
+    end = progress.num_timesteps + timesteps
+    observation = env.reset()
+    while progress.num_timesteps < end:
+        rollout.finals.clear()
+        for t in range(config.n_steps):
+            actions, rollout.values[t] = agent.act(rollout.store_observation(t, observation), progress.epsilon(config))
+            step = env.step(actions)
+            rollout.actions[t] = torch.as_tensor(actions)
+            rollout.rewards[t] = torch.as_tensor(step.rewards, dtype=torch.float32)
+            rollout.terminated[t] = torch.as_tensor(step.terminated, dtype=torch.float32)
+            rollout.ended[t] = torch.as_tensor(step.ended, dtype=torch.float32)
+            if step.ended.any():
+                envs = np.flatnonzero(step.ended)
+                rollout.finals.append((t, envs, rows_of(step.next_observations, envs)))
+            observation = step.observations
+            progress.num_timesteps += n_envs
+            log.add(progress, step.episodes, loss)
+            if not hooks.on_step(progress):
+                return
+        # V'_t: the next step's value, or that of the real last observation where an episode ended.
+        next_values = torch.cat([rollout.values[1:], agent.values(to_tensor(observation, agent.device))[None]])
+        for t, envs, rows in rollout.finals:
+            next_values[t, torch.as_tensor(envs)] = agent.values(to_tensor(rows, agent.device))
+        returns = q_lambda_targets(
+            rollout.rewards, rollout.terminated, rollout.ended, next_values, config.gamma, config.q_lambda
+        )
+        if config.linear_learning_rate:
+            agent.set_learning_rate(progress.progress_remaining())
+        loss = agent.update(rollout, returns)
