@@ -35,6 +35,20 @@ DQN_KEYS: dict[str, Key] = {
     "n_steps": Key(int, 1),
     "policy_kwargs": Key(dict),
 }
+#: PQN's hyperparameters (zoo_configs/pqn.yml): n_steps is the rollout length, as in PPO.
+PQN_KEYS: dict[str, Key] = {
+    "learning_rate": Key(float, 0, low_open=True, schedule=True),
+    "gamma": Key(float, 0, 1),
+    "q_lambda": Key(float, 0, 1),
+    "n_steps": Key(int, 1),
+    "n_epochs": Key(int, 1),
+    "n_minibatches": Key(int, 1),
+    "exploration_fraction": Key(float, 0, 1),
+    "exploration_initial_eps": Key(float, 0, 1),
+    "exploration_final_eps": Key(float, 0, 1),
+    "max_grad_norm": Key(float, 0, low_open=True),
+    "policy_kwargs": Key(dict),
+}
 #: Keys a resumed run may change; the others would change what the saved model is.
 RESUMABLE_KEYS = (
     "learning_rate",
@@ -53,12 +67,13 @@ class Algorithm:
     config: str  # its shipped hyperparameter file
     keys: Mapping[str, Key]  # the section keys it reads, besides the zoo's run keys
     suffix: str  # of its model files
-    loader: str  # "module:function" (model_path, run_config, device) -> an object with predict()
+    loader: str  # "module:function" (model_path, run_config, device) -> an object with predict() and q_net
+    snapshot_loader: str  # the same for a self-play snapshot (agents.selfplay)
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
     trainer_flags: tuple[str, ...] = ()  # extra arguments its trainer needs (custom_train's --algo)
 
-    def load(self, model_path: Path, run_config: dict[str, Any], device: str) -> Any:
-        module, function = self.loader.split(":")
+    def load(self, model_path: Path, run_config: dict[str, Any], device: str, snapshot: bool = False) -> Any:
+        module, function = (self.snapshot_loader if snapshot else self.loader).split(":")
         return getattr(importlib.import_module(module), function)(model_path, run_config, device)
 
 
@@ -71,6 +86,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         {**DQN_KEYS, "replay_buffer_kwargs": Key(dict), "optimize_memory_usage": Key(bool), "stats_window_size": Key(int, 1)},
         ".zip",
         "agents.sb3_dqn:load_policy",
+        "agents.sb3_dqn:load_snapshot",
     ),
     "custom": Algorithm(
         "custom",
@@ -80,7 +96,20 @@ ALGORITHMS: dict[str, Algorithm] = {
         {**DQN_KEYS, "double_q": Key(bool)},
         ".pt",
         "agents.custom.checkpoint:load_policy",
+        "agents.custom.checkpoint:load_snapshot",
         trainer_flags=("--algo", "dqn"),
+    ),
+    "pqn": Algorithm(
+        "pqn",
+        "PQN",
+        "agents.custom_train",
+        "pqn.yml",
+        PQN_KEYS,
+        ".pt",
+        "agents.custom.checkpoint:load_policy",
+        "agents.custom.checkpoint:load_snapshot",
+        replay_buffer=False,
+        trainer_flags=("--algo", "pqn"),
     ),
 }
 

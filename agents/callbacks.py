@@ -11,6 +11,7 @@ from agents.console import Console
 from agents.evaluation import Evaluator
 from agents.runs import checkpoint_name, next_multiple
 from agents.sb3_dqn import save_model
+from agents.selfplay import SnapshotPool
 
 
 class _Every(BaseCallback):
@@ -61,6 +62,21 @@ class Evaluate(_Every):
     def _run(self) -> None:
         self.evaluator(self.model, self.num_timesteps)
         self.logger.dump(self.num_timesteps)
+
+
+class SelfPlayPool(BaseCallback):
+    """Snapshots of the learner and the opponent's swaps, on their schedules (agents.selfplay)."""
+
+    def __init__(self, pool: SnapshotPool) -> None:
+        super().__init__()
+        self.pool = pool
+
+    def _init_callback(self) -> None:
+        self.pool.start(self.model.num_timesteps)
+
+    def _on_step(self) -> bool:
+        self.pool.on_step(self.num_timesteps)
+        return True
 
 
 class ConsoleProgress(BaseCallback):

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from agents.envs import VEC_ENVS
 from agents.errors import UsageError
+from ballenvs.duel.opponents import BUILTIN_OPPONENTS
 
 DEVICES = ("auto", "cpu", "cuda")
 DEFAULT_ENV = "BallDuel-v0"
@@ -70,6 +71,13 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="env options, e.g. opponent=pusher obs_type=state"
+    )
+    parser.add_argument(
+        "--opponent",
+        default=None,
+        choices=(*BUILTIN_OPPONENTS, "self"),
+        help="envs with an opponent (BallDuel-v0): who plays it (default: the config's env_kwargs; with --resume: the "
+        "run's); self: the learner's own snapshots (self-play; the pool's settings in the section's self_play key)",
     )
     parser.add_argument("--log-dir", default="runs", help="where run folders go")
     parser.add_argument(

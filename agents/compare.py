@@ -2,6 +2,7 @@
 
     python -m agents.compare --env UAVGrid-v0 --timesteps 100000 --seeds 3 [--agents sb3 custom]
     python -m agents.compare --from-runs runs/compare/UAVGrid-v0_1      # re-plot, no training
+    python -m agents.compare --from-study UAVGrid-v0-custom-seeds-12 [--storage URL]   # an agents.tune seed sweep
 
 Every agent runs with the same config section, seeds, evaluation schedule and evaluation
 episodes, through its own trainer (the trainers' flags mean the same here). Baselines come
@@ -31,11 +32,11 @@ from agents.errors import UsageError
 from agents.evaluate import evaluate
 from agents.hardware import machine
 from agents.models import MODEL_SUFFIXES, load_policy
-from agents.runs import FINAL_MODEL, SUMMARY_NAME, atomic_path, check_log_dir, model_file, new_run_dir
+from agents.runs import FINAL_MODEL, SUMMARY_NAME, atomic_path, check_log_dir, model_file, new_run_dir, read_config
 from ballenvs.reference import reference_for
 
 #: --agents name -> the algorithm's name in agents.algorithms.
-AGENTS = {"sb3": "dqn", "custom": "custom"}
+AGENTS = {"sb3": "dqn", "custom": "custom", "pqn": "pqn"}
 MANIFEST = "manifest.json"
 SCORE_SEED = 20_000  # yardstick episodes: seeds unused by training and its evaluations
 _MANIFEST_KEYS = ("env_id", "env_kwargs", "timesteps", "seeds", "eval_freq", "eval_episodes", "hardware", "command")
@@ -246,16 +247,80 @@ def read_manifest(folder: str) -> dict[str, Any]:
     return manifest
 
 
+def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, Any]:
+    """A comparison of agents.tune studies' finished runs (typically seed sweeps), one agent per study."""
+    import optuna
+
+    from agents.tune import open_storage
+
+    runs: dict[str, list[str]] = {}
+    env_ids, plan = set(), {}
+    for name in args.from_study:
+        storage = open_storage(args.storage, Path(args.tune_dir) / name, 30)
+        try:
+            study = optuna.load_study(study_name=name, storage=storage)
+        except KeyError:
+            raise UsageError(f"--from-study: no study {name!r} in {args.storage or Path(args.tune_dir) / name}") from None
+        finished = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE and "run_dir" in t.user_attrs]
+        if not finished:
+            raise UsageError(f"--from-study: study {name!r} has no finished run")
+        runs[name] = [t.user_attrs["run_dir"] for t in finished]
+        plan = study.user_attrs
+        env_ids.add(plan["env"])
+    if len(env_ids) != 1:
+        raise UsageError(f"--from-study: the studies ran on different envs: {sorted(env_ids)}")
+    env_id = env_ids.pop()
+    config = read_config(Path(runs[next(iter(runs))][0]))
+    env_kwargs = dict(config["hyperparams"].get("env_kwargs") or {})
+    reference = reference_for(env_id)
+    check_log_dir(args.log_dir, "compare")
+    out_dir = new_run_dir(args.log_dir, "compare", env_id)
+    manifest = {
+        "env_id": env_id,
+        "env_kwargs": env_kwargs,
+        "timesteps": plan["timesteps"],
+        "seeds": max(len(dirs) for dirs in runs.values()),
+        "eval_freq": "see each run's config",
+        "eval_episodes": config_eval_episodes(runs),
+        "score_episodes": args.score_episodes,
+        "hardware": machine(),
+        "command": "python -m agents.compare " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "baselines": reference.baselines(env_id, env_kwargs),
+        "heuristic": reference.heuristic,
+        "runs": runs,
+    }
+    save_manifest(out_dir, manifest)
+    return write_outputs(out_dir, manifest)
+
+
+def config_eval_episodes(runs: dict[str, list[str]]) -> int:
+    """Episodes per evaluation of the runs (their evaluations.npz rows)."""
+    first = Path(next(iter(runs.values()))[0]) / "eval" / "evaluations.npz"
+    with np.load(first, allow_pickle=False) as data:
+        return int(data["results"].shape[1])
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = Parser(prog="python -m agents.compare", description=__doc__.split("\n\n")[0].strip())
     add_run_flags(parser)
     parser.set_defaults(env="UAVGrid-v0", timesteps=100_000, eval_freq=None)
     parser.add_argument("--seeds", type=int, default=3, help="runs per agent, seeded 0, 1, ...")
-    parser.add_argument("--agents", nargs="+", choices=tuple(AGENTS), default=list(AGENTS), help="which agents to train")
+    parser.add_argument("--agents", nargs="+", choices=tuple(AGENTS), default=["sb3", "custom"], help="which agents to train")
     parser.add_argument("--score-episodes", type=int, default=100, help="episodes per yardstick for each final model")
     parser.add_argument(
         "--from-runs", default=None, metavar="COMPARE_DIR", help="re-plot an earlier compare folder without training"
     )
+    parser.add_argument(
+        "--from-study",
+        nargs="+",
+        default=None,
+        metavar="STUDY",
+        help="draw the finished trials of agents.tune studies (seed sweeps: --seeds), each study an agent; no training",
+    )
+    parser.add_argument(
+        "--storage", default=None, help="with --from-study: the studies' storage (default: their journal files)"
+    )
+    parser.add_argument("--tune-dir", default="runs/tune", help="with --from-study: agents.tune's --log-dir")
     args = parser.parse_args(argv)
     for flag in ("seeds", "score_episodes"):
         if getattr(args, flag) < 1:
@@ -270,6 +335,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.from_runs:
         out_dir = Path(args.from_runs)
         return write_outputs(out_dir, read_manifest(args.from_runs))
+    if args.from_study:
+        return from_studies(args, argv)
 
     common = [
         "--env",
@@ -282,7 +349,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         str(args.eval_freq),
     ]
     common += ["--eval-episodes", str(args.eval_episodes), "--save-freq", "0", "--no-progress"]
-    for flag, value in (("--vec-env", args.vec_env), ("--n-envs", args.n_envs), ("--config", args.config)):
+    for flag, value in (
+        ("--vec-env", args.vec_env),
+        ("--n-envs", args.n_envs),
+        ("--config", args.config),
+        ("--opponent", args.opponent),
+    ):
         if value is not None:
             common += [flag, str(value)]
     common += ["--hyperparams", *args.hyperparams, "--env-kwargs", *args.env_kwargs]

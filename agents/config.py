@@ -129,6 +129,7 @@ RUN_KEYS: dict[str, Key] = {
     "n_envs": Key(int, 1),
     "frame_stack": Key(int, 1),
     "env_kwargs": Key(dict),
+    "self_play": Key(dict),  # the self-play pool's settings (agents.selfplay.SelfPlay), used with --opponent self
 }
 
 
@@ -281,6 +282,7 @@ class Section:
     frame_stack: int | None = None
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     algo_kwargs: dict[str, Any] = field(default_factory=dict)
+    self_play: Any = None
 
     def as_zoo_section(self) -> dict[str, Any]:
         """Back to the zoo's flat form, as written to a run's config.yml."""
@@ -289,6 +291,8 @@ class Section:
             section["frame_stack"] = self.frame_stack
         if self.env_kwargs:
             section["env_kwargs"] = dict(self.env_kwargs)
+        if self.self_play is not None:
+            section["self_play"] = self.self_play
         section.update(self.algo_kwargs)
         return section
 
@@ -314,5 +318,6 @@ def build_section(
         n_envs=checked.pop("n_envs", 1),
         frame_stack=checked.pop("frame_stack", None),
         env_kwargs=parse_kwargs("env_kwargs", checked.pop("env_kwargs", None)),
+        self_play=checked.pop("self_play", None),
         algo_kwargs=checked,
     )

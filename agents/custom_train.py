@@ -1,7 +1,8 @@
-"""Train our own agent (agents/custom/) on a ballenvs environment.
+"""Train our own agents (agents/custom/) on a ballenvs environment: DQN, or PQN (--algo pqn).
 
-    python -m agents.custom_train                                # DQN on BallDuel-v0, zoo_configs defaults
+    python -m agents.custom_train                                # DQN on BallDuel-v0, zoo_configs/dqn.yml
     python -m agents.custom_train --env UAVGrid-v0 --timesteps 200000 --n-envs 4
+    python -m agents.custom_train --algo pqn --env UAVGrid-v0     # PQN, zoo_configs/pqn.yml
 
 The same flags, config file and run-folder layout as agents.sb3_train, so the two compare
 at equal settings; checkpoints are weights-only .pt files.
@@ -10,8 +11,10 @@ at equal settings; checkpoints are weights-only .pt files.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,43 +25,53 @@ from agents.algorithms import ALGORITHMS
 from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import Section
 from agents.console import Console
-from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
+from agents.custom import dqn, pqn
+from agents.custom.checkpoint import SUFFIX, Agent, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
 from agents.custom.collect import make_steps
-from agents.custom.dqn import DQNAgent, Hooks, Progress, agent_settings, replay_buffer, train
+from agents.custom.loop import Hooks, Progress
 from agents.errors import UsageError
 from agents.evaluation import Evaluator
+from agents.models import resume_model
 from agents.runs import BEST_MODEL, CHECKPOINTS, REPLAY_BUFFER, checkpoint_name, next_multiple
-from agents.training import EVAL_SEED_OFFSET, RunSetup, make_eval_env, make_train_env, prepare_run, run_training
+from agents.selfplay import SNAPSHOTS, SnapshotPool, make_opponent
+from agents.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
 
 #: --algo -> the algorithm's name in agents.algorithms (and of its run folders).
-ALGOS = {"dqn": "custom"}
+ALGOS = {"dqn": "custom", "pqn": "pqn"}
+#: --algo -> how its settings, agent and training loop are made.
+SETTINGS = {"dqn": dqn.agent_settings, "pqn": pqn.agent_settings}
+AGENTS = {"dqn": dqn.DQNAgent, "pqn": pqn.PQNAgent}
 
 
-def check_section(
-    section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str
-) -> dict[str, Any]:
-    """Build what the agent needs from the section, failing before a run folder exists."""
-    config, spec = agent_settings(section, observation_space, action_space)
-    state = load_checkpoint(resume, device) if resume else None
-    if state is not None and state["spec"] != spec:
-        raise UsageError(f"--resume {str(resume)!r}: its network {state['spec']} does not match this env and config ({spec})")
-    return {"config": config, "spec": spec, "state": state}
+def checker(algo: str) -> Callable[..., dict[str, Any]]:
+    def check_section(
+        section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str
+    ) -> dict[str, Any]:
+        """Build what the agent needs from the section, failing before a run folder exists."""
+        config, spec = SETTINGS[algo](section, observation_space, action_space)
+        state = load_checkpoint(resume, device) if resume else None
+        if state is not None and state["spec"] != spec:
+            raise UsageError(
+                f"--resume {str(resume)!r}: its network {state['spec']} does not match this env and config ({spec})"
+            )
+        return {"config": config, "spec": spec, "state": state}
+
+    return check_section
 
 
 class RunHooks(Hooks):
     """Checkpoints every save_freq steps, an evaluation every eval_freq steps, progress on the
     console, and the rollout figures in the logger every few episodes."""
 
-    def __init__(
-        self, agent: DQNAgent, setup: RunSetup, args: Any, logger: Logger, console: Console, progress: Progress
-    ) -> None:
+    def __init__(self, agent: Agent, setup: RunSetup, args: Any, logger: Logger, console: Console, progress: Progress) -> None:
         self.agent, self.setup, self.logger, self.console = agent, setup, logger, console
         self.save_freq, self.eval_freq, self.progress = args.save_freq, args.eval_freq, progress
         self.evaluator = None
+        self.pool: SnapshotPool | None = None  # self-play's snapshots and opponent
         if args.eval_freq:
             run_dir = setup.run_dir
             self.evaluator = Evaluator(
-                make_eval_env(setup, args.eval_episodes),
+                make_eval_envs(setup, args.eval_episodes),
                 args.eval_episodes,
                 setup.seed + EVAL_SEED_OFFSET,
                 run_dir,
@@ -73,6 +86,8 @@ class RunHooks(Hooks):
     def on_step(self, progress: Progress) -> bool:
         steps = progress.num_timesteps
         self.console.update(steps)
+        if self.pool is not None:
+            self.pool.on_step(steps)
         if steps >= self._next_save:
             folder = self.setup.run_dir / CHECKPOINTS
             folder.mkdir(exist_ok=True)
@@ -111,11 +126,22 @@ class RunHooks(Hooks):
 def prepare(argv: list[str] | None, make_folder: bool = True) -> tuple[argparse.Namespace, RunSetup]:
     """Parse and check a command line (and make the run folder): what main() does before training."""
     parser = trainer_parser("python -m agents.custom_train", __doc__.split("\n\n")[0].strip())
-    parser.add_argument("--algo", choices=tuple(ALGOS), default="dqn", help="dqn: Double DQN with a replay buffer")
+    parser.add_argument(
+        "--algo",
+        choices=tuple(ALGOS),
+        default=None,
+        help="dqn (default; with --resume: the run's): Double DQN with a replay buffer; "
+        "pqn: PQN, Q(lambda) over rollouts of many envs, no replay buffer",
+    )
     parser.add_argument("--amp", action="store_true", help="bf16 autocast on CUDA (not applied on CPU)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the Q-networks on CUDA (not applied on CPU)")
     args = parser.parse_args(argv)
-    return args, prepare_run(args, ALGORITHMS[ALGOS[args.algo]], check_section, make_folder)
+    if args.algo is None:
+        run_algo = resume_model(args.resume)[2]["algo"] if args.resume else "custom"
+        args.algo = next((flag for flag, name in ALGOS.items() if name == run_algo), "dqn")
+    if args.algo == "pqn" and args.save_replay_buffer:
+        raise UsageError("--save-replay-buffer: PQN keeps no replay buffer")
+    return args, prepare_run(args, ALGORITHMS[ALGOS[args.algo]], checker(args.algo), make_folder)
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -133,15 +159,32 @@ def main(argv: list[str] | None = None) -> Path:
         progress.exploration_horizon = progress.num_timesteps + setup.timesteps  # see Progress
         print(f"resumed from {setup.resume} at step {progress.num_timesteps}")
     else:
-        agent = DQNAgent(checked["spec"], checked["config"], setup.device, **agent_kwargs)
+        agent = AGENTS[args.algo](checked["spec"], checked["config"], setup.device, **agent_kwargs)
         progress = Progress(exploration_horizon=setup.timesteps)
-    train_env = make_train_env(setup, make_steps)
-    buffer = replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)
-    if setup.resume_buffer is not None:
-        buffer.load(setup.resume_buffer)
-        print(f"replay buffer restored: {len(buffer)} transitions")
-    console = Console(setup.timesteps, progress.num_timesteps, agent.config.learning_starts, enabled=not args.no_progress)
+    # PQN learns from short rollouts of all envs at once: their episodes must not stay in step.
+    opponent = make_opponent(setup.self_play, section.env_kwargs, section.frame_stack, setup.device)
+    train_env = make_train_env(setup, functools.partial(make_steps, stagger=args.algo == "pqn"), opponent)
+    if args.algo == "dqn":
+        buffer = dqn.replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)
+        if setup.resume_buffer is not None:
+            buffer.load(setup.resume_buffer)
+            print(f"replay buffer restored: {len(buffer)} transitions")
+        learning_starts = agent.config.learning_starts
+
+        def learn() -> None:
+            dqn.train(agent, train_env, buffer, progress, setup.timesteps, hooks)
+
+    else:
+        buffer, learning_starts = None, 0
+
+        def learn() -> None:
+            pqn.train(agent, train_env, progress, setup.timesteps, hooks)
+
+    console = Console(setup.timesteps, progress.num_timesteps, learning_starts, enabled=not args.no_progress)
     hooks = RunHooks(agent, setup, args, configure(str(run_dir), ["csv", "tensorboard"]), console, progress)
+    if opponent is not None:
+        hooks.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, agent.q, opponent, agent.spec, setup.seed)
+        hooks.pool.start(progress.num_timesteps)
 
     def save(name: str) -> Path:
         """Replay buffer first, then the model: a model beside no buffer means none was asked for."""
@@ -150,14 +193,7 @@ def main(argv: list[str] | None = None) -> Path:
         save_checkpoint(run_dir / f"{name}{SUFFIX}", agent, progress)
         return run_dir / f"{name}{SUFFIX}"
 
-    return run_training(
-        setup,
-        lambda: train(agent, train_env, buffer, progress, setup.timesteps, hooks),
-        save,
-        lambda: progress.num_timesteps,
-        console,
-        [train_env, hooks],
-    )
+    return run_training(setup, learn, save, lambda: progress.num_timesteps, console, [train_env, hooks])
 
 
 if __name__ == "__main__":

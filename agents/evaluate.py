@@ -1,6 +1,6 @@
 """Play a trained model: mean return, episode length, and for games with a winner wins / draws / losses.
 
-    python -m agents.evaluate RUN_DIR_OR_MODEL [--episodes N] [--render human] [--deterministic] [--opponent NAME]
+    python -m agents.evaluate RUN_DIR_OR_MODEL [--episodes N] [--render human] [--deterministic] [--opponent NAME_OR_MODEL]
 
 Given a run folder it loads the best model (else the final one, else the interrupted one) and
 rebuilds the env and wrappers from the run's config.yml. Models of every trainer load alike,
@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from agents.errors import UsageError
 from agents.evaluation import play_episodes
 from agents.models import find_model, load_policy
 from agents.runs import read_config
+from ballenvs.duel.opponents import BUILTIN_OPPONENTS
 from ballenvs.reference import Episodes
 
 
@@ -68,6 +70,19 @@ def evaluate(
     return EvalResult(played, lengths, outcomes)
 
 
+def model_opponent(path: str, device: str) -> Any:
+    """Another model (a file, or a run folder's final model) as a BallDuel player, seeing the
+    game as it was trained to (agents.league makes its players the same way)."""
+    from agents.league import make_entrant_player, model_entrant
+    from ballenvs.duel.game import TwoPlayerDuel
+
+    if not Path(path).exists():
+        raise UsageError(
+            f"--opponent {path!r}: not a built-in player ({', '.join(BUILTIN_OPPONENTS)}), a model file or a run folder"
+        )
+    return make_entrant_player(model_entrant(path), device, TwoPlayerDuel(None).physics)
+
+
 def has_display() -> bool:
     from ballenvs.play import has_display
 
@@ -84,7 +99,10 @@ def main(argv: list[str] | None = None) -> EvalResult:
     parser.add_argument("--render", choices=("human",), default=None, help="show the games in a window (needs a display)")
     parser.add_argument("--deterministic", action="store_true", help="always take the greedy action (no epsilon)")
     parser.add_argument(
-        "--opponent", default=None, help="play against this opponent instead of the run's (games with an opponent option)"
+        "--opponent",
+        default=None,
+        help="play against this opponent instead of the run's (games with an opponent option): a built-in player's name, "
+        "or another model (a model file, a snapshot or a run folder), playing the other side as it was trained to see it",
     )
     parser.add_argument("--device", choices=DEVICES, default="auto")
     args = parser.parse_args(argv)
@@ -102,7 +120,7 @@ def main(argv: list[str] | None = None) -> EvalResult:
     model, config = load_policy(model_path, run_dir, device)
     overrides: dict[str, Any] = {}
     if args.opponent:
-        overrides["opponent"] = args.opponent
+        overrides["opponent"] = args.opponent if args.opponent in BUILTIN_OPPONENTS else model_opponent(args.opponent, device)
     if args.render:
         overrides["render_mode"] = args.render
     print(f"{model_path} ({config['algo']}) on {describe_device(device)}")

@@ -7,8 +7,9 @@ paired with a reference policy on exactly the episodes it played.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,19 @@ import numpy as np
 from agents.console import Console
 from agents.runs import atomic_path
 from ballenvs.reference import Episodes
+
+_LISTENERS: list[Callable[[int, float], None]] = []
+
+
+@contextlib.contextmanager
+def listening(listener: Callable[[int, float], None]) -> Iterator[None]:
+    """Call ``listener(steps, mean_return)`` after every evaluation in this process while the
+    block runs: how agents.tune hears a trial's evaluations (and prunes it, by raising)."""
+    _LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        _LISTENERS.remove(listener)
 
 
 def play_episodes(policy: Any, env: Any, episodes: int, seed: int, deterministic: bool = True) -> tuple[Episodes, np.ndarray]:
@@ -51,14 +65,16 @@ def win_rate(episodes: Episodes) -> float | None:
 
 
 class Evaluator:
-    """Deterministic episodes on a separate env every ``eval_freq`` steps, as stable-baselines3's
+    """Deterministic episodes on separate envs every ``eval_freq`` steps, as stable-baselines3's
     EvalCallback: the results in ``eval/evaluations.npz`` (its layout), the figures in the
     logger (``eval/mean_reward``, ``eval/mean_ep_length``, ``eval/win_rate``), the best model
-    kept (``save_best``), and one line on the console."""
+    kept (``save_best``), and one line on the console. ``envs`` maps a name to each env to play
+    (``""``: the run's own env; a self-play run is evaluated against each built-in opponent,
+    ``eval/win_rate_vs_<name>``, and its return is the mean over them)."""
 
     def __init__(
         self,
-        env: Any,
+        envs: dict[str, Any],
         episodes: int,
         seed: int,
         run_dir: Path,
@@ -66,15 +82,16 @@ class Evaluator:
         console: Console,
         save_best: Callable[[], None],
     ) -> None:
-        self.env, self.episodes, self.seed = env, episodes, seed
+        self.envs, self.episodes, self.seed = envs, episodes, seed
         self.run_dir, self.logger, self.console, self.save_best = run_dir, logger, console, save_best
         self.best_mean = -np.inf
         self.start_time = time.time()
         self.history: dict[str, list] = {"timesteps": [], "results": [], "ep_lengths": []}
 
     def __call__(self, policy: Any, num_timesteps: int) -> float:
-        played, lengths = play_episodes(policy, self.env, self.episodes, self.seed)
-        returns = played.returns
+        played = {name: play_episodes(policy, env, self.episodes, self.seed) for name, env in self.envs.items()}
+        returns = np.concatenate([episodes.returns for episodes, _ in played.values()])
+        lengths = np.concatenate([lengths for _, lengths in played.values()])
         self.history["timesteps"].append(num_timesteps)
         self.history["results"].append(returns)
         self.history["ep_lengths"].append(lengths)
@@ -82,22 +99,29 @@ class Evaluator:
         folder.mkdir(exist_ok=True)
         with atomic_path(folder / "evaluations.npz") as tmp, open(tmp, "wb") as file:
             np.savez(file, **{key: np.array(values) for key, values in self.history.items()})
-        mean, wins = float(returns.mean()), win_rate(played)
+        mean = float(returns.mean())
         # Steps and seconds beside each evaluation: agents.compare draws curves against both.
         self.logger.record("time/total_timesteps", num_timesteps)
         self.logger.record("time/time_elapsed", round(time.time() - self.start_time, 2))
         self.logger.record("eval/mean_reward", mean)
         self.logger.record("eval/mean_ep_length", float(lengths.mean()))
-        line = f"eval at {num_timesteps:,} steps: return {mean:.3f} +- {returns.std():.3f} over {self.episodes} episodes"
-        if wins is not None:
-            self.logger.record("eval/win_rate", wins)
-            line += f", wins {wins:.0%}"
+        line = f"eval at {num_timesteps:,} steps: return {mean:.3f} +- {returns.std():.3f} over {len(returns)} episodes"
+        wins = {name: win_rate(episodes) for name, (episodes, _) in played.items()}
+        if all(rate is not None for rate in wins.values()):
+            for name, rate in wins.items():
+                self.logger.record(f"eval/win_rate_vs_{name}" if name else "eval/win_rate", rate)
+            line += ", wins " + ", ".join(
+                f"{rate:.0%}" if not name else f"{rate:.0%} vs {name}" for name, rate in wins.items()
+            )
         if mean > self.best_mean:
             self.best_mean = mean
             self.save_best()
             line += " (new best: best_model saved)"
         self.console.note(line)
+        for listener in list(_LISTENERS):
+            listener(num_timesteps, mean)
         return mean
 
     def close(self) -> None:
-        self.env.close()
+        for env in self.envs.values():
+            env.close()

@@ -127,6 +127,21 @@ def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQ
     return restore(model, model_path, device)
 
 
+def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
+    """A self-play snapshot (the Q-network's weights) of a run, as a model that plays."""
+    from agents.selfplay import read_snapshot
+    from agents.training import section_of, spaces_of
+
+    model = build_dqn(
+        section_of(run_config), spaces_of(run_config), seed=None, device=device, buffer_size=1, learning_starts=0
+    )
+    try:
+        model.q_net.load_state_dict(read_snapshot(path, device)["q"])
+    except RuntimeError:
+        raise UsageError(f"snapshot {str(path)!r}: its weights do not fit the run's network") from None
+    return model
+
+
 def save_replay_buffer(model: DQN, path: Path) -> None:
     """The replay buffer's arrays as an .npz (no pickle), atomically."""
     buffer = model.replay_buffer

@@ -18,7 +18,7 @@ from gymnasium import spaces
 from stable_baselines3.common.logger import configure
 
 from agents.algorithms import ALGORITHMS
-from agents.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate
+from agents.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate, SelfPlayPool
 from agents.cli import describe_device, run_cli, trainer_parser
 from agents.config import Section, parse_kwargs
 from agents.console import Console
@@ -27,7 +27,8 @@ from agents.evaluation import Evaluator
 from agents.policies import check_net_arch, check_policy
 from agents.runs import CHECKPOINTS, REPLAY_BUFFER
 from agents.sb3_dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
-from agents.training import EVAL_SEED_OFFSET, RunSetup, make_eval_env, make_train_env, prepare_run, run_training
+from agents.selfplay import SNAPSHOTS, SnapshotPool, make_opponent
+from agents.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
 
 ALGO = ALGORITHMS["dqn"]
 #: The policy_kwargs stable-baselines3's DQN policies take.
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> Path:
     print(f"device: {describe_device(setup.device)}")
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
 
-    train_env = make_train_env(setup)
+    opponent = make_opponent(setup.self_play, section.env_kwargs, section.frame_stack, setup.device)
+    train_env = make_train_env(setup, opponent=opponent)
     model = build_dqn(section, train_env, setup.seed, setup.device)
     if setup.resume is not None:
         restore(model, setup.resume, setup.device)
@@ -82,12 +84,16 @@ def main(argv: list[str] | None = None) -> Path:
 
     console = Console(setup.timesteps, model.num_timesteps, model.learning_starts, enabled=not args.no_progress)
     callbacks: list[Any] = [ConsoleProgress(console)]
+    if opponent is not None:
+        callbacks.append(
+            SelfPlayPool(SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, model.q_net, opponent, None, setup.seed))
+        )
     if args.save_freq:
         callbacks.append(AtomicCheckpoint(args.save_freq, run_dir / CHECKPOINTS))
     evaluator = None
     if args.eval_freq:
         evaluator = Evaluator(
-            make_eval_env(setup, args.eval_episodes),
+            make_eval_envs(setup, args.eval_episodes),
             args.eval_episodes,
             setup.seed + EVAL_SEED_OFFSET,
             run_dir,

@@ -30,6 +30,8 @@ from agents.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
 from agents.errors import UsageError
 from agents.models import resume_model
 from agents.runs import CONFIG_NAME, FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, new_run_dir, write_yaml
+from agents.selfplay import SelfPlay
+from ballenvs.duel.opponents import BUILTIN_OPPONENTS
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
 
@@ -47,6 +49,7 @@ class RunSetup:
     resume: Path | None = None  # the model file a resumed run continues from
     resume_buffer: Path | None = None  # the replay buffer it continues with, if its run saved one
     checked: Any = None  # what the trainer's own check returned
+    self_play: SelfPlay | None = None  # the pool's settings when the learner plays itself (--opponent self)
 
 
 #: A trainer's own checks, run before the run folder exists: given the config section, the
@@ -112,6 +115,7 @@ def _resumed_section(args: argparse.Namespace, algo: Algorithm, source: dict[str
     _contradicts("--env", args.env, source["env_id"])
     _contradicts("--n-envs", args.n_envs, hyper.get("n_envs", 1))
     _contradicts("--vec-env", args.vec_env, source.get("vec_env"))
+    _contradicts("--opponent", args.opponent, source.get("opponent"))
     if args.env_kwargs:
         raise UsageError(f"--resume: --env-kwargs cannot change the resumed run's env options {hyper.get('env_kwargs', {})}")
     if args.config is not None:
@@ -137,6 +141,7 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         if source["algo"] != algo.name:
             raise UsageError(f"--resume {args.resume!r}: a {source['algo']} run; {algo.trainer} continues {algo.name} runs")
         section, vec_env = _resumed_section(args, algo, source)
+        opponent = source.get("opponent")
         timesteps = args.timesteps or source["timesteps"]
         seed = source["seed"] if args.seed is None else args.seed
         if source.get("save_replay_buffer") and resume.stem.startswith(("final_model", "interrupted_model")):
@@ -153,16 +158,19 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         )
         section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
         section.n_envs = args.n_envs or section.n_envs
+        opponent = args.opponent
+        if opponent is not None and opponent != "self":
+            section.env_kwargs["opponent"] = opponent
         vec_env = resolve_vec_env(args.vec_env or "auto", env_id, section.n_envs)
         timesteps = args.timesteps or section.n_timesteps
         seed = 0 if args.seed is None else args.seed
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
+    self_play = _check_self_play(section, vec_env) if opponent == "self" else None
     if algo.replay_buffer:
         check_replay_memory(section.algo_kwargs.get("buffer_size", 1_000_000), observation_space)
     checked = check(section, observation_space, action_space, resume, device) if check else None
-    setup = RunSetup(
-        algo, section, timesteps, vec_env, device, seed, Path(), args.save_replay_buffer, resume, resume_buffer, checked
-    )
+    setup = RunSetup(algo, section, timesteps, vec_env, device, seed, Path(), args.save_replay_buffer)
+    setup.resume, setup.resume_buffer, setup.checked, setup.self_play = resume, resume_buffer, checked, self_play
     if make_folder:
         setup.run_dir = new_run_dir(args.log_dir, algo.name, section.env_id)
         write_yaml(
@@ -176,21 +184,41 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
                 "timesteps": timesteps,
                 "resumed_from": str(resume) if resume else None,
                 "save_replay_buffer": args.save_replay_buffer,
+                "opponent": opponent,
                 "hyperparams": section.as_zoo_section(),
             },
         )
     return setup
 
 
-def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec) -> Any:
-    """The run's training envs, monitored into its folder; ``make``: how (make_vec's signature)."""
-    s = setup.section
-    return make(s.env_id, s.env_kwargs, s.n_envs, setup.seed, setup.vec_env, s.frame_stack, str(setup.run_dir / "monitor"))
+def _check_self_play(section: Section, vec_env: str) -> SelfPlay:
+    """Self-play needs a game with an opponent, and the opponent in this process (the native vector env)."""
+    try:
+        probe_spaces(section.env_id, {**section.env_kwargs, "opponent": "still"}, section.frame_stack)
+    except UsageError:
+        raise UsageError(f"--opponent self: {section.env_id} has no opponent to replace") from None
+    if vec_env != "native":
+        raise UsageError(f"--opponent self plays in the trainer's process: use --vec-env native, not {vec_env}")
+    return SelfPlay.from_config(section.self_play)
 
 
-def make_eval_env(setup: RunSetup, episodes: int) -> VecEnv:
+def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec, opponent: Any = None) -> Any:
+    """The run's training envs, monitored into its folder; ``make``: how (make_vec's signature);
+    ``opponent``: a player object to play instead of the config's (self-play)."""
     s = setup.section
-    return make_eval_vec(s.env_id, s.env_kwargs, s.frame_stack, episodes)
+    env_kwargs = s.env_kwargs if opponent is None else {**s.env_kwargs, "opponent": opponent}
+    return make(s.env_id, env_kwargs, s.n_envs, setup.seed, setup.vec_env, s.frame_stack, str(setup.run_dir / "monitor"))
+
+
+def make_eval_envs(setup: RunSetup, episodes: int) -> dict[str, VecEnv]:
+    """The envs evaluations play on: the run's own, or, in self-play, one per built-in opponent."""
+    s = setup.section
+    if setup.self_play is None:
+        return {"": make_eval_vec(s.env_id, s.env_kwargs, s.frame_stack, episodes)}
+    return {
+        name: make_eval_vec(s.env_id, {**s.env_kwargs, "opponent": name}, s.frame_stack, episodes)
+        for name in BUILTIN_OPPONENTS
+    }
 
 
 def close_quietly(envs: Iterable[Any], interrupted: bool) -> None:

@@ -246,7 +246,7 @@ def test_overrides_parse_python_literals_and_words():
         "flag": True,
         "sizes": [1, 2],
     }
-    assert set(RUN_KEYS) == {"n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs"}
+    assert set(RUN_KEYS) == {"n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs", "self_play"}
 
 
 @pytest.mark.slow

@@ -1,0 +1,166 @@
+"""Self-play and the league: the snapshot pool, frame stacks as the learner sees them, Elo, and a
+short real self-play run whose snapshots play a league."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from agents.cli import run_cli
+from agents.config import ConfigError
+from agents.evaluate import main as evaluate_main
+from agents.league import bootstrap_elo, fit_elo, tables
+from agents.league import main as league_main
+from agents.runs import read_config
+from agents.selfplay import FrameStack, SelfPlay, SelfPlayOpponent, SnapshotPool
+
+STATE_GAMES = ["--env", "BallDuel-v0", "--env-kwargs", "obs_type=state", "max_episode_steps=60"]
+STATE_GAMES += ["--hyperparams", "policy=MlpPolicy", "frame_stack=1", "learning_starts=100", "buffer_size=2000"]
+
+
+def test_the_pool_plays_the_latest_with_p_latest_else_one_of_the_last_window(tmp_path):
+    learner = torch.nn.Linear(2, 3)
+    opponent = SelfPlayOpponent(SelfPlay(p_latest=0.3, window=4), "cpu", 1, None)
+    pool = SnapshotPool(SelfPlay(p_latest=0.3, window=4), tmp_path, learner, opponent, None, seed=0)
+    assert pool.choose() is None, "no snapshot yet: the learner itself"
+    for steps in range(100, 1100, 100):
+        with torch.no_grad():
+            learner.weight.fill_(steps)
+        pool.snapshot(steps)
+    assert [steps for steps, _ in pool.snapshots] == [700, 800, 900, 1000], "the window keeps the last 4"
+    assert len(list(tmp_path.glob("snapshot_*_steps.pt"))) == 10, "every snapshot is written"
+    choices = [pool.choose() for _ in range(20_000)]
+    latest = np.mean([c is None for c in choices])
+    counts = np.bincount([c for c in choices if c is not None], minlength=4) / len(choices)
+    assert latest == pytest.approx(0.3, abs=0.015)
+    assert counts == pytest.approx([0.7 / 4] * 4, abs=0.015)
+    pool.rng = np.random.default_rng(1)
+    while (choice := pool.choose()) is None:
+        pass
+    pool.rng = np.random.default_rng(1)
+    pool.swap()
+    assert pool.opponent_steps == pool.snapshots[choice][0]
+    assert torch.all(opponent.q.weight == pool.opponent_steps), "the opponent plays that snapshot's weights"
+
+
+def test_self_play_settings_are_checked():
+    assert SelfPlay.from_config("dict(window=5, p_latest=0.25)") == SelfPlay(window=5, p_latest=0.25)
+    with pytest.raises(ConfigError, match=r"self_play p_latest=2.0 must be a number in \[0, 1\]"):
+        SelfPlay.from_config({"p_latest": 2.0})
+    with pytest.raises(ConfigError, match="self_play key.*'horizon'|self_play key\\(s\\) horizon unknown"):
+        SelfPlay.from_config({"horizon": 3})
+
+
+@pytest.mark.parametrize("shape", [(6, 5, 1), (4,)], ids=["image", "vector"])
+def test_frame_stacks_are_those_stable_baselines3_gives_the_learner(shape):
+    from stable_baselines3.common.vec_env.stacked_observations import StackedObservations
+
+    n, k = 3, 4
+    space = spaces.Box(0, 255, shape, np.uint8)
+    theirs = StackedObservations(n, k, space, "last" if len(shape) == 3 else None)
+    ours = FrameStack(k)
+    rng = np.random.default_rng(0)
+    observations = rng.integers(0, 255, (n, *shape), dtype=np.uint8)
+    expected = theirs.reset(observations)
+    ours.reset(True)
+    got = ours.push(observations)
+    for step in range(12):
+        transpose = (lambda x: np.moveaxis(x, -1, 1)) if len(shape) == 3 else (lambda x: x)
+        assert np.array_equal(got, transpose(expected)), step
+        observations = rng.integers(0, 255, (n, *shape), dtype=np.uint8)
+        dones = np.array([step % 5 == 4, False, step % 7 == 6])
+        # SB3 resets a finished env's stack and puts the next episode's first observation in it.
+        expected, _ = theirs.update(
+            observations, dones, [{"terminal_observation": observations[i]} if d else {} for i, d in enumerate(dones)]
+        )
+        ours.reset(dones)
+        got = ours.push(observations)
+
+
+def test_elo_recovers_known_ratings():
+    # A beats B 76 games in 100 (200 points, 400 * log10(76 / 24)); B beats C as often.
+    results = np.zeros((3, 3, 3), dtype=np.int64)
+    results[0, 1] = (76, 0, 24)
+    results[1, 2] = (76, 0, 24)
+    results[0, 2] = (91, 0, 9)  # 400 points: 1 / (1 + 10 ** -1) = 0.909
+    ratings = fit_elo(*tables(results))
+    assert ratings.mean() == pytest.approx(1000)
+    assert ratings[0] - ratings[1] == pytest.approx(200, abs=6) and ratings[1] - ratings[2] == pytest.approx(200, abs=6)
+    draws = np.zeros((2, 2, 3), dtype=np.int64)
+    draws[0, 1] = (0, 10, 0)
+    assert fit_elo(*tables(draws)) == pytest.approx([1000, 1000])
+    errors = bootstrap_elo(results, np.random.default_rng(0), rounds=50)
+    assert np.all((errors > 5) & (errors < 80)), errors
+
+
+def test_elo_stays_finite_for_a_player_who_won_every_game():
+    results = np.zeros((2, 2, 3), dtype=np.int64)
+    results[0, 1] = (20, 0, 0)
+    ratings = fit_elo(*tables(results))
+    assert np.all(np.isfinite(ratings)) and ratings[0] > ratings[1] + 300
+
+
+@pytest.mark.parametrize("trainer_name", ["custom_train", "sb3_train"])
+def test_a_short_self_play_run_writes_snapshots_that_play_a_league(trainer_name, tmp_path, capsys):
+    trainer = importlib.import_module(f"agents.{trainer_name}")
+    argv = [
+        "--opponent",
+        "self",
+        "--timesteps",
+        "1200",
+        "--n-envs",
+        "8",
+        "--log-dir",
+        str(tmp_path),
+        "--no-progress",
+        *STATE_GAMES,
+    ]
+    argv += [
+        "self_play=dict(snapshot_steps=400, swap_steps=200, window=2, scripted_share=0.25)",
+        "--eval-freq",
+        "600",
+        "--eval-episodes",
+        "2",
+    ]
+    assert run_cli(trainer.main, argv) == 0
+    out = capsys.readouterr().out
+    assert "eval at 600 steps:" in out and "vs chaser" in out and "vs pusher" in out
+    run = next(tmp_path.glob("*/BallDuel-v0_1"))
+    assert read_config(run)["opponent"] == "self"
+    snapshots = sorted(p.name for p in (run / "snapshots").iterdir())
+    assert snapshots == ["snapshot_1200_steps.pt", "snapshot_400_steps.pt", "snapshot_800_steps.pt"]
+    header = (run / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"eval/win_rate_vs_chaser", "eval/win_rate_vs_pusher"} <= set(header), "win rates against the scripts are logged"
+    assert (
+        run_cli(evaluate_main, [str(run), "--opponent", str(run / "snapshots" / "snapshot_400_steps.pt"), "--episodes", "2"])
+        == 0
+    )
+    assert run_cli(league_main, [str(run), "chaser", "--games", "4", "--log-dir", str(tmp_path)]) == 0
+    folder = tmp_path / "league" / "league_1"
+    with open(folder / "league.csv") as file:
+        rows = list(csv.DictReader(file))
+    assert {row["player"] for row in rows} == {
+        f"{run.parent.name}/BallDuel-v0_1@{s}" for s in ("400", "800", "1200", "final")
+    } | {"chaser"}
+    assert all(float(row["elo_std"]) >= 0 for row in rows) and (folder / "elo.png").stat().st_size > 1000
+    assert "| rank | player | Elo |" in (folder / "report.md").read_text()
+
+
+def test_self_play_needs_an_opponent_and_the_native_vector_env(tmp_path, capsys):
+    from agents import custom_train
+
+    for argv, message in [
+        (["--env", "UAVGrid-v0", "--opponent", "self"], "--opponent self: UAVGrid-v0 has no opponent to replace"),
+        (["--opponent", "self", "--vec-env", "dummy"], "--opponent self plays in the trainer's process: use --vec-env native"),
+        (["--opponent", "self", "--hyperparams", "self_play=dict(window=0)"], "self_play window=0 must be an integer >= 1"),
+        (["--opponent", "bully"], "argument --opponent: invalid choice: 'bully'"),
+    ]:
+        assert run_cli(custom_train.main, [*argv, "--log-dir", str(tmp_path)]) == 2
+        assert message in capsys.readouterr().err
+    assert not any(Path(tmp_path).rglob("config.yml"))
