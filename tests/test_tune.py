@@ -1,0 +1,243 @@
+"""agents.tune: search spaces, trials that report and get pruned, workers sharing a journal file or
+PostgreSQL, the heartbeat, the report, seed sweeps drawn by agents.compare, and the RL Zoo's own search."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+optuna = pytest.importorskip("optuna")
+
+from agents import compare, tune  # noqa: E402
+from agents.algorithms import ALGORITHMS  # noqa: E402
+from agents.cli import run_cli  # noqa: E402
+from agents.config import ConfigError  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+POSTGRES = os.environ.get("BALLENVS_TEST_POSTGRES")
+needs_postgres = pytest.mark.skipif(
+    not POSTGRES, reason="BALLENVS_TEST_POSTGRES is not set: no PostgreSQL server for this run (.ci/run starts one)"
+)
+
+SPACE = {
+    "learning_rate": {"type": "float", "low": 1.0e-4, "high": 1.0e-3, "log": True, "schedule": "linear"},
+    "gamma": {"type": "categorical", "choices": [0.9, 0.99]},
+}
+TINY = [
+    "--env",
+    "UAVGrid-v0",
+    "--trainer",
+    "custom",
+    "--timesteps",
+    "400",
+    "--eval-freq",
+    "200",
+    "--eval-episodes",
+    "2",
+    "--n-envs",
+    "2",
+]
+TINY += ["--hyperparams", "learning_starts=100", "buffer_size=1000", "--env-kwargs", "max_episode_steps=50"]
+
+
+@pytest.fixture
+def space_file(tmp_path):
+    path = tmp_path / "space.yml"
+    path.write_text(yaml.safe_dump(SPACE))
+    return path
+
+
+def tiny(tmp_path, space_file, *extra):
+    return [*TINY, "--log-dir", str(tmp_path / "tune"), "--search-space", str(space_file), *extra]
+
+
+def load(tmp_path, name="UAVGrid-v0-custom", storage=None):
+    return optuna.load_study(study_name=name, storage=tune.open_storage(storage, tmp_path / "tune" / name, 30))
+
+
+def test_search_spaces_sample_valid_values_and_bad_ones_are_refused():
+    algo = ALGORITHMS["custom"]
+    space = tune.SearchSpace(SPACE, algo, "test")
+    study = optuna.create_study()
+    for _ in range(20):
+        params = space.sample(study.ask())
+        assert params["learning_rate"].startswith("lin_") and 1e-4 <= float(params["learning_rate"][4:]) <= 1e-3
+        assert params["gamma"] in (0.9, 0.99)
+    for bad, message in [
+        ({"lr": {"type": "float", "low": 0.1, "high": 0.2}}, "'lr' is not a custom hyperparameter"),
+        ({"gamma": {"type": "categorical", "choices": [0.9, 1.5]}}, r"gamma=1.5 must be a number in \[0, 1\]"),
+        (
+            {"learning_rate": {"type": "float", "low": 0.0, "high": 0.1, "log": True}},
+            "must start above 0|learning_rate=0.0 must be",
+        ),
+        ({"batch_size": {"type": "int", "low": 8}}, "is not {type: float|int, low, high"),
+        ({"n_epochs": {"type": "int", "low": 1, "high": 3}}, "'n_epochs' is not a custom hyperparameter"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            tune.SearchSpace(bad, algo, "test")
+    for name in ("dqn", "custom", "pqn"):  # the shipped spaces are valid
+        tune.SearchSpace(tune.load_space(ALGORITHMS[name], None)[0], ALGORITHMS[name], name)
+
+
+def test_a_trial_reports_every_evaluation_and_is_pruned_when_the_pruner_says(tmp_path, space_file):
+    class AlwaysPrune(optuna.pruners.BasePruner):
+        def prune(self, study, trial):
+            return True
+
+    args = tune.parse(tiny(tmp_path, space_file))
+    plan = {
+        "env": "UAVGrid-v0", "algo": "custom", "timesteps": 400, "eval_freq": 200, "eval_episodes": 2, "device": "cpu",
+        "extra": ["--n-envs", "2", "--env-kwargs", "max_episode_steps=50"], "hyperparams": list(args.hyperparams),
+        "study_dir": str(tmp_path / "study"),
+    }  # fmt: skip
+    study = optuna.create_study(direction="maximize", pruner=AlwaysPrune())
+    trial = study.ask()
+    with pytest.raises(optuna.TrialPruned, match="pruned at 200 steps"):
+        tune.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=True)
+    assert list(trial.storage.get_trial(trial._trial_id).intermediate_values) == [200]
+    assert (tmp_path / "study" / "trial_0" / "output.log").is_file()
+    study = optuna.create_study(direction="maximize")
+    trial = study.ask()
+    value = tune.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=False)
+    assert isinstance(value, float) and Path(trial.user_attrs["run_dir"]).is_dir()
+    assert sorted(trial.storage.get_trial(trial._trial_id).intermediate_values) == [200, 400]
+
+
+def test_two_workers_share_a_journal_file_and_rerunning_continues_the_study(tmp_path, space_file, capsys):
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "4", "--workers", "2", "--seed", "1")) == 0
+    study = load(tmp_path)
+    complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert len(complete) == 4 and len({t.number for t in complete}) == 4
+    assert len({t.user_attrs["worker"] for t in complete}) == 2, "both workers ran trials"
+    assert all(Path(t.user_attrs["run_dir"]).is_dir() for t in complete)
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1", "--max-total-trials", "6")) == 0
+    assert len(load(tmp_path).trials) == 5
+    other = tiny(tmp_path, space_file, "--trials", "1")
+    other[other.index("400")] = "600"
+    assert run_cli(tune.main, other) == 2
+    assert "ran with other timesteps; use another --study-name" in capsys.readouterr().err
+
+
+def test_a_worker_killed_mid_trial_leaves_it_failed_and_the_study_goes_on(tmp_path, space_file):
+    run_killed_worker(tmp_path, space_file, None)
+
+
+@needs_postgres
+def test_two_workers_share_postgresql(tmp_path, space_file):
+    name = f"pg-share-{os.getpid()}"
+    argv = tiny(tmp_path, space_file, "--trials", "4", "--workers", "2", "--storage", POSTGRES, "--study-name", name)
+    assert run_cli(tune.main, argv) == 0
+    study = load(tmp_path, name, POSTGRES)
+    complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert len(complete) == 4 and len({t.user_attrs["worker"] for t in complete}) == 2
+
+
+@needs_postgres
+def test_the_heartbeat_fails_the_trial_of_a_worker_killed_mid_trial(tmp_path, space_file):
+    run_killed_worker(tmp_path, space_file, POSTGRES)
+
+
+def run_killed_worker(tmp_path, space_file, storage):
+    """A worker SIGKILLed mid-trial: its trial is failed (by the heartbeat with PostgreSQL, by the
+    next command on this machine with a journal file) and the study goes on."""
+    name = f"killed-{os.getpid()}-{'pg' if storage else 'journal'}"
+    argv = tiny(
+        tmp_path,
+        space_file,
+        "--trials",
+        "1",
+        "--study-name",
+        name,
+        "--heartbeat",
+        "1",
+        *(["--storage", storage] if storage else []),
+    )
+    argv[argv.index("400")], argv[argv.index("200")] = "20000", "5000"  # trials of several seconds
+    worker = subprocess.Popen([sys.executable, "-m", "agents.tune", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline, running = time.time() + 120, False
+    while not running and time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            trials = load(tmp_path, name, storage).trials
+        except (KeyError, ValueError):
+            continue
+        running = bool(trials) and trials[0].state == optuna.trial.TrialState.RUNNING and "worker" in trials[0].user_attrs
+    assert running, "the worker started its trial"
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=30)
+    time.sleep(3)  # past the heartbeat's grace period (two heartbeats)
+    assert run_cli(tune.main, argv) == 0
+    states = [t.state for t in load(tmp_path, name, storage).trials]
+    assert states == [optuna.trial.TrialState.FAIL, optuna.trial.TrialState.COMPLETE], states
+
+
+def test_report_writes_the_table_plots_and_a_ready_section(tmp_path, space_file, capsys):
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "3")) == 0
+    assert run_cli(tune.main, [*tiny(tmp_path, space_file), "--report"]) == 0
+    folder = tmp_path / "tune" / "UAVGrid-v0-custom" / "report"
+    text = (folder / "report.md").read_text()
+    assert "# Study UAVGrid-v0-custom" in text and "| trial | value" in text
+    section = yaml.safe_load((folder / "best.yml").read_text())
+    assert section["UAVGrid-v0"]["policy"] == "MultiInputPolicy" and section["UAVGrid-v0"]["learning_rate"].startswith("lin_")
+    for name in ("history.png", "parallel.png"):
+        assert (folder / name).stat().st_size > 1000, name
+
+
+def test_seed_sweeps_run_one_configuration_and_compare_draws_them(tmp_path, space_file, capsys):
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1")) == 0
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--seeds", "2", "--from-trial", "0")) == 0
+    sweep = load(tmp_path, "UAVGrid-v0-custom-seeds-0")
+    assert sorted(t.user_attrs["seed"] for t in sweep.trials) == [0, 1]
+    assert all(t.params == {} for t in sweep.trials), "the same configuration, not samples"
+    argv = [
+        "--from-study",
+        "UAVGrid-v0-custom-seeds-0",
+        "--tune-dir",
+        str(tmp_path / "tune"),
+        "--log-dir",
+        str(tmp_path),
+        "--score-episodes",
+        "2",
+    ]
+    assert run_cli(compare.main, argv) == 0
+    report = (next((tmp_path / "compare").iterdir()) / "report.md").read_text()
+    assert "| UAVGrid-v0-custom-seeds-0 |" in report and "(2/2 seeds)" in report or "not reached" in report
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--seeds", "2", "--from-trial", "9")) == 2
+
+
+def test_bad_tune_input_is_one_line(tmp_path, space_file, capsys):
+    for argv, message in [
+        (["--trials", "0"], "--trials must be >= 1"),
+        (["--storage", "sqlite:///x.db"], "SQLite does not take several writers"),
+        (["--seeds", "2"], "--seeds needs one of --from-trial N or --params FILE"),
+        (["--eval-freq", "1000"], "past the budget"),
+        (["--hyperparams", "exploration_final_eps=2"], "exploration_final_eps=2 must be a number in [0, 1]"),
+        (["--hyperparams", "gamma=0.9"], "--hyperparams fixes gamma, which the search space"),
+    ]:
+        assert run_cli(tune.main, tiny(tmp_path, space_file, *argv)) == 2
+        assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_rl_zoos_own_search_runs_on_our_envs(tmp_path):
+    command = [
+        sys.executable, "-m", "rl_zoo3.train", "--algo", "dqn", "--env", "UAVGrid-v0", "--gym-packages", "ballenvs",
+        "-conf", str(REPO / "zoo_configs" / "dqn.yml"), "-optimize", "--n-trials", "2", "--n-jobs", "1", "-n", "600",
+        "--n-evaluations", "1", "--eval-episodes", "1", "--sampler", "random", "--pruner", "none", "--device", "cpu",
+        "--storage", str(tmp_path / "zoo.log"), "--study-name", "zoo-test", "-f", str(tmp_path),
+        "-params", "learning_starts:100",
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    study = optuna.load_study(
+        study_name="zoo-test",
+        storage=optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(tmp_path / "zoo.log"))),
+    )
+    assert len([t for t in study.trials if t.state.is_finished()]) == 2
