@@ -15,7 +15,8 @@ from agents.config import ConfigError, build_section
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import load_checkpoint, load_policy, restore_agent, save_checkpoint
 from agents.custom.collect import real_next_observations
-from agents.custom.dqn import DQNAgent, DQNConfig, Progress, linear_epsilon, td_targets
+from agents.custom.dqn import DQNAgent, DQNConfig, td_targets
+from agents.custom.loop import Progress, linear_epsilon
 from agents.custom.networks import network_spec
 from agents.errors import UsageError
 from agents.evaluate import evaluate
@@ -208,7 +209,7 @@ def test_corrupt_and_foreign_checkpoints_are_refused(tmp_path):
     with pytest.raises(UsageError, match="cannot load checkpoint .*: not a weights-only checkpoint file"):
         load_checkpoint(tmp_path / "junk.pt")
     torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
-    with pytest.raises(UsageError, match="is not a custom DQN checkpoint"):
+    with pytest.raises(UsageError, match="is not a custom agent's checkpoint"):
         load_checkpoint(tmp_path / "other.pt")
 
 
@@ -306,3 +307,45 @@ def test_learns_a_small_uav_grid_better_than_random(tmp_path):
     stay = episode_returns("stay", 20, **SMALL_UAV)
     assert np.mean(trained.returns) > 2 * random.mean()
     assert np.mean(trained.returns) > stay.mean() + 1.0
+
+
+@pytest.mark.parametrize("capacity", [100, 7], ids=["room", "wrapped"])
+def test_the_device_resident_buffer_samples_as_the_host_one(capacity, tmp_path):
+    """The GPU path's buffer, run on the CPU: the same n-step transitions as the host buffer's."""
+    from agents.custom.buffer import DeviceReplayBuffer
+
+    n_steps, gamma = 3, 0.5
+    buffer = DeviceReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), "cpu", seed=0, n_steps=n_steps, gamma=gamma)
+    for t in range(n_step_case.STEPS):
+        value = np.array([[n_step_case.observation(e, t)] for e in (0, 1)], dtype=np.float32)
+        terminated = np.array([n_step_case.ENDED.get((e, t)) == "terminated" for e in (0, 1)])
+        episode_ended = np.array([(e, t) in n_step_case.ENDED for e in (0, 1)])
+        rewards = np.array([n_step_case.reward(e, t) for e in (0, 1)])
+        buffer.add(value, value + 0.5, value[:, 0].astype(np.int64), rewards, terminated, episode_ended)
+    batch = buffer.sample(300)
+    seen = set()
+    for row in range(300):
+        env, t = divmod(int(batch.actions[row]), 10)
+        seen.add((env, t))
+        reward, discount, next_obs, terminated = n_step_case.expected(env, t, n_steps, gamma)
+        assert batch.rewards[row].item() == pytest.approx(reward) and batch.discounts[row].item() == pytest.approx(discount)
+        assert batch.next_observations[row, 0].item() == next_obs and batch.terminated[row].item() == terminated
+    assert len(seen) == min(12, capacity)
+    buffer.save(tmp_path / "buffer.npz")
+    host = ReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), n_steps=n_steps, gamma=gamma)
+    host.load(tmp_path / "buffer.npz")
+    assert host.actions[: len(host)].tolist() == buffer.actions[: len(buffer)].tolist(), "the same file format"
+
+
+def test_n_step_sums_on_the_device_match_the_host_ones():
+    from agents.custom.buffer import n_step_returns_torch
+    from agents.returns import n_step_returns
+
+    rng = np.random.default_rng(0)
+    rewards = rng.normal(size=(500, 5)).astype(np.float32)
+    ended = rng.random((500, 5)) < 0.2
+    stored_after = rng.integers(0, 6, size=500)
+    host = n_step_returns(rewards, ended, stored_after, 0.9)
+    device = n_step_returns_torch(torch.from_numpy(rewards), torch.from_numpy(ended), torch.from_numpy(stored_after), 0.9)
+    for a, b in zip(host, device):
+        np.testing.assert_allclose(a, b.numpy(), rtol=1e-5, atol=1e-6)

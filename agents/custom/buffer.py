@@ -137,18 +137,29 @@ class ReplayBuffer:
             tensor = tensor.pin_memory()
         return tensor.to(self.device, non_blocking=True)
 
-    def save(self, path: str | Path) -> None:
-        """Write the filled part as an .npz (no pickle), atomically, to reload on resume."""
-        arrays = {
+    def _stores(self) -> dict[str, Any]:
+        """Every array of the ring, by its name in a saved file."""
+        stores = {
             "actions": self.actions,
             "rewards": self.rewards,
             "terminated": self.terminated,
             "episode_ended": self.episode_ended,
         }
-        arrays |= {f"obs/{k}": a for k, a in self.observations.items()}
-        arrays |= {f"next_obs/{k}": a for k, a in self.next_observations.items()}
+        stores |= {f"obs/{k}": a for k, a in self.observations.items()}
+        return stores | {f"next_obs/{k}": a for k, a in self.next_observations.items()}
+
+    @staticmethod
+    def _to_host(store: Any) -> np.ndarray:
+        return store
+
+    def _fill(self, store: Any, values: np.ndarray) -> None:
+        store[: len(values)] = values
+
+    def save(self, path: str | Path) -> None:
+        """Write the filled part as an .npz (no pickle), atomically, to reload on resume."""
+        arrays = {name: self._to_host(store[: self.size]) for name, store in self._stores().items()}
         with atomic_path(path) as tmp, open(tmp, "wb") as file:
-            np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **{k: v[: self.size] for k, v in arrays.items()})
+            np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **arrays)
 
     def load(self, path: str | Path) -> None:
         """Refill from a file :meth:`save` wrote (read with ``allow_pickle=False``)."""
@@ -159,17 +170,144 @@ class ReplayBuffer:
                     raise UsageError(
                         f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}"
                     )
-                stores = [
-                    (self.actions, "actions"),
-                    (self.rewards, "rewards"),
-                    (self.terminated, "terminated"),
-                    (self.episode_ended, "episode_ended"),
-                ]
-                for store, name in stores:
-                    store[:size] = data[name]
-                for key in self.observations:
-                    self.observations[key][:size] = data[f"obs/{key}"]
-                    self.next_observations[key][:size] = data[f"next_obs/{key}"]
+                for name, store in self._stores().items():
+                    self._fill(store, data[name])
                 self.size, self.pos, self.stride = size, int(data["pos"]) % self.capacity, int(data["stride"])
         except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
             raise UsageError(f"cannot load replay buffer {str(path)!r}: {type(error).__name__}: {error}") from None
+
+
+def n_step_returns_torch(
+    rewards: torch.Tensor, ended: torch.Tensor, stored_after: torch.Tensor, gamma: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`agents.returns.n_step_returns` on tensors, on their device."""
+    n = rewards.shape[1]
+    first_end = torch.where(ended.any(1), ended.int().argmax(1), n - 1)
+    last = torch.minimum(first_end, stored_after)
+    steps = torch.arange(n, device=rewards.device)
+    powers = torch.tensor(gamma, dtype=torch.float64, device=rewards.device) ** steps
+    summed = (rewards * powers.float() * (steps <= last[:, None])).sum(1, dtype=torch.float32)
+    return last, summed, (torch.tensor(gamma, dtype=torch.float64, device=rewards.device) ** (last + 1.0)).float()
+
+
+class DeviceReplayBuffer(ReplayBuffer):
+    """The same ring of transitions, resident on a torch device (the GPU's memory): each vector
+    step's transitions go in once, through a pinned host buffer, and minibatches are drawn and
+    gathered on the device, so an update never waits for a copy from the host. Observations keep
+    their dtype there too (uint8 frames). On the CPU the numpy :class:`ReplayBuffer` serves; this
+    one runs there as well, which is how its tests run."""
+
+    def __init__(
+        self,
+        capacity: int,
+        observation_space: spaces.Space,
+        device: str | torch.device = "cuda",
+        seed: int | None = None,
+        n_steps: int = 1,
+        gamma: float = 0.99,
+    ) -> None:
+        super().__init__(1, observation_space, device, seed, n_steps, gamma)  # the host arrays are not used
+        self.capacity = capacity
+        device = self.device
+
+        def zeros(shape: tuple[int, ...], dtype: Any) -> torch.Tensor:
+            return torch.zeros((capacity, *shape), dtype=dtype, device=device)
+
+        self.observations = {k: zeros(s.shape, _torch_dtype(s.dtype)) for k, s in _parts(observation_space).items()}
+        self.next_observations = {k: torch.zeros_like(a) for k, a in self.observations.items()}
+        self.actions = zeros((), torch.int64)
+        self.rewards = zeros((), torch.float32)
+        self.terminated = zeros((), torch.float32)
+        self.episode_ended = zeros((), torch.bool)
+        self.generator = torch.Generator(device=device)
+        self.generator.manual_seed(0 if seed is None else seed)
+        self._upload = Uploader(device)
+
+    def add(
+        self,
+        obs: Observation,
+        next_obs: Observation,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        episode_ended: np.ndarray | None = None,
+    ) -> None:
+        n = len(actions)
+        if self.stride and n != self.stride:
+            raise ValueError(f"every add must hold one transition per env: {self.stride} before, {n} now")
+        self.stride = n
+        slots = (self.pos + torch.arange(n, device=self.device)) % self.capacity
+        for stores, values in ((self.observations, obs), (self.next_observations, next_obs)):
+            for key, store in stores.items():
+                store[slots] = self._upload(values[key] if self._dict else values, key)
+        ended = terminated if episode_ended is None else episode_ended
+        for store, values, name in (
+            (self.actions, actions, "actions"),
+            (self.rewards, rewards, "rewards"),
+            (self.terminated, terminated, "terminated"),
+            (self.episode_ended, ended, "episode_ended"),
+        ):
+            store[slots] = self._upload(np.asarray(values, dtype=_numpy_dtype(store.dtype)), name)
+        self.pos = (self.pos + n) % self.capacity
+        self.size = min(self.size + n, self.capacity)
+
+    def sample(self, batch_size: int) -> Batch:
+        if self.size == 0:
+            raise ValueError("cannot sample from an empty replay buffer")
+        idx = torch.randint(0, self.size, (batch_size,), generator=self.generator, device=self.device)
+        if self.n_steps == 1:
+            ends, rewards, discounts = idx, self.rewards[idx], None
+        else:
+            slots = (idx[:, None] + torch.arange(self.n_steps, device=self.device) * self.stride) % self.capacity
+            stored_after = torch.div((self.pos - 1 - idx) % self.capacity, self.stride, rounding_mode="floor")
+            last, rewards, discounts = n_step_returns_torch(
+                self.rewards[slots], self.episode_ended[slots], stored_after, self.gamma
+            )
+            ends = slots[torch.arange(batch_size, device=self.device), last]
+        observations = {key: store[idx] for key, store in self.observations.items()}
+        next_observations = {key: store[ends] for key, store in self.next_observations.items()}
+        return Batch(
+            observations if self._dict else observations[""],
+            self.actions[idx],
+            rewards,
+            next_observations if self._dict else next_observations[""],
+            self.terminated[ends],
+            discounts,
+        )
+
+    @staticmethod
+    def _to_host(store: Any) -> np.ndarray:
+        return store.cpu().numpy()
+
+    def _fill(self, store: Any, values: np.ndarray) -> None:
+        store[: len(values)] = torch.as_tensor(values, device=self.device)
+
+
+def _torch_dtype(dtype: Any) -> torch.dtype:
+    return torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
+
+
+def _numpy_dtype(dtype: torch.dtype) -> Any:
+    return torch.zeros(0, dtype=dtype).numpy().dtype
+
+
+class Uploader:
+    """Host arrays to the device: through a pinned staging buffer per name, reused step after step
+    (pinning fresh memory every step would cost more than the copy), so the copy runs
+    asynchronously on a GPU. On the CPU the array is wrapped, not copied."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self._staging: dict[str, torch.Tensor] = {}
+
+    def __call__(self, array: np.ndarray, name: str = "") -> torch.Tensor:
+        array = np.ascontiguousarray(array)
+        if self.device.type != "cuda":
+            return torch.from_numpy(array)
+        staging = self._staging.get(name)
+        if staging is None or staging.shape != array.shape or staging.dtype != _torch_dtype(array.dtype):
+            staging = self._staging[name] = torch.empty(array.shape, dtype=_torch_dtype(array.dtype)).pin_memory()
+        # The previous copy out of this staging buffer must be done before it is overwritten.
+        torch.cuda.current_stream(self.device).synchronize()
+        staging.numpy()[...] = array
+        return staging.to(self.device, non_blocking=True)
