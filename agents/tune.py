@@ -136,10 +136,21 @@ def open_storage(url: str | None, folder: Path, heartbeat: int) -> Any:
             "--storage: SQLite does not take several writers at once; use a journal file (no --storage) or PostgreSQL"
         )
     try:
-        return optuna.storages.RDBStorage(url, heartbeat_interval=heartbeat, grace_period=2 * heartbeat)
+        return optuna.storages.RDBStorage(_with_driver(url), heartbeat_interval=heartbeat, grace_period=2 * heartbeat)
     except Exception as error:  # SQLAlchemy and the driver raise many kinds for a bad URL or an unreachable server
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UsageError(f"--storage {url!r}: cannot open the study's database ({first})") from None
+
+
+def _with_driver(url: str) -> str:
+    """A plain postgresql:// URL with the driver the tune extra installs (psycopg 3): SQLAlchemy's
+    default driver for that scheme is psycopg2 before 2.1 and psycopg from 2.1."""
+    import importlib.util
+
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme in ("postgresql", "postgres") and importlib.util.find_spec("psycopg") is not None:
+        return f"postgresql+psycopg://{rest}"
+    return url
 
 
 def make_pruner(name: str, timesteps: int) -> Any:
