@@ -1,11 +1,13 @@
-"""Train agents side by side on one env and compare them: stable-baselines3's DQN, our custom DQN.
+"""Train agents side by side on one env and compare them: stable-baselines3's DQN, our custom DQN, PQN.
 
-    python -m agents.compare --env UAVGrid-v0 --timesteps 100000 --seeds 3 [--agents sb3 custom]
+    python -m agents.compare --env UAVGrid-v0 --timesteps 100000 --seeds 3 [--agents sb3 custom pqn]
     python -m agents.compare --from-runs runs/compare/UAVGrid-v0_1      # re-plot, no training
     python -m agents.compare --from-study UAVGrid-v0-custom-seeds-12 [--storage URL]   # an agents.tune seed sweep
 
-Every agent runs with the same config section, seeds, evaluation schedule and evaluation
-episodes, through its own trainer (the trainers' flags mean the same here). Baselines come
+Every agent runs with its algorithm's config section (the DQNs share zoo_configs/dqn.yml, PQN
+has zoo_configs/pqn.yml), the same seeds and evaluation episodes, through its own trainer (the
+trainers' flags mean the same here), for its section's n_timesteps unless --timesteps gives one
+budget to all, evaluated 20 times per run unless --eval-freq says otherwise. Baselines come
 from the env's reference policies (:mod:`ballenvs.reference`): their mean returns are the
 dashed lines, and each run's final model is scored by the env's yardsticks (UAVGrid: its
 return minus the greedy policy's on the same seeded episodes; BallDuel: its win rate against
@@ -177,8 +179,9 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
     lines = [
         f"# {manifest['env_id']}: {' vs '.join(agents)}",
         "",
-        f"{manifest['timesteps']} env steps per run, seeds {seeds}, evaluation every {manifest['eval_freq']} steps "
-        f"on {manifest['eval_episodes']} episodes; {manifest['hardware']}.",
+        f"{_per_agent(manifest['timesteps'])} env steps per run, seeds {seeds}, "
+        f"evaluation every {_per_agent(manifest['eval_freq'])} steps on {manifest['eval_episodes']} episodes; "
+        f"{manifest['hardware']}.",
         f"Command: `{manifest['command']}`",
         "",
         f"| agent | final evaluation return (mean +- std over seeds) | steps/s | reached {heuristic} ({target:.3f}) at |",
@@ -187,8 +190,11 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
     for label, agent in agents.items():
         hits = [r for r in agent["reached"] if r is not None]
         if hits:
-            seconds, steps = np.mean([h[1] for h in hits]), np.mean([h[0] for h in hits])
-            reached = f"{seconds:.0f} s, {steps:.0f} steps ({len(hits)}/{_count(len(agent['reached']), 'seed')})"
+            seconds, steps = [h[1] for h in hits], [h[0] for h in hits]
+            reached = (
+                f"{np.mean(seconds):.0f} s ({min(seconds):.0f}-{max(seconds):.0f}), {np.mean(steps):,.0f} steps "
+                f"({len(hits)}/{_count(len(agent['reached']), 'seed')})"
+            )
         else:
             reached = "not reached"
         lines.append(
@@ -303,7 +309,9 @@ def config_eval_episodes(runs: dict[str, list[str]]) -> int:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = Parser(prog="python -m agents.compare", description=__doc__.split("\n\n")[0].strip())
     add_run_flags(parser)
-    parser.set_defaults(env="UAVGrid-v0", timesteps=100_000, eval_freq=None)
+    # Each agent's own budget unless one is given: PQN trades samples for speed, so equal steps
+    # would not be a fair race.
+    parser.set_defaults(env="UAVGrid-v0", timesteps=None, eval_freq=None)
     parser.add_argument("--seeds", type=int, default=3, help="runs per agent, seeded 0, 1, ...")
     parser.add_argument("--agents", nargs="+", choices=tuple(AGENTS), default=["sb3", "custom"], help="which agents to train")
     parser.add_argument("--score-episodes", type=int, default=100, help="episodes per yardstick for each final model")
@@ -325,8 +333,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     for flag in ("seeds", "score_episodes"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
-    if args.eval_freq is None:
-        args.eval_freq = max(args.timesteps // 20, 1) if args.timesteps and args.timesteps > 0 else 1
     return args
 
 
@@ -338,17 +344,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.from_study:
         return from_studies(args, argv)
 
-    common = [
-        "--env",
-        args.env,
-        "--timesteps",
-        str(args.timesteps),
-        "--device",
-        args.device,
-        "--eval-freq",
-        str(args.eval_freq),
-    ]
+    common = ["--env", args.env, "--device", args.device]
     common += ["--eval-episodes", str(args.eval_episodes), "--save-freq", "0", "--no-progress"]
+    if args.timesteps is not None:
+        common += ["--timesteps", str(args.timesteps)]
     for flag, value in (
         ("--vec-env", args.vec_env),
         ("--n-envs", args.n_envs),
@@ -366,6 +365,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ]
         for label, algo in trainers.items()
     }
+    budgets = {label: setup.timesteps for label, setup in setups.items()}
+    eval_freqs = {label: args.eval_freq or max(steps // 20, 1) for label, steps in budgets.items()}
+    flags = {
+        label: [*common, *algo.trainer_flags, "--timesteps", str(budgets[label]), "--eval-freq", str(eval_freqs[label])]
+        for label, algo in trainers.items()
+    }
     check_log_dir(args.log_dir, "compare")
     env_kwargs = next(iter(setups.values())).section.env_kwargs
     reference = reference_for(args.env)
@@ -373,9 +378,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     manifest: dict[str, Any] = {
         "env_id": args.env,
         "env_kwargs": env_kwargs,
-        "timesteps": args.timesteps,
+        "timesteps": budgets,
         "seeds": args.seeds,
-        "eval_freq": args.eval_freq,
+        "eval_freq": eval_freqs,
         "eval_episodes": args.eval_episodes,
         "score_episodes": args.score_episodes,
         "hardware": machine(),
@@ -389,10 +394,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"[run {k}/{len(jobs)}] {label}, seed {seed}", flush=True)
         algo = trainers[label]
         trainer = importlib.import_module(algo.trainer)
-        run_dir = trainer.main([*common, *algo.trainer_flags, "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
+        run_dir = trainer.main([*flags[label], "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
         manifest["runs"][label].append(str(run_dir))
         save_manifest(out_dir, manifest)  # after every run: an interrupted compare can be re-plotted
     return write_outputs(out_dir, manifest)
+
+
+def _per_agent(value: Any) -> str:
+    """A manifest figure that is one number, or one per agent (older manifests: one)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{v:,} ({label})" if isinstance(v, int) else f"{v} ({label})" for label, v in value.items())
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def _count(n: int, noun: str) -> str:
