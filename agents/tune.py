@@ -241,8 +241,10 @@ def worker(plan: dict[str, Any], n_trials: int, index: int) -> None:
     import optuna
     import torch
 
-    # Two processes of torch's default threads on the same cores slow each other down many times over.
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // plan["workers"]))
+    # Two processes of torch's default threads on the same cores slow each other down many times
+    # over; OMP_NUM_THREADS, when set, says how many this machine's share is.
+    if "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // plan["workers"]))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = open_storage(plan["storage"], Path(plan["study_dir"]), plan["heartbeat"])
     seed = None if plan["seed"] is None else plan["seed"] + index

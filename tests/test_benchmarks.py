@@ -35,3 +35,22 @@ def test_results_update_replaces_only_the_marked_block(tmp_path):
     text = path.read_text()
     assert "old" not in text and "<!-- results:a -->\nnew table\n<!-- /results:a -->" in text
     assert "hand-written note" in text and "## b\n\n<!-- results:b -->\nother\n<!-- /results:b -->" in text
+
+
+@pytest.mark.slow
+def test_the_gpu_benchmark_runs_its_quick_pass_on_the_cpu(tmp_path, monkeypatch, capsys):
+    from benchmarks import gpu
+
+    monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
+    results_md = tmp_path / "RESULTS.md"
+    result = gpu.main(["--quick", "--device", "cpu", "--results", str(results_md)])
+    assert result["device"] == "cpu"
+    rows = {(r["env"], r["trainer"]): r for r in result["throughput"]}
+    for env_id in gpu.ENVS:
+        for trainer in ("SB3 DQN", "custom", "PQN (its config)"):
+            assert rows[env_id, trainer]["steps_per_s"] > 0, (env_id, trainer)
+        assert rows[env_id, "custom --compile"]["steps_per_s"] is None, "CUDA only: not measured on a CPU"
+    assert [r["trainer"] for r in result["skill"]] == list(gpu.SKILL_RUNS)
+    assert json.loads((tmp_path / "gpu.json").read_text())["benchmark"] == "gpu"
+    assert not results_md.exists(), "--quick leaves RESULTS.md alone"
+    assert "n/a (CUDA only)" in capsys.readouterr().out

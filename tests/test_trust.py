@@ -4,6 +4,7 @@ Ctrl-C leaves a model to resume from (exit 130)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
@@ -163,6 +164,42 @@ def test_crafted_custom_checkpoints_never_run_their_payload(custom_run, tmp_path
     err = refuses(capsys, evaluate_main, [str(run / "final_model.pt")])
     assert "not a weights-only checkpoint file" in err and "weights_only" not in err.split(":", 2)[-1]
     assert not marker.exists()
+
+
+def claim_cuda(raw: bytes) -> bytes:
+    """Re-save torch-saved bytes with every tensor's storage tagged ``cuda:0``, as a model saved
+    on a GPU machine is: loading it without mapping its tensors fails on a CPU-only machine."""
+    state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    real_tag = torch.serialization.location_tag
+    torch.serialization.location_tag = lambda storage: "cuda:0"
+    try:
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+    finally:
+        torch.serialization.location_tag = real_tag
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("trainer", TRAINERS, ids=TRAINER_IDS)
+def test_a_model_saved_on_cuda_evaluates_on_the_cpu(trainer, sb3_run, custom_run, tmp_path, capsys):
+    run = copy_run(sb3_run if trainer is sb3_train else custom_run, tmp_path)
+    model = run / ("final_model.zip" if trainer is sb3_train else "final_model.pt")
+    if model.suffix == ".zip":
+        with zipfile.ZipFile(model) as archive:
+            entries = {name: archive.read(name) for name in archive.namelist()}
+        entries = {name: claim_cuda(raw) if name.endswith(".pth") else raw for name, raw in entries.items()}
+        with zipfile.ZipFile(model, "w") as archive:
+            for name, raw in entries.items():
+                archive.writestr(name, raw)
+        tagged = entries["policy.pth"]
+    else:
+        tagged = claim_cuda(model.read_bytes())
+        model.write_bytes(tagged)
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="CUDA"):
+            torch.load(io.BytesIO(tagged), weights_only=True)  # the file does claim CUDA
+    assert run_cli(evaluate_main, [str(model), "--episodes", "2", "--device", "cpu"]) == 0
+    assert "2 episodes, return" in capsys.readouterr().out
 
 
 ESCAPES = [
