@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from agents.config import Section, parse_kwargs, schedule
 from agents.custom.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
+from agents.custom.learner import QLearner
 from agents.custom.loop import EpisodeLog, Hooks, Progress, to_tensor
 from agents.custom.networks import QNetwork, network_spec
 
@@ -71,7 +72,7 @@ def td_targets(
     return rewards + gamma * (1.0 - terminated) * next_values
 
 
-class DQNAgent:
+class DQNAgent(QLearner):
     """Online and target Q-networks with their optimiser."""
 
     FORMAT = "ballenvs-custom-dqn/1"  # of its checkpoints
@@ -79,37 +80,17 @@ class DQNAgent:
     def __init__(
         self, spec: dict[str, Any], config: DQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
     ) -> None:
-        torch.manual_seed(seed)
-        self.spec = spec
-        self.config = config
-        self.device = torch.device(device)
-        self.q = QNetwork(spec).to(self.device)
+        super().__init__(spec, config, device, seed, amp, compile)
         self.target = QNetwork(spec).to(self.device)
         self.target.load_state_dict(self.q.state_dict())
         self.target.requires_grad_(False)
-        # One fused kernel for all parameters: measured 10x faster than the default
-        # per-tensor loop on CPU for the Nature CNN (0.3 ms against 3.2 ms a step).
-        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.initial_learning_rate, fused=True)
-        self.rng = np.random.default_rng(seed)
-        self.n_updates = 0
-        self.n_actions = spec["n_actions"]
-        # bf16 autocast and torch.compile pay off on a GPU; on this CPU they were slower.
-        self.amp = amp and self.device.type == "cuda"
-        self._q_fn: Callable[[Any], torch.Tensor] = self.q
-        self._target_fn: Callable[[Any], torch.Tensor] = self.target
-        if compile and self.device.type == "cuda":
-            self._q_fn, self._target_fn = torch.compile(self.q), torch.compile(self.target)
-
-    def _autocast(self) -> Any:
-        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
+        self._target_fn: Callable[[Any], torch.Tensor] = torch.compile(self.target) if self.compiled else self.target
 
     def act(self, observation: Any, epsilon: float) -> np.ndarray:
         """Epsilon-greedy actions for a batch of observations, with one forward pass."""
         with torch.inference_mode(), self._autocast():
             greedy = self._q_fn(to_tensor(observation, self.device)).argmax(dim=1).cpu().numpy()
-        n = len(greedy)
-        explore = self.rng.random(n) < epsilon
-        return np.where(explore, self.rng.integers(self.n_actions, size=n), greedy)
+        return self.explore(greedy, epsilon)
 
     def random_actions(self, n: int) -> np.ndarray:
         return self.rng.integers(self.n_actions, size=n)
@@ -125,20 +106,8 @@ class DQNAgent:
         with self._autocast():
             q_taken = self._q_fn(batch.observations).float().gather(1, batch.actions.unsqueeze(1)).squeeze(1)
         loss = F.smooth_l1_loss(q_taken, targets)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.q.parameters(), config.max_grad_norm)
-        self.optimizer.step()
-        self.n_updates += 1
+        self.gradient_step(loss)
         return loss.detach()
-
-    def set_learning_rate(self, progress_remaining: float) -> float:
-        """The learning rate for this point of training (1: start, 0: end), as SB3 sets it."""
-        config = self.config
-        rate = config.initial_learning_rate * (progress_remaining if config.linear_learning_rate else 1.0)
-        for group in self.optimizer.param_groups:
-            group["lr"] = rate
-        return rate
 
     @torch.no_grad()
     def update_target(self) -> None:

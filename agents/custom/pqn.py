@@ -22,8 +22,9 @@ import torch
 import torch.nn.functional as F
 
 from agents.config import Section, parse_kwargs, schedule
+from agents.custom.learner import QLearner
 from agents.custom.loop import EpisodeLog, Hooks, Progress, rows_of, to_tensor
-from agents.custom.networks import QNetwork, network_spec
+from agents.custom.networks import network_spec
 
 
 @dataclass
@@ -114,7 +115,7 @@ class Rollout:
         return parts if self._dict else parts[""]
 
 
-class PQNAgent:
+class PQNAgent(QLearner):
     """A LayerNorm Q-network, its optimiser, and epsilon-greedy acting."""
 
     FORMAT = "ballenvs-custom-pqn/1"
@@ -122,29 +123,14 @@ class PQNAgent:
     def __init__(
         self, spec: dict[str, Any], config: PQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
     ) -> None:
-        torch.manual_seed(seed)
-        self.spec, self.config, self.device = spec, config, torch.device(device)
-        self.q = QNetwork(spec).to(self.device)
-        # Adam's fused kernel: the same choice as the custom DQN (CleanRL's pqn.py uses RAdam, whose
-        # per-tensor loop took a third of an update's time here).
-        self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.initial_learning_rate, fused=True)
-        self.rng = np.random.default_rng(seed)
+        super().__init__(spec, config, device, seed, amp, compile)
         self.generator = torch.Generator().manual_seed(seed)  # minibatch order
-        self.n_updates = 0
-        self.n_actions = spec["n_actions"]
-        self.amp = amp and self.device.type == "cuda"
-        self._q_fn: Any = torch.compile(self.q) if compile and self.device.type == "cuda" else self.q
-
-    def _autocast(self) -> Any:
-        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
 
     def act(self, observation: Any, epsilon: float) -> tuple[np.ndarray, torch.Tensor]:
         """Epsilon-greedy actions for a batch, and each observation's value max_a Q(s, a), from one forward pass."""
         with torch.inference_mode(), self._autocast():
             best, greedy = self._q_fn(observation).float().max(dim=1)
-        greedy = greedy.cpu().numpy()
-        explore = self.rng.random(len(greedy)) < epsilon
-        return np.where(explore, self.rng.integers(self.n_actions, size=len(greedy)), greedy), best
+        return self.explore(greedy.cpu().numpy(), epsilon), best
 
     def values(self, observation: Any) -> torch.Tensor:
         with torch.inference_mode(), self._autocast():
@@ -164,19 +150,8 @@ class PQNAgent:
                         self._q_fn(rows_of(observations, batch)).float().gather(1, actions[batch].unsqueeze(1)).squeeze(1)
                     )
                 loss = F.mse_loss(q_taken, targets[batch])
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.q.parameters(), config.max_grad_norm)
-                self.optimizer.step()
-                self.n_updates += 1
+                self.gradient_step(loss)
         return loss.detach()
-
-    def set_learning_rate(self, progress_remaining: float) -> float:
-        config = self.config
-        rate = config.initial_learning_rate * (progress_remaining if config.linear_learning_rate else 1.0)
-        for group in self.optimizer.param_groups:
-            group["lr"] = rate
-        return rate
 
     def state_dict(self) -> dict[str, Any]:
         return {"q": self.q.state_dict(), "optimizer": self.optimizer.state_dict(), "n_updates": self.n_updates}
