@@ -286,8 +286,7 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
         "env_kwargs": env_kwargs,
         "timesteps": plan["timesteps"],
         "seeds": max(len(dirs) for dirs in runs.values()),
-        "eval_freq": "see each run's config",
-        "eval_episodes": config_eval_episodes(runs),
+        **evaluation_schedule(runs),
         "score_episodes": args.score_episodes,
         "hardware": machine(),
         "command": "python -m agents.compare " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -299,11 +298,14 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     return write_outputs(out_dir, manifest)
 
 
-def config_eval_episodes(runs: dict[str, list[str]]) -> int:
-    """Episodes per evaluation of the runs (their evaluations.npz rows)."""
-    first = Path(next(iter(runs.values()))[0]) / "eval" / "evaluations.npz"
-    with np.load(first, allow_pickle=False) as data:
-        return int(data["results"].shape[1])
+def evaluation_schedule(runs: dict[str, list[str]]) -> dict[str, Any]:
+    """Steps between evaluations (per agent) and episodes per evaluation, read from the runs'
+    ``eval/evaluations.npz`` (the first evaluation is one interval in)."""
+    eval_freq, eval_episodes = {}, 0
+    for label, dirs in runs.items():
+        with np.load(Path(dirs[0]) / "eval" / "evaluations.npz", allow_pickle=False) as data:
+            eval_freq[label], eval_episodes = int(data["timesteps"][0]), int(data["results"].shape[1])
+    return {"eval_freq": eval_freq, "eval_episodes": eval_episodes}
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -31,6 +31,7 @@ import os
 import socket
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,10 @@ def open_storage(url: str | None, folder: Path, heartbeat: int) -> Any:
             "--storage: SQLite does not take several writers at once; use a journal file (no --storage) or PostgreSQL"
         )
     try:
-        return optuna.storages.RDBStorage(_with_driver(url), heartbeat_interval=heartbeat, grace_period=2 * heartbeat)
+        with warnings.catch_warnings():
+            # The heartbeat is the documented way to fail a dead worker's trial; Optuna still tags it experimental.
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.storages.RDBStorage(_with_driver(url), heartbeat_interval=heartbeat, grace_period=2 * heartbeat)
     except Exception as error:  # SQLAlchemy and the driver raise many kinds for a bad URL or an unreachable server
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UsageError(f"--storage {url!r}: cannot open the study's database ({first})") from None
@@ -352,13 +356,15 @@ def plots(study: Any, folder: Path, with_importances: bool) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import optuna
     import optuna.visualization.matplotlib as views
 
     charts = [("history.png", views.plot_optimization_history), ("parallel.png", views.plot_parallel_coordinate)]
     if with_importances:
         charts.append(("importances.png", views.plot_param_importances))
     for name, draw in charts:
-        with contextlib.suppress(Exception):  # a chart optuna cannot draw for this study is left out
+        with contextlib.suppress(Exception), warnings.catch_warnings():  # a chart optuna cannot draw is left out
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # the matplotlib views' tag
             axes = draw(study)
             figure = axes.figure if hasattr(axes, "figure") else plt.gcf()
             figure.set_size_inches(10, 6)
