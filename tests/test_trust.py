@@ -4,6 +4,7 @@ Ctrl-C leaves a model to resume from (exit 130)."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -352,13 +353,22 @@ def test_ctrl_c_to_the_process_group_saves_an_interrupted_model_to_resume_from(t
         str(tmp_path),
     ]
     command += ["--hyperparams", "buffer_size=2000", "learning_starts=200", "--save-replay-buffer", "--no-progress"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.time() + 120
-    while not list(tmp_path.glob("*/UAVGrid-v0_1/monitor/1.monitor.csv")) and time.time() < deadline:
-        time.sleep(0.2)
-    time.sleep(2.0)  # learning has started
-    os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the trainer and its workers
-    out, err = process.communicate(timeout=120)
+    # A shell that starts the tests in the background (`pytest &`, nohup) leaves SIGINT ignored in
+    # its children; a terminal's trainer has it at the default.
+    restore_sigint = functools.partial(signal.signal, signal.SIGINT, signal.SIG_DFL)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=restore_sigint
+    )
+    try:
+        deadline = time.time() + 120
+        while not list(tmp_path.glob("*/UAVGrid-v0_1/monitor/1.monitor.csv")) and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(2.0)  # learning has started
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the trainer and its workers
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:  # never leave a trainer running after a failed test
+            os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 130, err
     assert "Traceback" not in err and "interrupted: model saved to" in err
     run = next(tmp_path.glob("*/UAVGrid-v0_1"))
