@@ -165,17 +165,14 @@ def bootstrap_elo(results: np.ndarray, rng: np.random.Generator, rounds: int = B
     """The standard deviation of each rating over leagues resampled from the same games.
     ``results[i, j]`` holds i's (wins, draws, losses) against j, for i < j."""
     n = len(results)
+    played = [(i, j) for i in range(n) for j in range(i + 1, n) if results[i, j].sum()]
     samples = np.empty((rounds, n))
     for r in range(rounds):
-        scores, games = np.zeros((n, n)), np.zeros((n, n))
-        for i in range(n):
-            for j in range(i + 1, n):
-                total = int(results[i, j].sum())
-                if total:
-                    wins, draws, losses = rng.multinomial(total, results[i, j] / total)
-                    scores[i, j], scores[j, i] = wins + draws / 2, losses + draws / 2
-                    games[i, j] = games[j, i] = total
-        samples[r] = fit_elo(scores, games)
+        resampled = np.zeros_like(results)
+        for i, j in played:
+            total = int(results[i, j].sum())
+            resampled[i, j] = rng.multinomial(total, results[i, j] / total)
+        samples[r] = fit_elo(*tables(resampled))
     return samples.std(axis=0)
 
 

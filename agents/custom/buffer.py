@@ -28,7 +28,8 @@ class Batch(NamedTuple):
     discounts: torch.Tensor | None = None  # n-step: gamma ** steps summed per sample; else None (gamma)
 
 
-def _parts(space: spaces.Space) -> dict[str, spaces.Space]:
+def observation_parts(space: spaces.Space) -> dict[str, spaces.Space]:
+    """A space's parts by key: a Dict space's own, else the whole space under ``""``."""
     return dict(space.spaces) if isinstance(space, spaces.Dict) else {"": space}
 
 
@@ -58,7 +59,8 @@ class ReplayBuffer:
         self.capacity = capacity
         self.device = torch.device(device)
         self._dict = isinstance(observation_space, spaces.Dict)
-        self.observations = {k: np.zeros((capacity, *s.shape), dtype=s.dtype) for k, s in _parts(observation_space).items()}
+        parts = observation_parts(observation_space)
+        self.observations = {k: np.zeros((capacity, *s.shape), dtype=s.dtype) for k, s in parts.items()}
         self.next_observations = {k: np.zeros_like(a) for k, a in self.observations.items()}
         self.actions = np.zeros(capacity, dtype=np.int64)
         self.rewards = np.zeros(capacity, dtype=np.float32)
@@ -85,10 +87,7 @@ class ReplayBuffer:
     ) -> None:
         """Store one transition per env: arrays with a leading (n_envs,) dimension.
         ``episode_ended``: terminated or truncated (default: ``terminated``)."""
-        n = len(actions)
-        if self.stride and n != self.stride:
-            raise ValueError(f"every add must hold one transition per env: {self.stride} before, {n} now")
-        self.stride = n
+        n = self._claim_stride(len(actions))
         slots = (self.pos + np.arange(n)) % self.capacity
         for key, store in self.observations.items():
             store[slots] = obs[key] if self._dict else obs
@@ -100,6 +99,14 @@ class ReplayBuffer:
         self.episode_ended[slots] = terminated if episode_ended is None else episode_ended
         self.pos = (self.pos + n) % self.capacity
         self.size = min(self.size + n, self.capacity)
+
+    def _claim_stride(self, n: int) -> int:
+        """``n`` transitions go in: one per env, the same number at every add (n-step returns
+        find an env's next step ``stride`` slots on)."""
+        if self.stride and n != self.stride:
+            raise ValueError(f"every add must hold one transition per env: {self.stride} before, {n} now")
+        self.stride = n
+        return n
 
     def sample(self, batch_size: int) -> Batch:
         """A uniform minibatch of written slots, as tensors on the buffer's device."""
@@ -213,7 +220,7 @@ class DeviceReplayBuffer(ReplayBuffer):
         def zeros(shape: tuple[int, ...], dtype: Any) -> torch.Tensor:
             return torch.zeros((capacity, *shape), dtype=dtype, device=device)
 
-        self.observations = {k: zeros(s.shape, _torch_dtype(s.dtype)) for k, s in _parts(observation_space).items()}
+        self.observations = {k: zeros(s.shape, torch_dtype(s.dtype)) for k, s in observation_parts(observation_space).items()}
         self.next_observations = {k: torch.zeros_like(a) for k, a in self.observations.items()}
         self.actions = zeros((), torch.int64)
         self.rewards = zeros((), torch.float32)
@@ -232,10 +239,7 @@ class DeviceReplayBuffer(ReplayBuffer):
         terminated: np.ndarray,
         episode_ended: np.ndarray | None = None,
     ) -> None:
-        n = len(actions)
-        if self.stride and n != self.stride:
-            raise ValueError(f"every add must hold one transition per env: {self.stride} before, {n} now")
-        self.stride = n
+        n = self._claim_stride(len(actions))
         slots = (self.pos + torch.arange(n, device=self.device)) % self.capacity
         for stores, values in ((self.observations, obs), (self.next_observations, next_obs)):
             for key, store in stores.items():
@@ -283,7 +287,8 @@ class DeviceReplayBuffer(ReplayBuffer):
         store[: len(values)] = torch.as_tensor(values, device=self.device)
 
 
-def _torch_dtype(dtype: Any) -> torch.dtype:
+def torch_dtype(dtype: Any) -> torch.dtype:
+    """The torch dtype of a numpy dtype."""
     return torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
 
 
@@ -305,8 +310,8 @@ class Uploader:
         if self.device.type != "cuda":
             return torch.from_numpy(array)
         staging = self._staging.get(name)
-        if staging is None or staging.shape != array.shape or staging.dtype != _torch_dtype(array.dtype):
-            staging = self._staging[name] = torch.empty(array.shape, dtype=_torch_dtype(array.dtype)).pin_memory()
+        if staging is None or staging.shape != array.shape or staging.dtype != torch_dtype(array.dtype):
+            staging = self._staging[name] = torch.empty(array.shape, dtype=torch_dtype(array.dtype)).pin_memory()
         # The previous copy out of this staging buffer must be done before it is overwritten.
         torch.cuda.current_stream(self.device).synchronize()
         staging.numpy()[...] = array

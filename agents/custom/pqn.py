@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
+from gymnasium import spaces
 
 from agents.config import Section, parse_kwargs, schedule
+from agents.custom.buffer import observation_parts, torch_dtype
 from agents.custom.learner import QLearner
 from agents.custom.loop import EpisodeLog, Hooks, Progress, rows_of, to_tensor
 from agents.custom.networks import network_spec
@@ -84,14 +86,9 @@ class Rollout:
     """One rollout of T steps of N envs, stored as tensors on the agent's device."""
 
     def __init__(self, steps: int, n_envs: int, observation_space: Any, device: torch.device) -> None:
-        from gymnasium import spaces
-
-        parts = dict(observation_space.spaces) if isinstance(observation_space, spaces.Dict) else {"": observation_space}
         self.observations = {
-            key: torch.zeros(
-                (steps, n_envs, *space.shape), dtype=torch.from_numpy(np.zeros(0, space.dtype)).dtype, device=device
-            )
-            for key, space in parts.items()
+            key: torch.zeros((steps, n_envs, *space.shape), dtype=torch_dtype(space.dtype), device=device)
+            for key, space in observation_parts(observation_space).items()
         }
         self.actions = torch.zeros((steps, n_envs), dtype=torch.long, device=device)
         self.rewards, self.terminated, self.ended, self.values = (
