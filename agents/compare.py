@@ -278,15 +278,29 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     env_id = env_ids.pop()
     config = read_config(Path(runs[next(iter(runs))][0]))
     env_kwargs = dict(config["hyperparams"].get("env_kwargs") or {})
-    reference = reference_for(env_id)
+    figures = {"timesteps": plan["timesteps"], "seeds": max(len(dirs) for dirs in runs.values()), **evaluation_schedule(runs)}
+    out_dir, manifest = new_comparison(args, argv, env_id, env_kwargs, figures, runs)
+    save_manifest(out_dir, manifest)
+    return write_outputs(out_dir, manifest)
+
+
+def new_comparison(
+    args: argparse.Namespace,
+    argv: list[str] | None,
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    figures: dict[str, Any],
+    runs: dict[str, list[str]],
+) -> tuple[Path, dict[str, Any]]:
+    """A new compare folder and its manifest: the env, ``figures`` (step budgets, seeds, the
+    evaluation schedule), the env's reference baselines, the machine, the command and ``runs``."""
     check_log_dir(args.log_dir, "compare")
+    reference = reference_for(env_id)
     out_dir = new_run_dir(args.log_dir, "compare", env_id)
     manifest = {
         "env_id": env_id,
         "env_kwargs": env_kwargs,
-        "timesteps": plan["timesteps"],
-        "seeds": max(len(dirs) for dirs in runs.values()),
-        **evaluation_schedule(runs),
+        **figures,
         "score_episodes": args.score_episodes,
         "hardware": machine(),
         "command": "python -m agents.compare " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -294,8 +308,7 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
         "heuristic": reference.heuristic,
         "runs": runs,
     }
-    save_manifest(out_dir, manifest)
-    return write_outputs(out_dir, manifest)
+    return out_dir, manifest
 
 
 def evaluation_schedule(runs: dict[str, list[str]]) -> dict[str, Any]:
@@ -373,24 +386,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         label: [*common, *algo.trainer_flags, "--timesteps", str(budgets[label]), "--eval-freq", str(eval_freqs[label])]
         for label, algo in trainers.items()
     }
-    check_log_dir(args.log_dir, "compare")
     env_kwargs = next(iter(setups.values())).section.env_kwargs
-    reference = reference_for(args.env)
-    out_dir = new_run_dir(args.log_dir, "compare", args.env)
-    manifest: dict[str, Any] = {
-        "env_id": args.env,
-        "env_kwargs": env_kwargs,
-        "timesteps": budgets,
-        "seeds": args.seeds,
-        "eval_freq": eval_freqs,
-        "eval_episodes": args.eval_episodes,
-        "score_episodes": args.score_episodes,
-        "hardware": machine(),
-        "command": "python -m agents.compare " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "baselines": reference.baselines(args.env, env_kwargs),
-        "heuristic": reference.heuristic,
-        "runs": {label: [] for label in trainers},
-    }
+    figures = {"timesteps": budgets, "seeds": args.seeds, "eval_freq": eval_freqs, "eval_episodes": args.eval_episodes}
+    out_dir, manifest = new_comparison(args, argv, args.env, env_kwargs, figures, {label: [] for label in trainers})
     jobs = [(label, seed) for seed in range(args.seeds) for label in trainers]
     for k, (label, seed) in enumerate(jobs, 1):
         print(f"[run {k}/{len(jobs)}] {label}, seed {seed}", flush=True)
