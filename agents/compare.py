@@ -257,16 +257,12 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     """A comparison of agents.tune studies' finished runs (typically seed sweeps), one agent per study."""
     import optuna
 
-    from agents.tune import open_storage
+    from agents.tune import load_existing_study
 
     runs: dict[str, list[str]] = {}
     env_ids, plan = set(), {}
     for name in args.from_study:
-        storage = open_storage(args.storage, Path(args.tune_dir) / name, 30)
-        try:
-            study = optuna.load_study(study_name=name, storage=storage)
-        except KeyError:
-            raise UsageError(f"--from-study: no study {name!r} in {args.storage or Path(args.tune_dir) / name}") from None
+        study = load_existing_study(name, args.storage, Path(args.tune_dir) / name, flag="--from-study: ")
         finished = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE and "run_dir" in t.user_attrs]
         if not finished:
             raise UsageError(f"--from-study: study {name!r} has no finished run")

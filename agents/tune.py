@@ -146,6 +146,21 @@ def open_storage(url: str | None, folder: Path, heartbeat: int) -> Any:
         raise UsageError(f"--storage {url!r}: cannot open the study's database ({first})") from None
 
 
+def load_existing_study(name: str, url: str | None, folder: Path, heartbeat: int = 30, flag: str = "") -> Any:
+    """A study that must exist already (``--report``, ``--from-trial``, compare's ``--from-study``):
+    refused, one line after ``flag``, with nothing written when it does not (opening a journal
+    file that is not there would create it and its folder)."""
+    import optuna
+
+    where = url or str(folder / "journal.log")
+    try:
+        if (url is None or url.endswith(".log")) and not Path(where).is_file():
+            raise KeyError(name)
+        return optuna.load_study(study_name=name, storage=open_storage(url, folder, heartbeat))
+    except KeyError:
+        raise UsageError(f"{flag}no study {name!r} in {where}") from None
+
+
 def _with_driver(url: str) -> str:
     """A plain postgresql:// URL with the driver the tune extra installs (psycopg 3): SQLAlchemy's
     default driver for that scheme is psycopg2 before 2.1 and psycopg from 2.1."""
@@ -446,11 +461,7 @@ def main(argv: list[str] | None = None) -> Path:
     study_name = args.study_name or f"{args.env}-{args.trainer}"
     study_dir = Path(args.log_dir) / study_name
     if args.report:
-        storage = open_storage(args.storage, study_dir, args.heartbeat)
-        try:
-            study = optuna.load_study(study_name=study_name, storage=storage)
-        except KeyError:
-            raise UsageError(f"no study {study_name!r} in {args.storage or study_dir / 'journal.log'}") from None
+        study = load_existing_study(study_name, args.storage, study_dir, args.heartbeat)
         print(write_report(study, study_dir / "report", study.user_attrs))
         print(f"wrote {study_dir / 'report'}: report.md, best.yml, history.png, parallel.png, importances.png")
         return study_dir
@@ -545,11 +556,11 @@ def _fixed_params(args: Any, study_name: str, algo: Algorithm) -> dict[str, Any]
                 raise UsageError(f"--params {args.params!r}: {name!r} is not a {algo.name} hyperparameter")
             Key.check(algo.keys[name], name, value)
         return params
-    storage = open_storage(args.storage, Path(args.log_dir) / study_name, args.heartbeat)
+    flag = f"--from-trial {args.from_trial}: "
+    study = load_existing_study(study_name, args.storage, Path(args.log_dir) / study_name, args.heartbeat, flag)
     try:
-        study = optuna.load_study(study_name=study_name, storage=storage)
         trial = study.trials[args.from_trial]
-    except (KeyError, IndexError):
+    except IndexError:
         raise UsageError(f"--from-trial {args.from_trial}: no such trial in study {study_name!r}") from None
     if trial.state != optuna.trial.TrialState.COMPLETE:
         raise UsageError(f"--from-trial {args.from_trial}: that trial is {trial.state.name.lower()}, not complete")

@@ -225,6 +225,19 @@ def test_bad_tune_input_is_one_line(tmp_path, space_file, capsys):
         assert message in capsys.readouterr().err
 
 
+def test_a_missing_study_is_refused_and_nothing_is_written(tmp_path, capsys):
+    tune_dir = tmp_path / "tune"
+    commands = [
+        (tune.main, ["--report", "--study-name", "nosuch", "--log-dir", str(tune_dir)]),
+        (tune.main, ["--seeds", "2", "--from-trial", "0", "--study-name", "nosuch", "--log-dir", str(tune_dir)]),
+        (compare.main, ["--from-study", "nosuch", "--tune-dir", str(tune_dir), "--log-dir", str(tmp_path / "out")]),
+    ]
+    for main, argv in commands:
+        assert run_cli(main, argv) == 2, argv
+        assert f"no study 'nosuch' in {tune_dir / 'nosuch' / 'journal.log'}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.slow
 def test_the_rl_zoos_own_search_runs_on_our_envs(tmp_path):
     command = [
