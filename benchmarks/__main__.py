@@ -61,6 +61,11 @@ def update_results(path: Path, name: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def record(path: Path, name: str, command: str, where: str, text: str) -> None:
+    """Replace the ``name`` block with the command that measured it, the date, the machine and ``text``."""
+    update_results(path, name, f"`{command}` on {datetime.date.today()}, {where}:\n\n{text}")
+
+
 def main(argv: list[str] | None = None) -> dict[str, dict]:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, a smoke pass; RESULTS.md is not touched")
@@ -75,8 +80,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         module = importlib.import_module(f"benchmarks.{name}")
         results[name] = result = module.main(bench_args)
         if not args.quick:
-            stamp = f"`{command}` on {datetime.date.today()}, {result.get('machine', machine())}:"
-            update_results(Path(args.results), name, f"{stamp}\n\n{module.format_result(result)}")
+            record(Path(args.results), name, command, result.get("machine", machine()), module.format_result(result))
     if not args.quick:
         print(f"\nupdated {args.results}")
     return results

@@ -15,7 +15,6 @@ a minute or less on a CPU (the tests run it).
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib
 import tempfile
 import time
@@ -133,10 +132,9 @@ def main(argv: list[str] | None = None) -> dict:
     print(format_result(result))
     print(f"wrote {write_json('gpu', result)}")
     if not args.quick:
-        from benchmarks.__main__ import update_results
+        from benchmarks.__main__ import record
 
-        stamp = f"`python -m benchmarks.gpu` on {datetime.date.today()}, {result['machine']}:"
-        update_results(Path(args.results), "gpu", f"{stamp}\n\n{format_result(result)}")
+        record(Path(args.results), "gpu", "python -m benchmarks.gpu", result["machine"], format_result(result))
     return result
 
 

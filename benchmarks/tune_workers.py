@@ -16,7 +16,6 @@ study, with no trial run twice and no result lost. Writes tune_workers.json and 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import signal
 import subprocess
@@ -159,10 +158,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(text)
     print(f"wrote {write_json('tune_workers', result)}")
     if not args.no_record:
-        from benchmarks.__main__ import update_results
+        from benchmarks.__main__ import record
 
         command = "python -m benchmarks.tune_workers" + (" --storage postgresql://..." if args.storage else "")
-        update_results(Path(args.results), "tune_workers", f"`{command}` on {datetime.date.today()}, {machine()}:\n\n{text}")
+        record(Path(args.results), "tune_workers", command, result["machine"], text)
     return result
 
 
