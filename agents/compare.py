@@ -28,16 +28,16 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.algorithms import ALGORITHMS
-from agents.cli import Parser, add_run_flags, run_cli
-from agents.errors import UsageError
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import Parser, add_run_flags, run_cli
+from agents.common.errors import UsageError
+from agents.common.hardware import machine
+from agents.common.models import MODEL_SUFFIXES, load_policy
+from agents.common.runs import FINAL_MODEL, SUMMARY_NAME, atomic_path, check_log_dir, model_file, new_run_dir, read_config
 from agents.evaluate import evaluate
-from agents.hardware import machine
-from agents.models import MODEL_SUFFIXES, load_policy
-from agents.runs import FINAL_MODEL, SUMMARY_NAME, atomic_path, check_log_dir, model_file, new_run_dir, read_config
 from ballenvs.reference import reference_for
 
-#: --agents name -> the algorithm's name in agents.algorithms.
+#: --agents name -> the algorithm's name in agents.common.algorithms.
 AGENTS = {"sb3": "dqn", "custom": "custom", "pqn": "pqn"}
 MANIFEST = "manifest.json"
 SCORE_SEED = 20_000  # yardstick episodes: seeds unused by training and its evaluations

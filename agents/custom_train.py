@@ -21,22 +21,22 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.logger import Logger, configure
 
-from agents.algorithms import ALGORITHMS
-from agents.cli import describe_device, run_cli, trainer_parser
-from agents.config import Section
-from agents.console import Console
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import describe_device, run_cli, trainer_parser
+from agents.common.config import Section
+from agents.common.console import Console
+from agents.common.errors import UsageError
+from agents.common.evaluation import Evaluator
+from agents.common.models import resume_model
+from agents.common.runs import BEST_MODEL, CHECKPOINTS, REPLAY_BUFFER, checkpoint_name, next_multiple
+from agents.common.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
 from agents.custom import dqn, pqn
 from agents.custom.checkpoint import SUFFIX, Agent, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
 from agents.custom.collect import make_steps
 from agents.custom.loop import Hooks, Progress
-from agents.errors import UsageError
-from agents.evaluation import Evaluator
-from agents.models import resume_model
-from agents.runs import BEST_MODEL, CHECKPOINTS, REPLAY_BUFFER, checkpoint_name, next_multiple
-from agents.selfplay import SNAPSHOTS, SnapshotPool, make_opponent
-from agents.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
+from agents.twoplayer.selfplay import SNAPSHOTS, SnapshotPool, make_opponent
 
-#: --algo -> the algorithm's name in agents.algorithms (and of its run folders).
+#: --algo -> the algorithm's name in agents.common.algorithms (and of its run folders).
 ALGOS = {"dqn": "custom", "pqn": "pqn"}
 #: --algo -> how its settings, agent and training loop are made.
 SETTINGS = {"dqn": dqn.agent_settings, "pqn": pqn.agent_settings}
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> Path:
         agent = AGENTS[args.algo](checked["spec"], checked["config"], setup.device, **agent_kwargs)
         progress = Progress(exploration_horizon=setup.timesteps)
     # PQN learns from short rollouts of all envs at once: their episodes must not stay in step.
-    opponent = make_opponent(setup.self_play, section.env_kwargs, section.frame_stack, setup.device)
+    opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
     train_env = make_train_env(setup, functools.partial(make_steps, stagger=args.algo == "pqn"), opponent)
     if args.algo == "dqn":
         buffer = dqn.replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)

@@ -17,14 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.cli import DEVICES, MAX_SEED, Parser, describe_device, resolve_device, run_cli
-from agents.envs import check_env_id, make_eval_vec
-from agents.errors import UsageError
-from agents.evaluation import play_episodes
-from agents.models import find_model, load_policy
-from agents.runs import read_config
-from ballenvs.duel.opponents import BUILTIN_OPPONENTS
-from ballenvs.reference import Episodes
+from agents.common.cli import DEVICES, MAX_SEED, Parser, describe_device, resolve_device, run_cli
+from agents.common.envs import check_env_id, make_eval_vec
+from agents.common.errors import UsageError
+from agents.common.evaluation import play_episodes
+from agents.common.models import find_model, load_policy
+from agents.common.runs import read_config
+from ballenvs.reference import Episodes, reference_for
 
 
 @dataclass
@@ -70,17 +69,15 @@ def evaluate(
     return EvalResult(played, lengths, outcomes)
 
 
-def model_opponent(path: str, device: str) -> Any:
-    """Another model (a file, or a run folder's final model) as a BallDuel player, seeing the
-    game as it was trained to (agents.league makes its players the same way)."""
-    from agents.league import make_entrant_player, model_entrant
-    from ballenvs.duel.game import TwoPlayerDuel
+def model_opponent(path: str, device: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
+    """Another model (a file, or a run folder's final model) as a player of ``env_id``'s game,
+    seeing the game as it was trained to (agents.league makes its players the same way)."""
+    from agents.twoplayer.league import make_entrant_player, model_entrant
 
     if not Path(path).exists():
-        raise UsageError(
-            f"--opponent {path!r}: not a built-in player ({', '.join(BUILTIN_OPPONENTS)}), a model file or a run folder"
-        )
-    return make_entrant_player(model_entrant(path), device, TwoPlayerDuel(None).physics)
+        players = ", ".join(reference_for(env_id).players)
+        raise UsageError(f"--opponent {path!r}: not a built-in player ({players}), a model file or a run folder")
+    return make_entrant_player(model_entrant(path), device, env_id, env_kwargs)
 
 
 def has_display() -> bool:
@@ -120,7 +117,11 @@ def main(argv: list[str] | None = None) -> EvalResult:
     model, config = load_policy(model_path, run_dir, device)
     overrides: dict[str, Any] = {}
     if args.opponent:
-        overrides["opponent"] = args.opponent if args.opponent in BUILTIN_OPPONENTS else model_opponent(args.opponent, device)
+        env_id, env_kwargs = config["env_id"], dict(config["hyperparams"].get("env_kwargs") or {})
+        if not reference_for(env_id).players:
+            raise UsageError(f"--opponent {args.opponent!r}: {env_id} has no opponent to choose")
+        builtin = args.opponent in reference_for(env_id).players
+        overrides["opponent"] = args.opponent if builtin else model_opponent(args.opponent, device, env_id, env_kwargs)
     if args.render:
         overrides["render_mode"] = args.render
     print(f"{model_path} ({config['algo']}) on {describe_device(device)}")

@@ -17,18 +17,18 @@ from typing import Any
 from gymnasium import spaces
 from stable_baselines3.common.logger import configure
 
-from agents.algorithms import ALGORITHMS
-from agents.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate, SelfPlayPool
-from agents.cli import describe_device, run_cli, trainer_parser
-from agents.config import Section, parse_kwargs
-from agents.console import Console
-from agents.errors import UsageError
-from agents.evaluation import Evaluator
-from agents.policies import check_net_arch, check_policy
-from agents.runs import CHECKPOINTS, REPLAY_BUFFER
-from agents.sb3_dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
-from agents.selfplay import SNAPSHOTS, SnapshotPool, make_opponent
-from agents.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import describe_device, run_cli, trainer_parser
+from agents.common.config import Section, parse_kwargs
+from agents.common.console import Console
+from agents.common.errors import UsageError
+from agents.common.evaluation import Evaluator
+from agents.common.policies import check_net_arch, check_policy
+from agents.common.runs import CHECKPOINTS, REPLAY_BUFFER
+from agents.common.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
+from agents.sb3.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate, SelfPlayPool
+from agents.sb3.dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
+from agents.twoplayer.selfplay import SNAPSHOTS, SnapshotPool, make_opponent
 
 ALGO = ALGORITHMS["dqn"]
 #: The policy_kwargs stable-baselines3's DQN policies take.
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> Path:
     print(f"device: {describe_device(setup.device)}")
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
 
-    opponent = make_opponent(setup.self_play, section.env_kwargs, section.frame_stack, setup.device)
+    opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
     train_env = make_train_env(setup, opponent=opponent)
     model = build_dqn(section, train_env, setup.seed, setup.device)
     if setup.resume is not None:

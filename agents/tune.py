@@ -38,15 +38,15 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.algorithms import ALGORITHMS, Algorithm
-from agents.cli import DEVICES, MAX_SEED, Parser, run_cli
-from agents.config import Key, load_section, load_sections, parse_overrides, shipped_config
-from agents.envs import check_env_id
-from agents.errors import ConfigError, UsageError
-from agents.evaluation import listening
-from agents.runs import atomic_path
+from agents.common.algorithms import ALGORITHMS, Algorithm
+from agents.common.cli import DEVICES, MAX_SEED, Parser, run_cli
+from agents.common.config import Key, load_section, load_sections, parse_overrides, shipped_config
+from agents.common.envs import check_env_id
+from agents.common.errors import ConfigError, UsageError
+from agents.common.evaluation import listening
+from agents.common.runs import atomic_path
 
-#: --trainer -> the algorithm (agents.algorithms) it trains.
+#: --trainer -> the algorithm (agents.common.algorithms) it trains.
 TRAINERS = {"sb3": "dqn", "custom": "custom", "pqn": "pqn"}
 PRUNERS = ("median", "halving", "none")
 DEFAULT_LOG_DIR = "runs/tune"

@@ -22,13 +22,13 @@ _ENV_SPECS = {
         "entry_point": "ballenvs.duel.env:BallDuelEnv",
         "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",
         "max_episode_steps": 1000,
-        "reference": "ballenvs.duel.match:REFERENCE",
+        "reference": "ballenvs.duel.reference:REFERENCE",
     },
     "UAVGrid-v0": {
         "entry_point": "ballenvs.uav.env:UAVGridEnv",
         "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv",
         "max_episode_steps": 300,
-        "reference": "ballenvs.uav.baselines:REFERENCE",
+        "reference": "ballenvs.uav.reference:REFERENCE",
     },
     # The same env with the map image: its own id, so it can have its own zoo config section.
     "UAVGridImage-v0": {
@@ -36,7 +36,7 @@ _ENV_SPECS = {
         "vector_entry_point": "ballenvs.uav.env:UAVGridVectorEnv",
         "max_episode_steps": 300,
         "kwargs": {"obs_type": "image"},
-        "reference": "ballenvs.uav.baselines:REFERENCE",
+        "reference": "ballenvs.uav.reference:REFERENCE",
     },
 }
 ENV_IDS = tuple(_ENV_SPECS)

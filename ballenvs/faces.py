@@ -210,7 +210,7 @@ class GameVectorEnv(VectorEnv):
             raise ValueError(f"{self.game.NAME} takes no reset options besides reset_mask, got {options!r}")
         envs = self._every_env if mask is None else self._check_reset_mask(mask)
         self._reseed(self._per_env_seeds(seed), envs)
-        self.game.reset(self._rngs, True if mask is None else envs)
+        self.game.reset(self._rngs, None if mask is None else envs)
         self._ended[envs] = False
         return self._observe(), self._sync_info([(self.game.reset_info(), envs)])
 

@@ -5,8 +5,11 @@ A game holds the rules and the state of a batch of games, free of gymnasium's En
 - ``num_games=None``: one game whose state is Python scalars (the single env runs this: numpy's
   per-call overhead would dominate at N = 1); ``num_games=N``: N games in arrays with a leading
   dimension N (the vector env). The same rule code serves both (:mod:`ballenvs.backend`).
-- ``reset(rngs, games)``: restart the games in ``games`` (True for all, else a bool (N,) mask);
-  restarted game i draws its randomness from ``rngs[i]``, and only restarted games draw.
+- Which games: everywhere in the contract (``reset``'s ``games``, ``step``'s ``active``,
+  :meth:`Player.reset`), ``None`` means every game (and the one game of ``num_games=None``),
+  else a bool (N,) mask.
+- ``reset(rngs, games)``: restart ``games``; restarted game i draws its randomness from
+  ``rngs[i]``, and only restarted games draw.
 - ``step(actions, rngs, active)``: advance every game by one step and return ``(rewards,
   terminated, info)``. Games outside ``active`` are about to be reset and their results are
   thrown away; the face hands them a throwaway generator so that their own stays untouched.
@@ -24,9 +27,9 @@ A game holds the rules and the state of a batch of games, free of gymnasium's En
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -63,11 +66,13 @@ class Game(ABC):
         """Steps since each game's reset: an int, or an (N,) int64 array."""
 
     @abstractmethod
-    def reset(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
-        """Restart ``games`` (True for all, or a bool (N,) mask), each drawing from its own generator."""
+    def reset(self, rngs: Sequence[np.random.Generator], games: np.ndarray | None = None) -> None:
+        """Restart ``games`` (None: all; else a bool (N,) mask), each drawing from its own generator."""
 
     @abstractmethod
-    def step(self, actions: Any, rngs: Sequence[np.random.Generator], active: Any = True) -> tuple[Any, Any, dict[str, Any]]:
+    def step(
+        self, actions: Any, rngs: Sequence[np.random.Generator], active: np.ndarray | None = None
+    ) -> tuple[Any, Any, dict[str, Any]]:
         """Advance every game by one step with ``actions`` (an int, or (N,) int64); return
         ``(rewards, terminated, info)`` as floats/bools or (N,) float64/bool arrays."""
 
@@ -82,3 +87,27 @@ class Game(ABC):
     @abstractmethod
     def draw(self, canvas: Any, game: int | None) -> None:
         """Draw game ``game`` of a batch (None: the one game) on a :class:`ballenvs.render.Canvas`."""
+
+
+class Seat(NamedTuple):
+    """What a player of a two-player game gets each step, for one game or a batch: ``view``, the
+    game's state seen from its side (game-specific, e.g. :class:`ballenvs.duel.observe.SideView`);
+    ``xp``, the backend (:mod:`ballenvs.backend`); ``observe()``, the side's observation (made only
+    when called: only learned policies need it); ``rngs``, one generator per game."""
+
+    view: Any
+    xp: Any
+    observe: Callable[[], Any]
+    rngs: Sequence[np.random.Generator]
+
+
+class Player:
+    """Chooses one side's actions for one game or a batch, in that side's frame."""
+
+    def act(self, seat: Seat) -> Any:
+        """An action (one game) or an (N,) int64 array of them."""
+        raise NotImplementedError
+
+    def reset(self, games: np.ndarray | None) -> None:
+        """``games`` restarted (None: all of them, else a bool mask): a player that remembers
+        earlier steps (a policy on stacked frames) forgets those games' past. Most keep nothing."""

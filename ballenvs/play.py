@@ -15,7 +15,7 @@ import gymnasium as gym
 import ballenvs  # noqa: F401  (registers the ids)
 from ballenvs.backend import SCALAR
 from ballenvs.directions import heading_to_action
-from ballenvs.duel.opponents import BUILTIN_OPPONENTS
+from ballenvs.duel.players import BUILTIN_PLAYERS
 from ballenvs.render import import_pygame
 
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m ballenvs.play", description="Play BallDuel-v0 with the arrow keys against a built-in opponent."
     )
     parser.add_argument(
-        "--opponent", choices=BUILTIN_OPPONENTS, default="chaser", help="who plays the right ball (default: chaser)"
+        "--opponent", choices=BUILTIN_PLAYERS, default="chaser", help="who plays the right ball (default: chaser)"
     )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)

@@ -8,14 +8,18 @@ Trainers and tools never branch on env ids: they ask :func:`reference_for` and g
 - ``yardsticks``: how to score a trained policy. Each :class:`Yardstick` names the env options
   to play under and turns the played episodes (episode k reset with seed ``seed + k``) into a
   figure with its standard error: a win rate against an opponent, or the return minus the
-  heuristic's on the very same episodes.
+  heuristic's on the very same episodes;
+- ``arena``, for two-player games offered with an ``opponent`` option: the built-in players'
+  names, and how tools make players and play matches (:class:`Arena`).
 
-A new env registers its reference beside its entry points (``ballenvs/__init__.py``).
+Each game keeps its reference in ``ballenvs/<game>/reference.py``, registered beside its entry
+points (``ballenvs/__init__.py``).
 """
 
 from __future__ import annotations
 
 import importlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,22 +48,61 @@ class Yardstick:
     percent: bool = False  # a fraction, shown as a percentage
 
 
+class Arena(ABC):
+    """How the tools play a two-player game whose env takes an ``opponent`` (self-play, leagues,
+    evaluations against every built-in player). ``env_kwargs`` are an env's options as a run
+    gives them (the registered ones of its id come first)."""
+
+    #: The built-in players' names, which the env's ``opponent`` option takes.
+    players: tuple[str, ...] = ()
+
+    @abstractmethod
+    def make_player(self, spec: Any, env_kwargs: Mapping[str, Any]) -> Any:
+        """A :class:`ballenvs.game.Player`: a built-in one by name, or one around a policy."""
+
+    @abstractmethod
+    def observer(self, env_kwargs: Mapping[str, Any]) -> Callable[[Any, Any], Any]:
+        """``observe(view, xp)``: a side's observation as a policy trained under ``env_kwargs`` sees it,
+        made from a :class:`ballenvs.game.Seat`'s view (so a model can play under other options)."""
+
+    @abstractmethod
+    def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
+        """``games`` games between two players (names or Players), half with each on the first
+        side: ``first_wins``, ``second_wins`` and ``draws`` (time-outs included)."""
+
+
 @dataclass(frozen=True)
 class Reference:
     """An env's reference policies: ``baselines`` gives each one's mean return, ``heuristic``
-    names the one to beat, ``yardsticks`` score a trained policy."""
+    names the one to beat, ``yardsticks`` score a trained policy, ``arena`` plays a two-player
+    game's sides (None for one-player games)."""
 
     heuristic: str
     baselines: Callable[[str, dict[str, Any]], dict[str, float]]
     yardsticks: tuple[Yardstick, ...] = field(default_factory=tuple)
+    arena: Arena | None = None
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        """The built-in players an ``opponent`` option takes; () for games without one."""
+        return () if self.arena is None else self.arena.players
 
 
-def win_rate(winner: str) -> Callable[[Episodes, str, dict[str, Any]], tuple[float, float]]:
-    """The fraction of episodes whose last info says ``winner`` won, with its standard error."""
+def win_rate(episodes: Episodes, side: str = "left") -> float | None:
+    """The share of ``episodes`` that ``side`` won, by their last info's ``winner``; None for
+    episodes of a game that names no winner."""
+    winners = [info.get("winner", "") for info in episodes.final_infos]
+    if "" in winners:
+        return None
+    return float(np.mean([winner == side for winner in winners]))
+
+
+def win_rate_score(side: str = "left") -> Callable[[Episodes, str, dict[str, Any]], tuple[float, float]]:
+    """A yardstick's score: :func:`win_rate` with its standard error."""
 
     def score(episodes: Episodes, env_id: str, env_kwargs: dict[str, Any]) -> tuple[float, float]:
-        wins = np.array([info.get("winner") == winner for info in episodes.final_infos], dtype=float)
-        return float(wins.mean()), float(np.sqrt(wins.mean() * (1 - wins.mean()) / len(wins)))
+        rate = win_rate(episodes, side) or 0.0
+        return rate, float(np.sqrt(rate * (1 - rate) / len(episodes.final_infos)))
 
     return score
 

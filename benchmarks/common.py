@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agents.hardware import machine
+from agents.common.hardware import machine
 
 __all__ = ["machine", "one_core", "write_json", "row", "RESULTS_DIR"]
 

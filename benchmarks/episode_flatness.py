@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.algorithms import ALGORITHMS
-from agents.config import build_section, load_section, shipped_config
+from agents.common.algorithms import ALGORITHMS
+from agents.common.config import build_section, load_section, shipped_config
+from agents.common.envs import make_vec
 from agents.custom.checkpoint import save_checkpoint
 from agents.custom.collect import VecEnvSteps
 from agents.custom.dqn import DQNAgent, agent_settings, replay_buffer, train
 from agents.custom.loop import Hooks, Progress
-from agents.envs import make_vec
 from benchmarks.common import machine, row, write_json
 
 ENV_ID = "BallDuel-v0"

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.cli import DEVICES, describe_device, resolve_device
+from agents.common.cli import DEVICES, describe_device, resolve_device
 from benchmarks.common import RESULTS_DIR, machine, row, write_json
 from benchmarks.train_throughput import custom_rate, pqn_rate, sb3_rate
 

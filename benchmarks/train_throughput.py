@@ -22,15 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from agents.algorithms import ALGORITHMS
-from agents.cli import DEVICES, resolve_device
-from agents.config import build_section, load_section, shipped_config
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import DEVICES, resolve_device
+from agents.common.config import build_section, load_section, shipped_config
+from agents.common.envs import VEC_ENVS, make_vec
 from agents.custom import pqn
 from agents.custom.collect import make_steps
 from agents.custom.dqn import DQNAgent, agent_settings, replay_buffer, train
 from agents.custom.loop import Hooks, Progress
-from agents.envs import VEC_ENVS, make_vec
-from agents.sb3_dqn import build_dqn
+from agents.sb3.dqn import build_dqn
 from benchmarks.common import machine, row, write_json
 
 WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed

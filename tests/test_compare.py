@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agents import compare
-from agents.cli import run_cli
+from agents.common.cli import run_cli
 
 TINY = [
     "--score-episodes",

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import agents
-from agents import console as console_module
-from agents.cli import run_cli
-from agents.console import Console
+from agents.common import console as console_module
+from agents.common.cli import run_cli
+from agents.common.console import Console
 
 
 class FakeClock:

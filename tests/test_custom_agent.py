@@ -9,19 +9,19 @@ import torch
 from gymnasium import spaces
 
 from agents import custom_train
-from agents.algorithms import ALGORITHMS
-from agents.cli import run_cli
-from agents.config import ConfigError, build_section
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import run_cli
+from agents.common.config import ConfigError, build_section
+from agents.common.errors import UsageError
+from agents.common.runs import read_config
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import load_checkpoint, load_policy, restore_agent, save_checkpoint
 from agents.custom.collect import real_next_observations
 from agents.custom.dqn import DQNAgent, DQNConfig, td_targets
 from agents.custom.loop import Progress, linear_epsilon
 from agents.custom.networks import network_spec
-from agents.errors import UsageError
 from agents.evaluate import evaluate
-from agents.runs import read_config
-from ballenvs.uav.baselines import episode_returns
+from ballenvs.uav.reference import episode_returns
 
 
 def test_td_target_stops_at_termination_and_bootstraps_otherwise():
@@ -338,8 +338,8 @@ def test_the_device_resident_buffer_samples_as_the_host_one(capacity, tmp_path):
 
 
 def test_n_step_sums_on_the_device_match_the_host_ones():
+    from agents.common.returns import n_step_returns
     from agents.custom.buffer import n_step_returns_torch
-    from agents.returns import n_step_returns
 
     rng = np.random.default_rng(0)
     rewards = rng.normal(size=(500, 5)).astype(np.float32)

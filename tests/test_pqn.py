@@ -8,14 +8,14 @@ import torch
 from gymnasium import spaces
 
 from agents import custom_train
-from agents.algorithms import ALGORITHMS
-from agents.cli import run_cli
-from agents.config import ConfigError, build_section
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import run_cli
+from agents.common.config import ConfigError, build_section
+from agents.common.runs import read_config
 from agents.custom import pqn
 from agents.custom.checkpoint import load_checkpoint
 from agents.custom.networks import QNetwork, network_spec
 from agents.evaluate import main as evaluate_main
-from agents.runs import read_config
 
 
 def test_q_lambda_targets_by_hand():
@@ -101,7 +101,7 @@ def test_pqn_config_is_checked(overrides, message):
 
 def test_the_shipped_pqn_config_has_every_env():
     import ballenvs
-    from agents.config import load_sections, shipped_config
+    from agents.common.config import load_sections, shipped_config
 
     sections = load_sections(shipped_config("pqn.yml"))
     for env_id in ballenvs.ENV_IDS:

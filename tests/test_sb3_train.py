@@ -15,15 +15,15 @@ from stable_baselines3 import DQN
 
 import ballenvs
 from agents import custom_train, sb3_train
-from agents.algorithms import ALGORITHMS
-from agents.cli import run_cli
-from agents.config import RUN_KEYS, ConfigError, build_section, load_section, parse_overrides, schedule, shipped_config
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import run_cli
+from agents.common.config import RUN_KEYS, ConfigError, build_section, load_section, parse_overrides, schedule, shipped_config
+from agents.common.models import find_model, load_policy
+from agents.common.runs import read_config
 from agents.evaluate import evaluate
 from agents.evaluate import main as evaluate_main
-from agents.models import find_model, load_policy
-from agents.runs import read_config
-from agents.sb3_buffers import DictNStepReplayBuffer
-from agents.sb3_dqn import dqn_kwargs
+from agents.sb3.buffers import DictNStepReplayBuffer
+from agents.sb3.dqn import dqn_kwargs
 
 REPO = Path(__file__).resolve().parent.parent
 

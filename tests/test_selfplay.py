@@ -12,13 +12,14 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from agents.cli import run_cli
-from agents.config import ConfigError
+from agents.common.cli import run_cli
+from agents.common.config import ConfigError
+from agents.common.runs import read_config
 from agents.evaluate import main as evaluate_main
-from agents.league import bootstrap_elo, fit_elo, tables
 from agents.league import main as league_main
-from agents.runs import read_config
-from agents.selfplay import FrameStack, SelfPlay, SelfPlayOpponent, SnapshotPool
+from agents.twoplayer.league import bootstrap_elo, fit_elo, tables
+from agents.twoplayer.players import FrameStack
+from agents.twoplayer.selfplay import SelfPlay, SelfPlayOpponent, SnapshotPool
 
 STATE_GAMES = ["--env", "BallDuel-v0", "--env-kwargs", "obs_type=state", "max_episode_steps=60"]
 STATE_GAMES += ["--hyperparams", "policy=MlpPolicy", "frame_stack=1", "learning_starts=100", "buffer_size=2000"]
@@ -26,7 +27,7 @@ STATE_GAMES += ["--hyperparams", "policy=MlpPolicy", "frame_stack=1", "learning_
 
 def test_the_pool_plays_the_latest_with_p_latest_else_one_of_the_last_window(tmp_path):
     learner = torch.nn.Linear(2, 3)
-    opponent = SelfPlayOpponent(SelfPlay(p_latest=0.3, window=4), "cpu", 1, None)
+    opponent = SelfPlayOpponent(SelfPlay(p_latest=0.3, window=4), "cpu", 1, [])
     pool = SnapshotPool(SelfPlay(p_latest=0.3, window=4), tmp_path, learner, opponent, None, seed=0)
     assert pool.choose() is None, "no snapshot yet: the learner itself"
     for steps in range(100, 1100, 100):
@@ -68,7 +69,7 @@ def test_frame_stacks_are_those_stable_baselines3_gives_the_learner(shape):
     rng = np.random.default_rng(0)
     observations = rng.integers(0, 255, (n, *shape), dtype=np.uint8)
     expected = theirs.reset(observations)
-    ours.reset(True)
+    ours.reset(None)
     got = ours.push(observations)
     for step in range(12):
         transpose = (lambda x: np.moveaxis(x, -1, 1)) if len(shape) == 3 else (lambda x: x)
@@ -159,7 +160,7 @@ def test_self_play_needs_an_opponent_and_the_native_vector_env(tmp_path, capsys)
         (["--env", "UAVGrid-v0", "--opponent", "self"], "--opponent self: UAVGrid-v0 has no opponent to replace"),
         (["--opponent", "self", "--vec-env", "dummy"], "--opponent self plays in the trainer's process: use --vec-env native"),
         (["--opponent", "self", "--hyperparams", "self_play=dict(window=0)"], "self_play window=0 must be an integer >= 1"),
-        (["--opponent", "bully"], "argument --opponent: invalid choice: 'bully'"),
+        (["--opponent", "bully"], "unknown opponent 'bully' for BallDuel-v0; valid: still, random, chaser, pusher, self"),
     ]:
         assert run_cli(custom_train.main, [*argv, "--log-dir", str(tmp_path)]) == 2
         assert message in capsys.readouterr().err

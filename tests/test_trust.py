@@ -23,10 +23,10 @@ import torch
 import yaml
 
 from agents import compare, custom_train, sb3_train
-from agents.cli import run_cli
-from agents.config import ConfigError, parse_kwargs, parse_overrides
+from agents.common.cli import run_cli
+from agents.common.config import ConfigError, parse_kwargs, parse_overrides
+from agents.common.runs import atomic_path, latest_model, read_config
 from agents.evaluate import main as evaluate_main
-from agents.runs import atomic_path, latest_model, read_config
 
 TRAINERS = [sb3_train, custom_train]
 TRAINER_IDS = ["sb3_train", "custom_train"]
@@ -289,7 +289,7 @@ def test_resume_takes_env_and_envs_from_the_run_and_refuses_contradictions(train
 
 
 def test_sb3_resume_keeps_learning_and_checkpoints_on_the_grid(sb3_run, tmp_path, capsys):
-    from agents.sb3_dqn import read_model_file
+    from agents.sb3.dqn import read_model_file
 
     out = tmp_path / "out"
     argv = ["--resume", str(sb3_run), "--timesteps", "250", "--save-freq", "100", "--log-dir", str(out), "--no-progress"]

@@ -16,9 +16,9 @@ import yaml
 optuna = pytest.importorskip("optuna")
 
 from agents import compare, tune  # noqa: E402
-from agents.algorithms import ALGORITHMS  # noqa: E402
-from agents.cli import run_cli  # noqa: E402
-from agents.config import ConfigError  # noqa: E402
+from agents.common.algorithms import ALGORITHMS  # noqa: E402
+from agents.common.cli import run_cli  # noqa: E402
+from agents.common.config import ConfigError  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 POSTGRES = os.environ.get("BALLENVS_TEST_POSTGRES")

@@ -19,7 +19,8 @@ from ballenvs.duel import parallel_env  # noqa: E402
 from ballenvs.duel.core import LEFT, RIGHT, DuelState  # noqa: E402
 from ballenvs.duel.game import TwoPlayerDuel  # noqa: E402
 from ballenvs.duel.observe import side_view  # noqa: E402
-from ballenvs.duel.opponents import Chaser  # noqa: E402
+from ballenvs.duel.players import Chaser  # noqa: E402
+from ballenvs.game import Seat  # noqa: E402
 
 
 @pytest.mark.parametrize("obs_type", ["pixels", "state"])
@@ -83,7 +84,9 @@ def test_mirroring_the_start_and_swapping_the_actions_mirrors_the_game():
     for _ in range(400):
         assert np.array_equal(a.observe(LEFT), b.observe(RIGHT)) and np.array_equal(a.observe(RIGHT), b.observe(LEFT))
         # The left ball chases (so that the balls meet), the right one moves at random.
-        left = chaser.act(side_view(a.core.state, LEFT), a.xp, None, None) if rng.random() < 0.8 else int(rng.integers(9))
+        left = (
+            chaser.act(Seat(side_view(a.core.state, LEFT), a.xp, None, None)) if rng.random() < 0.8 else int(rng.integers(9))
+        )
         right = int(rng.integers(9))
         reward_a, terminated_a = a.play(left, right)
         reward_b, terminated_b = b.play(right, left)
@@ -132,7 +135,7 @@ def test_ballduel_v0_is_the_two_player_game_with_its_opponent_on_the_right():
     for _ in range(300):
         assert np.array_equal(observations["left"], single.game.observe())
         action = int(rng.integers(9))
-        chased = chaser.act(side_view(two.duel.core.state, RIGHT), two.duel.xp, None, None)
+        chased = chaser.act(Seat(side_view(two.duel.core.state, RIGHT), two.duel.xp, None, None))
         observations, rewards, terminations, _, _ = two.step({"left": action, "right": chased})
         _, reward, terminated, _, _ = single.step(action)
         assert rewards["left"] == reward and terminations["left"] == terminated

@@ -9,8 +9,8 @@ from stable_baselines3.common.preprocessing import is_image_space, is_image_spac
 
 import ballenvs  # noqa: F401
 from ballenvs.uav import GreedyPolicy
-from ballenvs.uav.baselines import episode_returns
 from ballenvs.uav.core import UAVState
+from ballenvs.uav.reference import episode_returns
 
 QUIET = {"request_prob": 0.0, "initial_request_prob": 0.0}  # no requests unless a test places them
 

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from agents.errors import UsageError
-from agents.returns import n_step_returns
-from agents.runs import atomic_path
+from agents.common.errors import UsageError
+from agents.common.returns import n_step_returns
+from agents.common.runs import atomic_path
 
 Observation = Any  # an array, or a dict of arrays for Dict spaces
 
@@ -187,7 +187,7 @@ class ReplayBuffer:
 def n_step_returns_torch(
     rewards: torch.Tensor, ended: torch.Tensor, stored_after: torch.Tensor, gamma: float
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """:func:`agents.returns.n_step_returns` on tensors, on their device."""
+    """:func:`agents.common.returns.n_step_returns` on tensors, on their device."""
     n = rewards.shape[1]
     first_end = torch.where(ended.any(1), ended.int().argmax(1), n - 1)
     last = torch.minimum(first_end, stored_after)

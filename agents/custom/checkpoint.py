@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.common.errors import UsageError
+from agents.common.runs import atomic_path
 from agents.custom.dqn import DQNAgent
 from agents.custom.loop import Progress, to_tensor
 from agents.custom.networks import QNetwork
 from agents.custom.pqn import PQNAgent
-from agents.errors import UsageError
-from agents.runs import atomic_path
 
 SUFFIX = ".pt"
 #: Checkpoint format -> the agent class that writes it.
@@ -91,7 +91,7 @@ class CustomPolicy:
 
 
 def load_policy(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
-    """A saved agent that plays (the loader :mod:`agents.algorithms` registers): the network comes
+    """A saved agent that plays (the loader :mod:`agents.common.algorithms` registers): the network comes
     from the checkpoint's own spec, the weights from its state."""
     state = load_checkpoint(path, device)
     q = QNetwork(state["spec"]).to(device)
@@ -101,7 +101,7 @@ def load_policy(path: str | Path, run_config: dict[str, Any] | None = None, devi
 
 def load_snapshot(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
     """A self-play snapshot of a run (its Q-network's spec and weights), as a policy that plays."""
-    from agents.selfplay import read_snapshot
+    from agents.twoplayer.selfplay import read_snapshot
 
     state = read_snapshot(Path(path), device)
     q = QNetwork(state["spec"]).to(device)

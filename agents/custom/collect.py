@@ -15,8 +15,8 @@ import numpy as np
 from stable_baselines3.common.monitor import ResultsWriter
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.envs import make_vec
-from agents.native_vec import make_native, true_next_observations
+from agents.common.envs import make_vec
+from agents.common.vec_env import make_native, true_next_observations
 
 
 class Step(NamedTuple):
@@ -158,7 +158,7 @@ def make_steps(
     stagger: bool = False,
 ) -> VecEnvSteps | NativeSteps:
     """The training envs of a run: native ones directly (unless frames are stacked, which
-    SB3's VecFrameStack does), the others through :func:`agents.envs.make_vec`."""
+    SB3's VecFrameStack does), the others through :func:`agents.common.envs.make_vec`."""
     if vec_env == "native" and not frame_stack:
         return NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
     return VecEnvSteps(make_vec(env_id, env_kwargs, n_envs, seed, vec_env, frame_stack, monitor_dir))

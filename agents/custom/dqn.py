@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.config import Section, parse_kwargs, schedule
+from agents.common.config import Section, parse_kwargs, schedule
 from agents.custom.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
 from agents.custom.learner import QLearner
 from agents.custom.loop import EpisodeLog, Hooks, Progress, to_tensor
@@ -47,7 +47,7 @@ class DQNConfig:
     double_q: bool = True  # ours: Double-DQN targets (van Hasselt et al., 2016)
 
     def __post_init__(self) -> None:
-        # The values were checked against agents.algorithms.DQN_KEYS with the rest of the section.
+        # The values were checked against agents.common.algorithms.DQN_KEYS with the rest of the section.
         self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
 
 

@@ -20,8 +20,8 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from agents.errors import UsageError
-from agents.policies import check_net_arch, check_policy, is_image
+from agents.common.errors import UsageError
+from agents.common.policies import check_net_arch, check_policy, is_image
 
 CNN_FEATURES = 512
 #: SB3's default net_arch per policy.

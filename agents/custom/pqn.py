@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from agents.config import Section, parse_kwargs, schedule
+from agents.common.config import Section, parse_kwargs, schedule
 from agents.custom.buffer import observation_parts, torch_dtype
 from agents.custom.learner import QLearner
 from agents.custom.loop import EpisodeLog, Hooks, Progress, rows_of, to_tensor
@@ -31,7 +31,7 @@ from agents.custom.networks import network_spec
 
 @dataclass
 class PQNConfig:
-    """The zoo_configs/pqn.yml keys, with their defaults (checked against agents.algorithms.PQN_KEYS)."""
+    """The zoo_configs/pqn.yml keys, with their defaults (checked against agents.common.algorithms.PQN_KEYS)."""
 
     learning_rate: float | str = "lin_2.5e-4"  # or a constant
     gamma: float = 0.99

@@ -7,7 +7,7 @@ parallel and AEC APIs (the optional ``pettingzoo`` extra; imported only when cal
 from typing import Any
 
 from ballenvs.duel.env import BallDuelEnv
-from ballenvs.duel.opponents import BUILTIN_OPPONENTS
+from ballenvs.duel.players import BUILTIN_PLAYERS
 
 
 def _pettingzoo() -> Any:
@@ -30,4 +30,4 @@ def env(**options: Any) -> Any:
     return _pettingzoo().env(**options)
 
 
-__all__ = ["BallDuelEnv", "BUILTIN_OPPONENTS", "parallel_env", "env"]
+__all__ = ["BallDuelEnv", "BUILTIN_PLAYERS", "parallel_env", "env"]

@@ -84,7 +84,7 @@ class DuelCore:
         self._thrust_y = THRUST_Y.tolist() if num_games is None else THRUST_Y
 
     def reset(self, jitter: Any, games: Any = None) -> None:
-        """Put ``games`` back at the start: None for all (or the one game), else an index array.
+        """Put ``games`` back at the start: None for all (or the one game), else a bool mask.
 
         ``jitter`` holds four uniform draws in [-1, 1] per game, for lx, ly, rx, ry: shape (4,)
         for one game, (4, k) for k games.

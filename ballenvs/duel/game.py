@@ -20,8 +20,8 @@ from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
 from ballenvs.duel.drawing import draw_duel
 from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, make_observer, side_view
-from ballenvs.duel.opponents import make_player
-from ballenvs.game import Game, RenderSpec
+from ballenvs.duel.players import make_player
+from ballenvs.game import Game, RenderSpec, Seat
 
 #: The options of both players' game (BallDuel-v0's, less the opponent).
 DUEL_OPTIONS = ("obs_type", "obs_size", "shaping", "ring_radius", "ball_radius")
@@ -89,20 +89,19 @@ class TwoPlayerDuel:
     def steps(self) -> Any:
         return self.core.steps
 
-    def reset(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
-        """Restart ``games`` (True for all, or a bool mask); only they draw from their generators."""
+    def reset(self, rngs: Sequence[np.random.Generator], games: np.ndarray | None = None) -> None:
+        """Restart ``games`` (None: all; else a bool mask); only they draw from their generators."""
         if self.xp is SCALAR:
             self.core.reset(rngs[0].uniform(-1.0, 1.0, size=4).tolist())
             self.winner = PLAYING
             return
-        every_game = np.ndim(games) == 0 and bool(games)
-        indices = np.arange(len(rngs)) if every_game else np.flatnonzero(games)
+        indices = np.arange(len(rngs)) if games is None else np.flatnonzero(games)
         draws = np.empty((len(indices), 4))
         for row, i in zip(draws, indices):
             rngs[i].random(out=row)
         # What uniform(-1.0, 1.0) computes from the same draws, bit for bit, for all games at once.
-        self.core.reset((-1.0 + 2.0 * draws).T, None if every_game else indices)
-        self.winner = np.where(games, PLAYING, self.winner)
+        self.core.reset((-1.0 + 2.0 * draws).T, games)
+        self.winner = np.zeros_like(self.winner) if games is None else np.where(games, PLAYING, self.winner)
 
     def play(self, left_actions: Any, right_actions: Any) -> tuple[Any, Any]:
         """One step with each side's actions in its own frame; returns ``(left_rewards,
@@ -153,7 +152,7 @@ class TwoPlayerDuel:
 
 class DuelGame(Game):
     """BallDuel-v0's game: the learner plays the left ball of a :class:`TwoPlayerDuel`, an
-    opponent (a built-in player or a policy, see :func:`ballenvs.duel.opponents.make_player`)
+    opponent (a built-in player or a policy, see :func:`ballenvs.duel.players.make_player`)
     the right one. The learner's reward is the left side's."""
 
     NAME = "BallDuel-v0"
@@ -171,13 +170,17 @@ class DuelGame(Game):
     def steps(self) -> Any:
         return self.duel.steps
 
-    def reset(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
+    def reset(self, rngs: Sequence[np.random.Generator], games: np.ndarray | None = None) -> None:
         self.duel.reset(rngs, games)
         self.opponent.reset(games)
 
-    def step(self, actions: Any, rngs: Sequence[np.random.Generator], active: Any = True) -> tuple[Any, Any, dict[str, Any]]:
+    def step(
+        self, actions: Any, rngs: Sequence[np.random.Generator], active: np.ndarray | None = None
+    ) -> tuple[Any, Any, dict[str, Any]]:
         duel = self.duel
-        opponent_actions = self.opponent.act(side_view(duel.core.state, RIGHT), duel.xp, lambda: duel.observe(RIGHT), rngs)
+        opponent_actions = self.opponent.act(
+            Seat(side_view(duel.core.state, RIGHT), duel.xp, lambda: duel.observe(RIGHT), rngs)
+        )
         reward, terminated = duel.play(actions, opponent_actions)
         return reward, terminated, duel.info()
 

@@ -1,6 +1,4 @@
-"""Play built-in (or learned) players against each other, many games at once, and BallDuel's
-:class:`ballenvs.reference.Reference`: the built-in players' returns against the env's opponent,
-and a trained policy's win rate against each of them.
+"""Play built-in (or learned) players against each other, many games at once.
 
 ``python -m ballenvs.duel.match pusher random --games 200`` prints the win rates; the README's
 figures come from here.
@@ -16,8 +14,8 @@ import numpy as np
 from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.game import DRAW, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.duel.observe import side_view
-from ballenvs.duel.opponents import BUILTIN_OPPONENTS, make_player
-from ballenvs.reference import Reference, Yardstick, win_rate
+from ballenvs.duel.players import BUILTIN_PLAYERS, make_player
+from ballenvs.game import Seat
 
 
 def match_outcomes(
@@ -31,12 +29,12 @@ def match_outcomes(
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(games)]
     duel.reset(rngs)
     for player in players.values():
-        player.reset(True)
+        player.reset(None)
     outcome = np.full(games, PLAYING)
     running = np.ones(games, dtype=bool)
     while running.any():
         actions = {
-            side: player.act(side_view(duel.core.state, side), duel.xp, lambda side=side: duel.observe(side), rngs)
+            side: player.act(Seat(side_view(duel.core.state, side), duel.xp, lambda side=side: duel.observe(side), rngs))
             for side, player in players.items()
         }
         _, terminated = duel.play(actions[LEFT], actions[RIGHT])
@@ -70,38 +68,12 @@ def play_pairs(first: Any, second: Any, games: int = 100, seed: int = 0, **optio
     return {"first_wins": first_wins, "second_wins": second_wins, "draws": games - first_wins - second_wins}
 
 
-BASELINE_GAMES = 100
-
-
-def baselines(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, float]:
-    """Mean return (+1 a win, -1 a loss) of each built-in player against the env's opponent."""
-    import gymnasium as gym
-
-    limit = env_kwargs.get("max_episode_steps", gym.spec(env_id).max_episode_steps)
-    sizes = {key: env_kwargs[key] for key in ("ring_radius", "ball_radius") if key in env_kwargs}
-    opponent = env_kwargs.get("opponent", "chaser")
-    returns = {}
-    for player in BUILTIN_OPPONENTS:
-        rates = play_matches(player, opponent, BASELINE_GAMES, seed=0, max_episode_steps=limit, **sizes)
-        returns[player] = rates["left_wins"] - rates["right_wins"]
-    return returns
-
-
-REFERENCE = Reference(
-    heuristic="pusher",
-    baselines=baselines,
-    yardsticks=tuple(
-        Yardstick(f"wins vs {name}", {"opponent": name}, win_rate("left"), percent=True) for name in BUILTIN_OPPONENTS
-    ),
-)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m ballenvs.duel.match", description="Win rates of one BallDuel player against another."
     )
-    parser.add_argument("left", choices=BUILTIN_OPPONENTS)
-    parser.add_argument("right", choices=BUILTIN_OPPONENTS)
+    parser.add_argument("left", choices=BUILTIN_PLAYERS)
+    parser.add_argument("right", choices=BUILTIN_PLAYERS)
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

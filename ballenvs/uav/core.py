@@ -83,23 +83,23 @@ class UAVState(NamedTuple):
 
 
 class UAVCore:
-    """The state of one grid (``num_envs=None``) or of N grids, and the rules that move it.
+    """The state of one grid (``num_games=None``) or of N grids, and the rules that move it.
 
     ``fixed_layout``: the UE cells (x, y) every grid uses, if they never change; the core then
     looks up which UEs each cell covers in a table instead of computing distances each step.
     """
 
     def __init__(
-        self, params: UAVParams, num_envs: int | None = None, fixed_layout: tuple[np.ndarray, np.ndarray] | None = None
+        self, params: UAVParams, num_games: int | None = None, fixed_layout: tuple[np.ndarray, np.ndarray] | None = None
     ) -> None:
         self.params = params
-        self.num_envs = num_envs
-        self.xp = SCALAR if num_envs is None else NUMPY
-        lead = () if num_envs is None else (num_envs,)
-        uav = 0 if num_envs is None else np.zeros((num_envs, 1), dtype=np.int64)
+        self.num_games = num_games
+        self.xp = SCALAR if num_games is None else NUMPY
+        lead = () if num_games is None else (num_games,)
+        uav = 0 if num_games is None else np.zeros((num_games, 1), dtype=np.int64)
         ues = np.zeros(lead + (params.n_ues,), dtype=np.int64)
         self.state = UAVState(uav, uav, ues, ues, ues, ues)
-        self.steps = 0 if num_envs is None else np.zeros(num_envs, dtype=np.int64)
+        self.steps = 0 if num_games is None else np.zeros(num_games, dtype=np.int64)
         # Indexed by request class (0 = idle): normalised so a top-class request is worth 1.
         self.weight_of = np.array([0.0, *params.class_weights]) / max(params.class_weights)
         self.deadline_of = np.array([0, *params.deadlines], dtype=np.int64)
@@ -107,18 +107,20 @@ class UAVCore:
         self._ones = np.ones(params.n_ues)
         # Python ints keep the one-grid UAV position in Python ints (cheaper than numpy scalars).
         step_x, step_y = STEP_X * params.speed, STEP_Y * params.speed
-        self._step_x = step_x.tolist() if num_envs is None else step_x
-        self._step_y = step_y.tolist() if num_envs is None else step_y
+        self._step_x = step_x.tolist() if num_games is None else step_x
+        self._step_y = step_y.tolist() if num_games is None else step_y
         self._coverage: np.ndarray | None = None
         if fixed_layout is not None and params.size**2 * params.n_ues <= MAX_COVERAGE_TABLE_BYTES:
             cells = np.arange(params.size)
             self._coverage = self._in_range(cells[:, None, None], cells[None, :, None], *fixed_layout)
 
     def reset(self, games: Any, uav_x: Any, uav_y: Any, ue_x: Any, ue_y: Any, requests: Any) -> None:
-        """Restart ``games`` (bool (N,) mask, or True for one grid) with the given UAV cell,
-        layout and initial ``requests`` (the class of each UE's request, 0 for idle)."""
+        """Restart ``games`` (None: all, or the one grid; else a bool (N,) mask) with the given UAV
+        cell, layout and initial ``requests`` (the class of each UE's request, 0 for idle)."""
         s, xp = self.state, self.xp
-        mask = games if self.num_envs is None else np.asarray(games)[:, None]
+        if games is None:
+            games = True if self.num_games is None else np.ones(self.num_games, dtype=bool)
+        mask = games if self.num_games is None else games[:, None]
         self.state = UAVState(
             xp.where(mask, uav_x, s.uav_x),
             xp.where(mask, uav_y, s.uav_y),
@@ -151,7 +153,7 @@ class UAVCore:
         Returns ``(reward, served_count, served_weight)``, each a float/int or (N,) array.
         """
         p, s, xp = self.params, self.state, self.xp
-        one = self.num_envs is None
+        one = self.num_games is None
         if not one:
             actions = np.asarray(actions)[:, None]  # broadcast against (N, 1) positions
         last = p.size - 1

@@ -95,18 +95,18 @@ class UAVGame(Game):
     def _new_block(self) -> np.ndarray:
         return np.empty((self._block_steps, 2, self.params.n_ues))
 
-    def reset(self, rngs: Sequence[np.random.Generator], games: Any = True) -> None:
-        """Restart ``games`` (True for all, or a bool mask); only they draw from their generators."""
+    def reset(self, rngs: Sequence[np.random.Generator], games: np.ndarray | None = None) -> None:
+        """Restart ``games`` (None: all; else a bool mask); only they draw from their generators."""
         core, p = self.core, self.params
         if self.num_games is None:
             block = self._new_block()
             uav_x, uav_y, ue_x, ue_y, initial = self._draw_start(rngs[0], block)
-            core.reset(True, uav_x, uav_y, ue_x, ue_y, core.request_classes(initial, p.initial_request_prob))
+            core.reset(None, uav_x, uav_y, ue_x, ue_y, core.request_classes(initial, p.initial_request_prob))
             self._set_block(block)
             self.episode_served, self.episode_weight = 0, 0.0
             return
         n, n_ues = self.num_games, p.n_ues
-        games = np.broadcast_to(games, (n,))
+        games = np.ones(n, dtype=bool) if games is None else games
         uav_x, uav_y = np.zeros((n, 1), dtype=np.int64), np.zeros((n, 1), dtype=np.int64)
         ue_x, ue_y = np.zeros((n, n_ues), dtype=np.int64), np.zeros((n, n_ues), dtype=np.int64)
         initial = np.zeros((n, 2, n_ues))
@@ -127,7 +127,9 @@ class UAVGame(Game):
         self._any_raised = self._raised.any(-1).tolist()
         self._next_step = 0
 
-    def step(self, actions: Any, rngs: Sequence[np.random.Generator], active: Any = True) -> tuple[Any, Any, dict[str, Any]]:
+    def step(
+        self, actions: Any, rngs: Sequence[np.random.Generator], active: np.ndarray | None = None
+    ) -> tuple[Any, Any, dict[str, Any]]:
         """Never terminated. Info: ``served`` and ``served_weight`` of the step, ``episode_served``
         and ``episode_weight`` so far."""
         if self.num_games is None:
@@ -139,7 +141,9 @@ class UAVGame(Game):
         else:
             exhausted = self._next_step == self._block_steps
             if exhausted.any():
-                for i in np.flatnonzero(exhausted & active):  # games being reset need no draws
+                for i in np.flatnonzero(
+                    exhausted if active is None else exhausted & active
+                ):  # games being reset need no draws
                     self._raised[i] = self.core.request_classes(
                         rngs[i].random(out=self._new_block()), self.params.request_prob
                     )

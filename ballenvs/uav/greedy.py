@@ -32,7 +32,7 @@ class GreedyPolicy:
     def act(self) -> Any:
         core = self.core
         p, s = core.params, core.state
-        one = core.num_envs is None
+        one = core.num_games is None
         # Work on (N, ...) arrays; one grid is N = 1.
         uav_x, uav_y = (np.array([[s.uav_x]]), np.array([[s.uav_y]])) if one else (s.uav_x, s.uav_y)
         ue_x, ue_y = np.atleast_2d(s.ue_x), np.atleast_2d(s.ue_y)

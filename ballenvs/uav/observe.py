@@ -26,7 +26,7 @@ class VectorObserver:
 
     def observe(self, core: UAVCore) -> dict[str, np.ndarray]:
         s, last = core.state, self.params.size - 1
-        if core.num_envs is None:
+        if core.num_games is None:
             pos = np.array([s.uav_x / last, s.uav_y / last], dtype=np.float32)
         else:
             pos = (np.concatenate([s.uav_x, s.uav_y], axis=1) / last).astype(np.float32)
@@ -63,13 +63,13 @@ class ImageObserver:
         s, size = core.state, self.params.size
         # One grid indexes its (n_ues,) arrays with (ue,), N grids their (N, n_ues) arrays
         # with (game, ue); the stamping below serves both.
-        if core.num_envs is None:
+        if core.num_games is None:
             images = np.zeros(self.space.shape, dtype=np.uint8)
             outside_rows, outside_cols = self._outside_row[s.uav_y][:, None], self._outside_col[s.uav_x]
             where = (np.flatnonzero(s.request),)
             shift_x, shift_y = size - s.uav_x, size + s.uav_y
         else:
-            images = np.zeros((core.num_envs, *self.space.shape), dtype=np.uint8)
+            images = np.zeros((core.num_games, *self.space.shape), dtype=np.uint8)
             outside_rows, outside_cols = (
                 self._outside_row[s.uav_y[:, 0]][:, :, None],
                 self._outside_col[s.uav_x[:, 0]][:, None, :],

@@ -1,14 +1,15 @@
 """Players for BallDuel: built-in heuristics and adapters for learned policies.
 
-Every player acts for one game or a batch from one side's point of view (see
-:func:`ballenvs.duel.observe.side_view`); its actions are in that side's frame and the
-game mirrors them back for the right player. So a heuristic written for the left ball plays
-the right ball unchanged, and a learned policy can play either side.
+Every player (a :class:`ballenvs.game.Player`) acts for one game or a batch from one side's
+point of view: its :class:`ballenvs.game.Seat` holds that side's view of the balls (see
+:func:`ballenvs.duel.observe.side_view`), and its actions are in that side's frame, which the
+game mirrors back for the right player. So a heuristic written for the left ball plays the
+right ball unchanged, and a learned policy can play either side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,42 +17,28 @@ import numpy as np
 from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import N_ACTIONS, heading_to_action
 from ballenvs.duel.core import DuelPhysics
-from ballenvs.duel.observe import SideView
+from ballenvs.game import Player, Seat
 
-BUILTIN_OPPONENTS = ("still", "random", "chaser", "pusher")
-
-
-def _no_thrust(xp: Any, view: SideView) -> Any:
-    return 0 if xp is SCALAR else np.zeros(len(view.own_x), dtype=np.int64)
+BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher")
 
 
-class Player:
-    """Chooses actions for one game or a batch, from its side's point of view.
-
-    ``act`` gets the side's view of the balls, the backend, a zero-argument function that
-    returns the side's observation (only learned policies need it) and one generator per game.
-    """
-
-    def act(self, view: SideView, xp: Any, observe: Callable[[], np.ndarray], rngs: Sequence[np.random.Generator]) -> Any:
-        raise NotImplementedError
-
-    def reset(self, games: Any) -> None:
-        """``games`` restarted (True: all of them, or a bool mask): a player that remembers
-        earlier steps (a policy on stacked frames) forgets those games' past. Most keep nothing."""
+def _no_thrust(seat: Seat) -> Any:
+    return 0 if seat.xp is SCALAR else np.zeros(len(seat.view.own_x), dtype=np.int64)
 
 
 class Still(Player):
     """Never thrusts: a target to practise on."""
 
-    def act(self, view, xp, observe, rngs):
-        return _no_thrust(xp, view)
+    def act(self, seat: Seat) -> Any:
+        return _no_thrust(seat)
 
 
 class RandomPlayer(Player):
     """Uniformly random actions, drawn from each game's own generator."""
 
-    def act(self, view, xp, observe, rngs):
-        if xp is SCALAR:
+    def act(self, seat: Seat) -> Any:
+        rngs = seat.rngs
+        if seat.xp is SCALAR:
             return int(rngs[0].integers(N_ACTIONS))
         # One draw per game from that game's generator keeps vector env i identical to a
         # single env with the same seed; the loop is over generators, not over rules.
@@ -61,8 +48,9 @@ class RandomPlayer(Player):
 class Chaser(Player):
     """Thrusts straight at the other ball."""
 
-    def act(self, view, xp, observe, rngs):
-        return heading_to_action(xp, view.other_x - view.own_x, view.other_y - view.own_y)
+    def act(self, seat: Seat) -> Any:
+        v = seat.view
+        return heading_to_action(seat.xp, v.other_x - v.own_x, v.other_y - v.own_y)
 
 
 class Pusher(Player):
@@ -76,8 +64,8 @@ class Pusher(Player):
     def __init__(self, physics: DuelPhysics) -> None:
         self.physics = physics
 
-    def act(self, view, xp, observe, rngs):
-        v, p = view, self.physics
+    def act(self, seat: Seat) -> Any:
+        v, p, xp = seat.view, self.physics, seat.xp
         to_x, to_y = v.other_x - v.own_x, v.other_y - v.own_y
         to_norm = xp.maximum(xp.sqrt(to_x * to_x + to_y * to_y), 1e-9)
         other_norm = xp.sqrt(v.other_x * v.other_x + v.other_y * v.other_y)
@@ -104,8 +92,9 @@ class PolicyPlayer(Player):
     def __init__(self, policy: Any) -> None:
         self.policy = policy
 
-    def act(self, view, xp, observe, rngs):
-        observation = observe()
+    def act(self, seat: Seat) -> Any:
+        xp = seat.xp
+        observation = seat.observe()
         batch = observation if xp is NUMPY else observation[None]
         if hasattr(self.policy, "predict"):
             # stable-baselines3 models take a batch of observations and return a batch.
@@ -133,6 +122,6 @@ def make_player(spec: str | Any, physics: DuelPhysics) -> Player:
     if not isinstance(spec, str) and (hasattr(spec, "predict") or callable(spec)):
         return PolicyPlayer(spec)
     raise ValueError(
-        f"unknown opponent {spec!r}; valid: {', '.join(map(repr, BUILTIN_OPPONENTS))}, "
+        f"unknown opponent {spec!r}; valid: {', '.join(map(repr, BUILTIN_PLAYERS))}, "
         "an object with predict(obs, deterministic=True), or a callable obs -> action"
     )

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from agents.errors import UsageError
+from agents.common.errors import UsageError
 
 POLICIES = ("CnnPolicy", "MlpPolicy", "MultiInputPolicy")
 

@@ -7,7 +7,8 @@ else one of the last ``window`` snapshots, uniformly. ``scripted_share`` of the 
 built-in players instead (chaser and pusher in turn), so that the replay buffer also holds
 games against fixed opponents. The opponent acts for all games of the native vector env in one
 forward pass, in the trainer's process: it is the env's ``opponent``, a
-:class:`ballenvs.duel.opponents.Player`.
+:class:`ballenvs.game.Player`. The game is reached through its env id's arena
+(:class:`ballenvs.reference.Arena`).
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.config import Key, parse_kwargs
-from agents.errors import ConfigError, UsageError
-from agents.runs import atomic_path, next_multiple
-from ballenvs.backend import SCALAR
-from ballenvs.duel.game import DUEL_OPTIONS, TwoPlayerDuel
-from ballenvs.duel.observe import SideView
-from ballenvs.duel.opponents import Player, make_player
+from agents.common.config import Key, parse_kwargs
+from agents.common.errors import ConfigError, UsageError
+from agents.common.runs import atomic_path, next_multiple
+from agents.twoplayer.players import QPlayer
+from ballenvs.game import Seat
+from ballenvs.reference import reference_for
 
 SNAPSHOTS = "snapshots"
 SNAPSHOT_FORMAT = "ballenvs-snapshot/1"
@@ -63,71 +63,23 @@ class SelfPlay:
         return cls(**{key: cls.KEYS[key].check(f"self_play {key}", value) for key, value in settings.items()})
 
 
-class FrameStack:
-    """The last ``k`` observations of each of N games, as stable-baselines3's VecFrameStack (and
-    VecTransposeImage for images) give them to a model: stacked along the channels, oldest
-    first, channel-first for images, zeros before a game's first observation."""
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.stack: np.ndarray | None = None
-
-    def reset(self, games: Any) -> None:
-        if games is True:  # a new batch, perhaps of another size
-            self.stack = None
-        elif self.stack is not None:
-            self.stack[games] = 0
-
-    def push(self, observations: np.ndarray) -> np.ndarray:
-        if self.k == 1:
-            return observations
-        channels = observations.shape[-1]
-        if self.stack is None:
-            self.stack = np.zeros((*observations.shape[:-1], channels * self.k), dtype=observations.dtype)
-        self.stack = np.roll(self.stack, -channels, axis=-1)
-        self.stack[..., -channels:] = observations
-        return np.moveaxis(self.stack, -1, 1) if self.stack.ndim == 4 else self.stack.copy()
-
-
-class QPlayer(Player):
-    """A Q-network playing one side of N games with the greedy action. It sees the game as its
-    model was trained to: the side's observation (``observe``, or its own ``observer`` of the
-    balls) through its own frame stack, which it clears for the games that restart."""
-
-    def __init__(self, q: torch.nn.Module | None, device: str, frame_stack: int = 1, observer: Any = None) -> None:
-        self.q, self.device = q, torch.device(device)
-        self.frames = FrameStack(frame_stack)
-        self.observer = observer
-
-    def reset(self, games: Any) -> None:
-        self.frames.reset(games)
-
-    def act(self, view: SideView, xp: Any, observe: Any, rngs: Any) -> Any:
-        observations = self.observer.observe(view, xp) if self.observer is not None else observe()
-        one_game = xp is SCALAR
-        batch = self.frames.push(observations[None] if one_game else observations)
-        with torch.inference_mode():
-            actions = self.q(torch.as_tensor(batch, device=self.device)).argmax(dim=1).cpu().numpy()
-        return int(actions[0]) if one_game else actions
-
-
 class SelfPlayOpponent(QPlayer):
     """The right ball in self-play: a copy of the learner's Q-network whose weights the
     :class:`SnapshotPool` swaps, and built-in players for the scripted share of the games."""
 
-    def __init__(self, settings: SelfPlay, device: str, frame_stack: int, physics: Any) -> None:
+    def __init__(self, settings: SelfPlay, device: str, frame_stack: int, scripted: list[Any]) -> None:
         super().__init__(None, device, frame_stack)
         self.settings = settings
-        self.scripted = [make_player(name, physics) for name in SCRIPTED]
+        self.scripted = scripted
 
-    def act(self, view: SideView, xp: Any, observe: Any, rngs: Any) -> Any:
-        actions = super().act(view, xp, observe, rngs)
+    def act(self, seat: Seat) -> Any:
+        actions = super().act(seat)
         n = len(actions)
         count = int(round(self.settings.scripted_share * n))
         if count:
             for k, player in enumerate(self.scripted):
                 games = np.arange(k, count, len(self.scripted))  # the first games, the players in turn
-                actions[games] = player.act(view, xp, observe, rngs)[games]
+                actions[games] = player.act(seat)[games]
         return actions
 
 
@@ -202,20 +154,21 @@ class SnapshotPool:
 
 
 def make_opponent(
-    settings: SelfPlay | None, env_kwargs: Mapping[str, Any], frame_stack: int | None, device: str
+    settings: SelfPlay | None, env_id: str, env_kwargs: Mapping[str, Any], frame_stack: int | None, device: str
 ) -> SelfPlayOpponent | None:
     """The self-play opponent for a run's envs (None when the run does not play itself); its
     network is bound by the :class:`SnapshotPool` once the learner exists."""
     if settings is None:
         return None
-    physics = TwoPlayerDuel(None, **{key: env_kwargs[key] for key in DUEL_OPTIONS if key in env_kwargs}).physics
-    return SelfPlayOpponent(settings, device, frame_stack or 1, physics)
+    arena = reference_for(env_id).arena
+    scripted = [arena.make_player(name, env_kwargs) for name in SCRIPTED]
+    return SelfPlayOpponent(settings, device, frame_stack or 1, scripted)
 
 
 def load_snapshot_policy(path: Path, run_dir: Path, device: str) -> tuple[Any, dict[str, Any]]:
     """A snapshot of a run as a policy that plays (``predict``, ``q_net``), and the run's config."""
-    from agents.algorithms import algorithm
-    from agents.runs import read_config
+    from agents.common.algorithms import algorithm
+    from agents.common.runs import read_config
 
     config = read_config(run_dir)
     return algorithm(config["algo"]).load(path, config, device, snapshot=True), config

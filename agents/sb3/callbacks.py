@@ -1,5 +1,5 @@
 """stable-baselines3 callbacks for our runs: atomic checkpoints on the save grid, the shared
-evaluation (:class:`agents.evaluation.Evaluator`), and progress on the console."""
+evaluation (:class:`agents.common.evaluation.Evaluator`), and progress on the console."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.console import Console
-from agents.evaluation import Evaluator
-from agents.runs import checkpoint_name, next_multiple
-from agents.sb3_dqn import save_model
-from agents.selfplay import SnapshotPool
+from agents.common.console import Console
+from agents.common.evaluation import Evaluator
+from agents.common.runs import checkpoint_name, next_multiple
+from agents.sb3.dqn import save_model
+from agents.twoplayer.selfplay import SnapshotPool
 
 
 class _Every(BaseCallback):
@@ -65,7 +65,7 @@ class Evaluate(_Every):
 
 
 class SelfPlayPool(BaseCallback):
-    """Snapshots of the learner and the opponent's swaps, on their schedules (agents.selfplay)."""
+    """Snapshots of the learner and the opponent's swaps, on their schedules (agents.twoplayer.selfplay)."""
 
     def __init__(self, pool: SnapshotPool) -> None:
         super().__init__()

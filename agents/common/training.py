@@ -22,16 +22,24 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.algorithms import RESUMABLE_KEYS, Algorithm, algorithm
-from agents.cli import DEFAULT_ENV, Interrupted, check_flags, resolve_device
-from agents.config import Section, build_section, load_section, parse_overrides, shipped_config
-from agents.console import Console
-from agents.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
-from agents.errors import UsageError
-from agents.models import resume_model
-from agents.runs import CONFIG_NAME, FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, new_run_dir, write_yaml
-from agents.selfplay import SelfPlay
-from ballenvs.duel.opponents import BUILTIN_OPPONENTS
+from agents.common.algorithms import RESUMABLE_KEYS, Algorithm, algorithm
+from agents.common.cli import DEFAULT_ENV, Interrupted, check_flags, resolve_device
+from agents.common.config import Section, build_section, load_section, parse_overrides, shipped_config
+from agents.common.console import Console
+from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
+from agents.common.errors import UsageError
+from agents.common.models import resume_model
+from agents.common.runs import (
+    CONFIG_NAME,
+    FINAL_MODEL,
+    INTERRUPTED_MODEL,
+    REPLAY_BUFFER,
+    SUMMARY_NAME,
+    new_run_dir,
+    write_yaml,
+)
+from agents.twoplayer.selfplay import SelfPlay
+from ballenvs.reference import reference_for
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
 
@@ -159,6 +167,8 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
         section.n_envs = args.n_envs or section.n_envs
         opponent = args.opponent
+        if opponent is not None:
+            check_opponent(env_id, opponent)
         if opponent is not None and opponent != "self":
             section.env_kwargs["opponent"] = opponent
         vec_env = resolve_vec_env(args.vec_env or "auto", env_id, section.n_envs)
@@ -191,12 +201,18 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
     return setup
 
 
+def check_opponent(env_id: str, opponent: str) -> None:
+    """``--opponent``: one of the env's built-in players, or self; an env without an opponent takes none."""
+    players = reference_for(env_id).players
+    if not players:
+        what = "replace" if opponent == "self" else "choose"
+        raise UsageError(f"--opponent {'self' if opponent == 'self' else repr(opponent)}: {env_id} has no opponent to {what}")
+    if opponent not in (*players, "self"):
+        raise UsageError(f"unknown opponent {opponent!r} for {env_id}; valid: {', '.join(players)}, self")
+
+
 def _check_self_play(section: Section, vec_env: str) -> SelfPlay:
-    """Self-play needs a game with an opponent, and the opponent in this process (the native vector env)."""
-    try:
-        probe_spaces(section.env_id, {**section.env_kwargs, "opponent": "still"}, section.frame_stack)
-    except UsageError:
-        raise UsageError(f"--opponent self: {section.env_id} has no opponent to replace") from None
+    """Self-play needs the opponent in this process (the native vector env)."""
     if vec_env != "native":
         raise UsageError(f"--opponent self plays in the trainer's process: use --vec-env native, not {vec_env}")
     return SelfPlay.from_config(section.self_play)
@@ -217,7 +233,7 @@ def make_eval_envs(setup: RunSetup, episodes: int) -> dict[str, VecEnv]:
         return {"": make_eval_vec(s.env_id, s.env_kwargs, s.frame_stack, episodes)}
     return {
         name: make_eval_vec(s.env_id, {**s.env_kwargs, "opponent": name}, s.frame_stack, episodes)
-        for name in BUILTIN_OPPONENTS
+        for name in reference_for(s.env_id).players
     }
 
 
@@ -240,7 +256,7 @@ def run_training(
     closables: Iterable[Any],
 ) -> Path:
     """Run ``learn``, then ``save`` the final model and write the summary. Ctrl-C saves the
-    interrupted model instead and raises :class:`agents.cli.Interrupted` with its path; the
+    interrupted model instead and raises :class:`agents.common.cli.Interrupted` with its path; the
     console and ``closables`` (envs, evaluators, loggers) are closed either way."""
     start_steps, start, interrupted = steps(), time.perf_counter(), False
     try:

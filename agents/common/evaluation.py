@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.console import Console
-from agents.runs import atomic_path
-from ballenvs.reference import Episodes
+from agents.common.console import Console
+from agents.common.runs import atomic_path
+from ballenvs.reference import Episodes, win_rate
 
 _LISTENERS: list[Callable[[int, float], None]] = []
 
@@ -54,14 +54,6 @@ def play_episodes(policy: Any, env: Any, episodes: int, seed: int, deterministic
                 final_infos[first + i] = infos[i]
             playing &= ~dones
     return Episodes(returns, final_infos, seed), lengths
-
-
-def win_rate(episodes: Episodes) -> float | None:
-    """The learner's (the left side's) share of wins, for games that name a winner."""
-    winners = [info.get("winner", "") for info in episodes.final_infos]
-    if "" in winners:
-        return None
-    return float(np.mean([winner == "left" for winner in winners]))
 
 
 class Evaluator:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.config import Key
-from agents.errors import UsageError
+from agents.common.config import Key
+from agents.common.errors import UsageError
 
 #: DQN's hyperparameters as stable-baselines3 means them; both DQN trainers check them alike.
 DQN_KEYS: dict[str, Key] = {
@@ -68,7 +68,7 @@ class Algorithm:
     keys: Mapping[str, Key]  # the section keys it reads, besides the zoo's run keys
     suffix: str  # of its model files
     loader: str  # "module:function" (model_path, run_config, device) -> an object with predict() and q_net
-    snapshot_loader: str  # the same for a self-play snapshot (agents.selfplay)
+    snapshot_loader: str  # the same for a self-play snapshot (agents.twoplayer.selfplay)
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
     trainer_flags: tuple[str, ...] = ()  # extra arguments its trainer needs (custom_train's --algo)
 
@@ -85,8 +85,8 @@ ALGORITHMS: dict[str, Algorithm] = {
         "dqn.yml",
         {**DQN_KEYS, "replay_buffer_kwargs": Key(dict), "optimize_memory_usage": Key(bool), "stats_window_size": Key(int, 1)},
         ".zip",
-        "agents.sb3_dqn:load_policy",
-        "agents.sb3_dqn:load_snapshot",
+        "agents.sb3.dqn:load_policy",
+        "agents.sb3.dqn:load_snapshot",
     ),
     "custom": Algorithm(
         "custom",

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from agents.errors import UsageError
+from agents.common.errors import UsageError
 
 CONFIG_NAME = "config.yml"
 SUMMARY_NAME = "summary.yml"

@@ -2,7 +2,7 @@
 
 Each env is a ``gym.make`` of a ballenvs id (rendering off), in a Monitor, vectorised in
 process (DummyVecEnv), in worker processes (SubprocVecEnv) or by the env's own batched
-vector env (native, through agents.native_vec), then frame-stacked and transposed to
+vector env (native, through agents.common.vec_env), then frame-stacked and transposed to
 channel-first when the config asks for it, as the RL Zoo does.
 """
 
@@ -20,8 +20,9 @@ from stable_baselines3.common.preprocessing import is_image_space, is_image_spac
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
 
 import ballenvs
-from agents.errors import UsageError
-from agents.native_vec import NativeVecEnv, make_native
+from agents.common.errors import UsageError
+from agents.common.vec_env import NativeVecEnv, make_native
+from ballenvs.reference import reference_for
 
 VEC_ENVS = ("native", "dummy", "subproc")
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -30,6 +31,14 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 def check_env_id(env_id: str) -> None:
     if env_id not in ballenvs.ENV_IDS:
         raise UsageError(f"unknown env {env_id!r}; valid: {', '.join(ballenvs.ENV_IDS)}")
+
+
+def check_two_player_env(env_id: str) -> None:
+    """An env id whose game has two sides (an arena: built-in players, matches)."""
+    check_env_id(env_id)
+    if reference_for(env_id).arena is None:
+        two_player = [e for e in ballenvs.ENV_IDS if reference_for(e).arena is not None]
+        raise UsageError(f"{env_id} is a one-player game; two-player envs: {', '.join(two_player)}")
 
 
 def resolve_vec_env(requested: str, env_id: str, n_envs: int) -> str:

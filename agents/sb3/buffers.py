@@ -2,7 +2,7 @@
 
 stable-baselines3 2.x sums n-step returns (the ``n_steps`` key) for Box observations only and
 asserts on Dict ones such as UAVGrid-v0's. This buffer fills that gap with the same sums the
-custom agent's buffer makes (:func:`agents.returns.n_step_returns`), so that one config
+custom agent's buffer makes (:func:`agents.common.returns.n_step_returns`), so that one config
 section means the same to both trainers.
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 from stable_baselines3.common.buffers import DictReplayBuffer
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples
 
-from agents.returns import n_step_returns
+from agents.common.returns import n_step_returns
 
 
 class DictNStepReplayBuffer(DictReplayBuffer):

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from agents.errors import ConfigError
+from agents.common.errors import ConfigError
 
 #: Where the shipped hyperparameter files are (inside the wheel too).
 CONFIG_PACKAGE = "agents.zoo_configs"
@@ -129,7 +129,7 @@ RUN_KEYS: dict[str, Key] = {
     "n_envs": Key(int, 1),
     "frame_stack": Key(int, 1),
     "env_kwargs": Key(dict),
-    "self_play": Key(dict),  # the self-play pool's settings (agents.selfplay.SelfPlay), used with --opponent self
+    "self_play": Key(dict),  # the self-play pool's settings (agents.twoplayer.selfplay.SelfPlay), used with --opponent self
 }
 
 

@@ -1,7 +1,7 @@
 """Finding and loading trained models, whichever algorithm wrote them (keyed by the run's ``algo``).
 
 A model is always read with its run folder's config.yml: the network and spaces are rebuilt
-from there and the file supplies weights only (see the loaders of :mod:`agents.algorithms`),
+from there and the file supplies weights only (see the loaders of :mod:`agents.common.algorithms`),
 so a model file never runs code, and one without a run folder is refused.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.algorithms import ALGORITHMS, algorithm
-from agents.errors import UsageError
-from agents.runs import (
+from agents.common.algorithms import ALGORITHMS, algorithm
+from agents.common.errors import UsageError
+from agents.common.runs import (
     BEST_MODEL,
     CHECKPOINTS,
     CONFIG_NAME,
@@ -55,7 +55,7 @@ def find_model(path: str | Path, names: tuple[str, ...] = (BEST_MODEL, FINAL_MOD
 
 def resume_model(path: str | Path) -> tuple[Path, Path, dict[str, Any]]:
     """What ``--resume PATH`` continues from: a model file, or a run folder's latest model (see
-    :func:`agents.runs.latest_model`); with its run folder and that run's config."""
+    :func:`agents.common.runs.latest_model`); with its run folder and that run's config."""
     path = Path(path)
     if path.is_dir():
         found = latest_model(path, MODEL_SUFFIXES)

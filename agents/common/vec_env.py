@@ -64,7 +64,7 @@ def _copy_infos(infos: list[dict[str, Any]], info: dict[str, Any], envs: np.ndar
 
 
 class NativeVecEnv(VecEnv):
-    """An SB3 ``VecEnv`` over a :class:`ballenvs.vector.BatchedVectorEnv` in SAME_STEP mode."""
+    """An SB3 ``VecEnv`` over a ballenvs native vector env (:class:`ballenvs.faces.GameVectorEnv`) in SAME_STEP mode."""
 
     def __init__(self, venv: GameVectorEnv) -> None:
         if venv.autoreset_mode != AutoresetMode.SAME_STEP:

@@ -22,10 +22,10 @@ import torch
 from gymnasium import spaces
 from stable_baselines3 import DQN
 
-from agents.config import LinearSchedule, Section, parse_kwargs, schedule
-from agents.errors import UsageError
-from agents.runs import atomic_path
-from agents.sb3_buffers import DictNStepReplayBuffer
+from agents.common.config import LinearSchedule, Section, parse_kwargs, schedule
+from agents.common.errors import UsageError
+from agents.common.runs import atomic_path
+from agents.sb3.buffers import DictNStepReplayBuffer
 
 #: The counters a saved model carries that a resumed run continues from.
 _COUNTERS = ("num_timesteps", "_n_updates", "_n_calls", "_episode_num")
@@ -120,7 +120,7 @@ def restore(model: DQN, path: Path, device: str) -> DQN:
 
 def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQN:
     """A saved model that plays (its replay buffer left tiny), rebuilt from its run's config."""
-    from agents.training import section_of, spaces_of
+    from agents.common.training import section_of, spaces_of
 
     section = section_of(run_config)
     model = build_dqn(section, spaces_of(run_config), seed=None, device=device, buffer_size=1, learning_starts=0)
@@ -129,8 +129,8 @@ def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQ
 
 def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
     """A self-play snapshot (the Q-network's weights) of a run, as a model that plays."""
-    from agents.selfplay import read_snapshot
-    from agents.training import section_of, spaces_of
+    from agents.common.training import section_of, spaces_of
+    from agents.twoplayer.selfplay import read_snapshot
 
     model = build_dqn(
         section_of(run_config), spaces_of(run_config), seed=None, device=device, buffer_size=1, learning_starts=0

@@ -1,6 +1,6 @@
 """The command line every tool shares: the same flags with the same meanings, and the same exits.
 
-Exit status 2 with one line on stderr for bad input (:class:`agents.errors.UsageError`,
+Exit status 2 with one line on stderr for bad input (:class:`agents.common.errors.UsageError`,
 raised before any run folder exists); 130 after Ctrl-C, with the interrupted model's path;
 a bug keeps its traceback (exit status 1).
 """
@@ -13,9 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from agents.envs import VEC_ENVS
-from agents.errors import UsageError
-from ballenvs.duel.opponents import BUILTIN_OPPONENTS
+from agents.common.envs import VEC_ENVS
+from agents.common.errors import UsageError
 
 DEVICES = ("auto", "cpu", "cuda")
 DEFAULT_ENV = "BallDuel-v0"
@@ -75,9 +74,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--opponent",
         default=None,
-        choices=(*BUILTIN_OPPONENTS, "self"),
-        help="envs with an opponent (BallDuel-v0): who plays it (default: the config's env_kwargs; with --resume: the "
-        "run's); self: the learner's own snapshots (self-play; the pool's settings in the section's self_play key)",
+        help="envs with an opponent (BallDuel): who plays it, one of the env's built-in players (default: the config's "
+        "env_kwargs; with --resume: the run's); self: the learner's own snapshots (self-play; the pool's settings in "
+        "the section's self_play key)",
     )
     parser.add_argument("--log-dir", default="runs", help="where run folders go")
     parser.add_argument(

@@ -1,0 +1,277 @@
+"""A league of two-player models and built-in players: who they are, the games between every pair,
+and Elo ratings fitted to them (Bradley-Terry, bootstrap errors), written as tables and a plot.
+The game is the env id's (:class:`ballenvs.reference.Arena`); ``python -m agents.league`` runs it.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.common.errors import UsageError
+from agents.common.models import MODEL_SUFFIXES, find_model, load_policy
+from agents.common.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, atomic_path, model_file, read_config
+from agents.twoplayer.players import QPlayer
+from agents.twoplayer.selfplay import SNAPSHOTS, load_snapshot_policy
+from ballenvs.reference import reference_for
+
+ELO_SCALE = 400.0
+MEAN_RATING = 1000.0
+BOOTSTRAP = 200
+_STEPS = re.compile(r"_(\d+)_steps")
+
+
+@dataclass
+class Entrant:
+    """One player of the league: its name, how to make it play, and where it comes from."""
+
+    name: str
+    spec: Any  # a built-in name, or (model path, run folder)
+    run: str = ""  # the run folder of a model
+    steps: int | None = None  # its training step, for snapshots and final models
+
+
+def model_entrant(path: str | Path, names: tuple[str, ...] = (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL)) -> Entrant:
+    """One model as a player: a model file, a self-play snapshot, or a run folder's first of ``names``."""
+    path = Path(path)
+    if path.is_file() and path.parent.name == SNAPSHOTS:
+        run = _run_name(path.parent.parent)
+        return Entrant(f"{run}@{_steps_of(path)}", (path, path.parent.parent), run, _steps_of(path))
+    model, run_dir = find_model(path, names)
+    run = _run_name(run_dir)
+    return Entrant(f"{run}/{model.stem}", (model, run_dir), run, _steps_of(model))
+
+
+def entrants_of(argument: str, builtins: tuple[str, ...]) -> list[Entrant]:
+    """The players one command-line argument names: a built-in player, a model file, or a run
+    folder (with snapshots: each snapshot and its final model)."""
+    if argument in builtins:
+        return [Entrant(argument, argument)]
+    path = Path(argument)
+    if not path.exists():
+        raise UsageError(f"player {argument!r}: not a built-in player ({', '.join(builtins)}), a model file or a run folder")
+    if not (path.is_dir() and (path / SNAPSHOTS).is_dir()):
+        return [model_entrant(path)]
+    run = _run_name(path)
+    found = [
+        Entrant(f"{run}@{_steps_of(snapshot)}", (snapshot, path), run, _steps_of(snapshot))
+        for snapshot in sorted((path / SNAPSHOTS).glob("snapshot_*_steps.pt"), key=_steps_of)
+    ]
+    final = model_file(path, FINAL_MODEL, MODEL_SUFFIXES)
+    if final is not None:
+        found.append(Entrant(f"{run}@final", (final, path), run, _final_steps(path, read_config(path).get("timesteps"))))
+    return found
+
+
+def entrants(arguments: list[str], builtins: tuple[str, ...]) -> list[Entrant]:
+    """The players named on the command line, each different, at least two."""
+    found = [entrant for argument in arguments for entrant in entrants_of(argument, builtins)]
+    names = [e.name for e in found]
+    if len(set(names)) != len(names):
+        raise UsageError(f"players must differ; named twice: {sorted({n for n in names if names.count(n) > 1})}")
+    if len(found) < 2:
+        raise UsageError(f"a league needs at least two players, got {names}")
+    return found
+
+
+def _run_name(run_dir: Path) -> str:
+    """A run as <algo>/<env>_<n>: runs of different trainers share folder names."""
+    return f"{run_dir.parent.name}/{run_dir.name}"
+
+
+def _steps_of(path: Path) -> int | None:
+    match = _STEPS.search(path.name)
+    return int(match.group(1)) if match else None
+
+
+def _final_steps(run_dir: Path, fallback: Any) -> int | None:
+    summary = run_dir / "summary.yml"
+    if summary.is_file():
+        import yaml
+
+        return int(yaml.safe_load(summary.read_text())["total_steps"])
+    return fallback
+
+
+def model_env_id(entrant: Entrant) -> str | None:
+    """The env id a model was trained on (None for a built-in player)."""
+    return None if isinstance(entrant.spec, str) else read_config(entrant.spec[1])["env_id"]
+
+
+def make_entrant_player(entrant: Entrant, device: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
+    """A :class:`ballenvs.game.Player` of ``env_id``'s game: a built-in one, or a model that sees
+    the game through its own observation settings and frame stack."""
+    arena = reference_for(env_id).arena
+    if isinstance(entrant.spec, str):
+        return arena.make_player(entrant.spec, env_kwargs)
+    model_path, run_dir = entrant.spec
+    config = read_config(run_dir)
+    model_arena = reference_for(config["env_id"]).arena if config["env_id"] in _two_player_ids() else None
+    if model_arena is None:
+        raise UsageError(f"player {entrant.name}: a model of {config['env_id']}, which has no opponent to play")
+    loader = load_snapshot_policy if model_path.parent.name == SNAPSHOTS else load_policy
+    policy, config = loader(model_path, run_dir, device)
+    hyper = config["hyperparams"]
+    observer = model_arena.observer(dict(hyper.get("env_kwargs") or {}))
+    return QPlayer(policy.q_net, device, hyper.get("frame_stack") or 1, observer)
+
+
+def _two_player_ids() -> tuple[str, ...]:
+    import ballenvs
+
+    return tuple(env_id for env_id in ballenvs.ENV_IDS if reference_for(env_id).arena is not None)
+
+
+# -- Elo ------------------------------------------------------------------------------------------
+
+
+def fit_elo(scores: np.ndarray, games: np.ndarray, iterations: int = 2000) -> np.ndarray:
+    """Ratings that make the observed scores most likely. ``scores[i, j]``: what i scored
+    against j (wins + draws / 2), ``games[i, j]``: how many they played. The expected score of
+    i against j is 1 / (1 + 10 ** ((r_j - r_i) / 400)); the ratings average 1000.
+
+    Fitted with the minorization-maximization updates of the Bradley-Terry model (Hunter,
+    2004); a player who won or lost every game gets a finite rating from a prior of one drawn
+    game against a player rated 1000, which keeps every rating defined."""
+    n = len(scores)
+    prior = 1.0  # one virtual draw against an average player, in strengths: half a win, half a loss
+    strength = np.ones(n)
+    total = scores.sum(axis=1) + prior / 2
+    for _ in range(iterations):
+        pair = games / (strength[:, None] + strength[None, :])
+        np.fill_diagonal(pair, 0.0)
+        updated = total / (pair.sum(axis=1) + prior / (strength + 1.0))
+        updated /= np.exp(np.log(updated).mean())
+        if np.allclose(updated, strength, rtol=1e-12, atol=0):
+            strength = updated
+            break
+        strength = updated
+    ratings = ELO_SCALE * np.log10(strength)
+    return ratings - ratings.mean() + MEAN_RATING
+
+
+def bootstrap_elo(results: np.ndarray, rng: np.random.Generator, rounds: int = BOOTSTRAP) -> np.ndarray:
+    """The standard deviation of each rating over leagues resampled from the same games.
+    ``results[i, j]`` holds i's (wins, draws, losses) against j, for i < j."""
+    n = len(results)
+    played = [(i, j) for i in range(n) for j in range(i + 1, n) if results[i, j].sum()]
+    samples = np.empty((rounds, n))
+    for r in range(rounds):
+        resampled = np.zeros_like(results)
+        for i, j in played:
+            total = int(results[i, j].sum())
+            resampled[i, j] = rng.multinomial(total, results[i, j] / total)
+        samples[r] = fit_elo(*tables(resampled))
+    return samples.std(axis=0)
+
+
+def tables(results: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and games per pair from (wins, draws, losses) triples of i against j, i < j."""
+    n = len(results)
+    scores, games = np.zeros((n, n)), np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            wins, draws, losses = results[i, j]
+            scores[i, j], scores[j, i] = wins + draws / 2, losses + draws / 2
+            games[i, j] = games[j, i] = wins + draws + losses
+    return scores, games
+
+
+# -- the league -----------------------------------------------------------------------------------
+
+
+def play_league(players: list[Any], games: int, seed: int, env_id: str, env_kwargs: dict[str, Any]) -> np.ndarray:
+    """Every pair plays ``games`` games of ``env_id``'s game, half with each on the left; (wins,
+    draws, losses) of i against j."""
+    arena = reference_for(env_id).arena
+    n = len(players)
+    results = np.zeros((n, n, 3), dtype=np.int64)
+    for i in range(n):
+        for j in range(i + 1, n):
+            outcome = arena.play_pairs(players[i], players[j], games, seed + 1000 * i + j, env_kwargs)
+            results[i, j] = outcome["first_wins"], outcome["draws"], outcome["second_wins"]
+    return results
+
+
+def write_outputs(folder: Path, league: list[Entrant], results: np.ndarray, ratings: np.ndarray, errors: np.ndarray) -> str:
+    order = np.argsort(-ratings)
+    scores, games = tables(results)
+    with atomic_path(folder / "league.csv") as tmp, open(tmp, "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["player", "run", "steps", "games", "score", "elo", "elo_std"])
+        for k in order:
+            e = league[k]
+            writer.writerow(
+                [
+                    e.name,
+                    e.run,
+                    "" if e.steps is None else e.steps,
+                    int(games[k].sum()),
+                    scores[k].sum(),
+                    round(ratings[k], 1),
+                    round(errors[k], 1),
+                ]
+            )
+    with atomic_path(folder / "results.csv") as tmp, open(tmp, "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["player", "opponent", "wins", "draws", "losses"])
+        for i in range(len(league)):
+            for j in range(i + 1, len(league)):
+                writer.writerow([league[i].name, league[j].name, *results[i, j].tolist()])
+    lines = ["# League", "", "| rank | player | Elo | +- | games | score |", "|---:|---|---:|---:|---:|---:|"]
+    for rank, k in enumerate(order, 1):
+        played = int(games[k].sum())
+        share = scores[k].sum() / max(played, 1)
+        lines.append(f"| {rank} | {league[k].name} | {ratings[k]:.0f} | {errors[k]:.0f} | {played} | {share:.0%} |")
+    lines += [
+        "",
+        "Elo fitted to every game (a win 1, a draw or time-out 1/2), mean 1000; +-: standard deviation over",
+        f"{BOOTSTRAP} leagues resampled from the same games. Every pair: results.csv; ratings against training steps:",
+        "elo.png.",
+        "",
+    ]
+    text = "\n".join(lines)
+    with atomic_path(folder / "report.md") as tmp:
+        tmp.write_text(text)
+    plot(folder / "elo.png", league, ratings, errors)
+    return text
+
+
+def plot(path: Path, league: list[Entrant], ratings: np.ndarray, errors: np.ndarray) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for run in sorted({e.run for e in league if e.run}):
+        points = sorted((e.steps, ratings[k], errors[k]) for k, e in enumerate(league) if e.run == run and e.steps is not None)
+        if points:
+            steps, elo, err = (np.array(column) for column in zip(*points))
+            ax.errorbar(steps, elo, yerr=err, marker="o", capsize=3, label=run)
+    for k, e in enumerate(league):
+        if e.steps is None:  # built-in players, and models of no known step: lines across
+            ax.axhline(ratings[k], linestyle="--", linewidth=1, color="grey")
+            ax.annotate(
+                e.name,
+                (1.0, ratings[k]),
+                xycoords=("axes fraction", "data"),
+                xytext=(-4, 3),
+                textcoords="offset points",
+                ha="right",
+                fontsize=9,
+            )
+    ax.set_xlabel("training step of the snapshot")
+    ax.set_ylabel("Elo (mean 1000)")
+    ax.grid(alpha=0.3)
+    if any(e.run for e in league):
+        ax.legend(loc="lower right")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
