@@ -1,6 +1,6 @@
 """Train agents side by side on one env and compare them: stable-baselines3's DQN, our custom DQN, PQN.
 
-    python -m agents.compare --env UAVGrid-v0 --timesteps 100000 --seeds 3 [--agents sb3 custom pqn]
+    python -m agents.compare --env UAVGrid-v0 --timesteps 100000 --seeds 3 [--agents dqn custom pqn]
     python -m agents.compare --from-runs runs/compare/UAVGrid-v0_1      # re-plot, no training
     python -m agents.compare --from-study UAVGrid-v0-custom-seeds-12 [--storage URL]   # an agents.tune seed sweep
 
@@ -28,17 +28,15 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.common.algorithms import ALGORITHMS
+from agents.common.algorithms import ALGORITHMS, algorithm
 from agents.common.cli import Parser, add_run_flags, run_cli
 from agents.common.errors import UsageError
+from agents.common.evaluation import evaluate
 from agents.common.hardware import machine
 from agents.common.models import MODEL_SUFFIXES, load_policy
 from agents.common.runs import FINAL_MODEL, SUMMARY_NAME, atomic_path, check_log_dir, model_file, new_run_dir, read_config
-from agents.evaluate import evaluate
 from ballenvs.reference import reference_for
 
-#: --agents name -> the algorithm's name in agents.common.algorithms.
-AGENTS = {"sb3": "dqn", "custom": "custom", "pqn": "pqn"}
 MANIFEST = "manifest.json"
 SCORE_SEED = 20_000  # yardstick episodes: seeds unused by training and its evaluations
 _MANIFEST_KEYS = ("env_id", "env_kwargs", "timesteps", "seeds", "eval_freq", "eval_episodes", "hardware", "command")
@@ -257,7 +255,7 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     """A comparison of agents.tune studies' finished runs (typically seed sweeps), one agent per study."""
     import optuna
 
-    from agents.tune import load_existing_study
+    from agents.common.studies import load_existing_study
 
     runs: dict[str, list[str]] = {}
     env_ids, plan = set(), {}
@@ -324,7 +322,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     # would not be a fair race.
     parser.set_defaults(env="UAVGrid-v0", timesteps=None, eval_freq=None)
     parser.add_argument("--seeds", type=int, default=3, help="runs per agent, seeded 0, 1, ...")
-    parser.add_argument("--agents", nargs="+", choices=tuple(AGENTS), default=["sb3", "custom"], help="which agents to train")
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=["dqn", "custom"],
+        help=f"which algorithms to train: any of {', '.join(ALGORITHMS)} (the registry's names)",
+    )
     parser.add_argument("--score-episodes", type=int, default=100, help="episodes per yardstick for each final model")
     parser.add_argument(
         "--from-runs", default=None, metavar="COMPARE_DIR", help="re-plot an earlier compare folder without training"
@@ -344,6 +347,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     for flag in ("seeds", "score_episodes"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
+    for name in args.agents:
+        algorithm(name)
     return args
 
 
@@ -368,7 +373,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if value is not None:
             common += [flag, str(value)]
     common += ["--hyperparams", *args.hyperparams, "--env-kwargs", *args.env_kwargs]
-    trainers = {ALGORITHMS[AGENTS[name]].label: ALGORITHMS[AGENTS[name]] for name in args.agents}
+    trainers = {ALGORITHMS[name].label: ALGORITHMS[name] for name in args.agents}
     # Every trainer checks its command line before any folder exists, compare's own included.
     setups = {
         label: importlib.import_module(algo.trainer).prepare([*common, *algo.trainer_flags, "--seed", "0"], make_folder=False)[
@@ -397,7 +402,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def _per_agent(value: Any) -> str:
-    """A manifest figure that is one number, or one per agent (older manifests: one)."""
+    """A manifest figure that is one number, or one per agent."""
     if isinstance(value, dict):
         return ", ".join(f"{v:,} ({label})" if isinstance(v, int) else f"{v} ({label})" for label, v in value.items())
     return f"{value:,}" if isinstance(value, int) else str(value)

@@ -1,8 +1,10 @@
-"""Train our own agents (agents/custom/) on a ballenvs environment: DQN, or PQN (--algo pqn).
+"""Train our own agents (agents/custom/) on a ballenvs environment: our DQN (--algo custom), PQN (--algo pqn).
 
-    python -m agents.custom_train                                # DQN on BallDuel-v0, zoo_configs/dqn.yml
+    python -m agents.custom_train                                # our DQN on BallDuel-v0, zoo_configs/dqn.yml
     python -m agents.custom_train --env UAVGrid-v0 --timesteps 200000 --n-envs 4
     python -m agents.custom_train --algo pqn --env UAVGrid-v0     # PQN, zoo_configs/pqn.yml
+
+Any algorithm registered with this trainer (agents.common.algorithms) is an --algo choice.
 
 The same flags, config file and run-folder layout as agents.sb3_train, so the two compare
 at equal settings; checkpoints are weights-only .pt files.
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.logger import Logger, configure
 
-from agents.common.algorithms import ALGORITHMS
+from agents.common.algorithms import CUSTOM_TRAINER, Algorithm, check_algo, trained_by
 from agents.common.cli import describe_device, run_cli, trainer_parser
 from agents.common.config import Section
 from agents.common.console import Console
@@ -29,26 +31,21 @@ from agents.common.errors import UsageError
 from agents.common.evaluation import Evaluator
 from agents.common.models import resume_model
 from agents.common.runs import BEST_MODEL, CHECKPOINTS, REPLAY_BUFFER, checkpoint_name, next_multiple
+from agents.common.snapshots import SNAPSHOTS
 from agents.common.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
-from agents.custom import dqn, pqn
-from agents.custom.checkpoint import SUFFIX, Agent, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
-from agents.custom.collect import make_steps
-from agents.custom.loop import Hooks, Progress
-from agents.twoplayer.selfplay import SNAPSHOTS, SnapshotPool, make_opponent
+from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
+from agents.custom.core import Hooks, Progress, QLearner, make_steps
+from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
-#: --algo -> the algorithm's name in agents.common.algorithms (and of its run folders).
-ALGOS = {"dqn": "custom", "pqn": "pqn"}
-#: --algo -> how its settings, agent and training loop are made.
-SETTINGS = {"dqn": dqn.agent_settings, "pqn": pqn.agent_settings}
-AGENTS = {"dqn": dqn.DQNAgent, "pqn": pqn.PQNAgent}
+DEFAULT_ALGO = "custom"
 
 
-def checker(algo: str) -> Callable[..., dict[str, Any]]:
+def checker(algo: Algorithm) -> Callable[..., dict[str, Any]]:
     def check_section(
         section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str
     ) -> dict[str, Any]:
         """Build what the agent needs from the section, failing before a run folder exists."""
-        config, spec = SETTINGS[algo](section, observation_space, action_space)
+        config, spec = algo.implementation().settings(section, observation_space, action_space)
         state = load_checkpoint(resume, device) if resume else None
         if state is not None and state["spec"] != spec:
             raise UsageError(
@@ -63,7 +60,9 @@ class RunHooks(Hooks):
     """Checkpoints every save_freq steps, an evaluation every eval_freq steps, progress on the
     console, and the rollout figures in the logger every few episodes."""
 
-    def __init__(self, agent: Agent, setup: RunSetup, args: Any, logger: Logger, console: Console, progress: Progress) -> None:
+    def __init__(
+        self, agent: QLearner, setup: RunSetup, args: Any, logger: Logger, console: Console, progress: Progress
+    ) -> None:
         self.agent, self.setup, self.logger, self.console = agent, setup, logger, console
         self.save_freq, self.eval_freq, self.progress = args.save_freq, args.eval_freq, progress
         self.evaluator = None
@@ -125,28 +124,24 @@ class RunHooks(Hooks):
 
 def prepare(argv: list[str] | None, make_folder: bool = True) -> tuple[argparse.Namespace, RunSetup]:
     """Parse and check a command line (and make the run folder): what main() does before training."""
-    parser = trainer_parser("python -m agents.custom_train", __doc__.split("\n\n")[0].strip())
-    parser.add_argument(
-        "--algo",
-        choices=tuple(ALGOS),
-        default=None,
-        help="dqn (default; with --resume: the run's): Double DQN with a replay buffer; "
-        "pqn: PQN, Q(lambda) over rollouts of many envs, no replay buffer",
-    )
+    parser = trainer_parser("python -m agents.custom_train", __doc__.split("\n\n")[0].strip(), trained_by(CUSTOM_TRAINER))
+    parser.set_defaults(algo=None)  # the resumed run's, else DEFAULT_ALGO
     parser.add_argument("--amp", action="store_true", help="bf16 autocast on CUDA (not applied on CPU)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the Q-networks on CUDA (not applied on CPU)")
     args = parser.parse_args(argv)
-    if args.algo is None:
-        run_algo = resume_model(args.resume)[2]["algo"] if args.resume else "custom"
-        args.algo = next((flag for flag, name in ALGOS.items() if name == run_algo), "dqn")
-    if args.algo == "pqn" and args.save_replay_buffer:
-        raise UsageError("--save-replay-buffer: PQN keeps no replay buffer")
-    return args, prepare_run(args, ALGORITHMS[ALGOS[args.algo]], checker(args.algo), make_folder)
+    if args.algo is None:  # the resumed run's (another trainer's run is refused by prepare_run)
+        resumed = resume_model(args.resume)[2]["algo"] if args.resume else None
+        args.algo = resumed if resumed in trained_by(CUSTOM_TRAINER) else DEFAULT_ALGO
+    algo = check_algo(args.algo, CUSTOM_TRAINER)
+    if not algo.replay_buffer and args.save_replay_buffer:
+        raise UsageError(f"--save-replay-buffer: {algo.label} keeps no replay buffer")
+    return args, prepare_run(args, algo, checker(algo), make_folder)
 
 
 def main(argv: list[str] | None = None) -> Path:
     args, setup = prepare(argv)
     checked, section, run_dir = setup.checked, setup.section, setup.run_dir
+    algorithm = setup.algo.implementation()
     print(f"device: {describe_device(setup.device)}")
     for flag in ("amp", "compile"):
         if getattr(args, flag) and setup.device != "cuda":
@@ -159,26 +154,18 @@ def main(argv: list[str] | None = None) -> Path:
         progress.exploration_horizon = progress.num_timesteps + setup.timesteps  # see Progress
         print(f"resumed from {setup.resume} at step {progress.num_timesteps}")
     else:
-        agent = AGENTS[args.algo](checked["spec"], checked["config"], setup.device, **agent_kwargs)
+        agent = algorithm.Agent(checked["spec"], checked["config"], setup.device, **agent_kwargs)
         progress = Progress(exploration_horizon=setup.timesteps)
-    # PQN learns from short rollouts of all envs at once: their episodes must not stay in step.
     opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
-    train_env = make_train_env(setup, functools.partial(make_steps, stagger=args.algo == "pqn"), opponent)
-    if args.algo == "dqn":
-        buffer = dqn.replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)
-        if setup.resume_buffer is not None:
-            buffer.load(setup.resume_buffer)
-            print(f"replay buffer restored: {len(buffer)} transitions")
-        learning_starts = agent.config.learning_starts
+    train_env = make_train_env(setup, functools.partial(make_steps, stagger=algorithm.STAGGER_ENVS), opponent)
+    buffer = algorithm.replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)
+    if buffer is not None and setup.resume_buffer is not None:
+        buffer.load(setup.resume_buffer)
+        print(f"replay buffer restored: {len(buffer)} transitions")
+    learning_starts = getattr(agent.config, "learning_starts", 0)
 
-        def learn() -> None:
-            dqn.train(agent, train_env, buffer, progress, setup.timesteps, hooks)
-
-    else:
-        buffer, learning_starts = None, 0
-
-        def learn() -> None:
-            pqn.train(agent, train_env, progress, setup.timesteps, hooks)
+    def learn() -> None:
+        algorithm.learn(agent, train_env, progress, setup.timesteps, hooks, buffer)
 
     console = Console(setup.timesteps, progress.num_timesteps, learning_starts, enabled=not args.no_progress)
     hooks = RunHooks(agent, setup, args, configure(str(run_dir), ["csv", "tensorboard"]), console, progress)

@@ -10,63 +10,16 @@ from weights only. Episode k is reset with seed ``--seed + k``.
 from __future__ import annotations
 
 import sys
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from agents.common.cli import DEVICES, MAX_SEED, Parser, describe_device, resolve_device, run_cli
-from agents.common.envs import check_env_id, make_eval_vec
+from agents.common.envs import check_env_id
 from agents.common.errors import UsageError
-from agents.common.evaluation import play_episodes
+from agents.common.evaluation import EvalResult, evaluate
 from agents.common.models import find_model, load_policy
 from agents.common.runs import read_config
-from ballenvs.reference import Episodes, reference_for
-
-
-@dataclass
-class EvalResult:
-    episodes: Episodes
-    lengths: np.ndarray
-    outcomes: Counter = field(default_factory=Counter)  # games with a winner: left / right / draw / time-out
-
-    @property
-    def returns(self) -> np.ndarray:
-        return self.episodes.returns
-
-    def summary(self, env_id: str) -> str:
-        r, n = self.returns, len(self.returns)
-        line = f"{env_id}: {n} episodes, return {r.mean():.3f} +- {r.std():.3f}, length {self.lengths.mean():.1f}"
-        if self.outcomes:
-            o = self.outcomes
-            line += f"; wins {o['left']} / draws {o['draw'] + o['time-out']} / losses {o['right']}"
-            line += f" (win rate {o['left'] / n:.0%}; {o['time-out']} draws by time-out)"
-        return line
-
-
-def evaluate(
-    model: Any,
-    config: dict[str, Any],
-    episodes: int,
-    seed: int = 0,
-    deterministic: bool = True,
-    env_overrides: dict[str, Any] | None = None,
-) -> EvalResult:
-    """Play ``episodes`` episodes of the run's env (with ``env_overrides``) with ``model.predict``."""
-    hyper = config["hyperparams"]
-    env_kwargs = {**(hyper.get("env_kwargs") or {}), **(env_overrides or {})}
-    try:
-        env = make_eval_vec(config["env_id"], env_kwargs, hyper.get("frame_stack"), episodes)
-    except (ValueError, TypeError) as error:
-        raise UsageError(f"{config['env_id']} options {env_kwargs}: {error}") from None
-    try:
-        played, lengths = play_episodes(model, env, episodes, seed, deterministic)
-    finally:
-        env.close()
-    outcomes = Counter(info["winner"] or "time-out" for info in played.final_infos if "winner" in info)
-    return EvalResult(played, lengths, outcomes)
+from ballenvs.reference import reference_for
 
 
 def model_opponent(path: str, device: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:

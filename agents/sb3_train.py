@@ -17,7 +17,7 @@ from typing import Any
 from gymnasium import spaces
 from stable_baselines3.common.logger import configure
 
-from agents.common.algorithms import ALGORITHMS
+from agents.common.algorithms import SB3_TRAINER, check_algo, trained_by
 from agents.common.cli import describe_device, run_cli, trainer_parser
 from agents.common.config import Section, parse_kwargs
 from agents.common.console import Console
@@ -25,12 +25,12 @@ from agents.common.errors import UsageError
 from agents.common.evaluation import Evaluator
 from agents.common.policies import check_net_arch, check_policy
 from agents.common.runs import CHECKPOINTS, REPLAY_BUFFER
+from agents.common.snapshots import SNAPSHOTS
 from agents.common.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
 from agents.sb3.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate, SelfPlayPool
 from agents.sb3.dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
-from agents.twoplayer.selfplay import SNAPSHOTS, SnapshotPool, make_opponent
+from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
-ALGO = ALGORITHMS["dqn"]
 #: The policy_kwargs stable-baselines3's DQN policies take.
 POLICY_KWARGS = ("net_arch", "activation_fn", "features_extractor_class", "features_extractor_kwargs", "normalize_images")
 POLICY_KWARGS += ("optimizer_class", "optimizer_kwargs")
@@ -61,8 +61,9 @@ def check_section(
 
 def prepare(argv: list[str] | None, make_folder: bool = True) -> tuple[argparse.Namespace, RunSetup]:
     """Parse and check a command line (and make the run folder): what main() does before training."""
-    args = trainer_parser("python -m agents.sb3_train", __doc__.split("\n\n")[0].strip()).parse_args(argv)
-    return args, prepare_run(args, ALGO, check_section, make_folder)
+    parser = trainer_parser("python -m agents.sb3_train", __doc__.split("\n\n")[0].strip(), trained_by(SB3_TRAINER))
+    args = parser.parse_args(argv)
+    return args, prepare_run(args, check_algo(args.algo, SB3_TRAINER), check_section, make_folder)
 
 
 def main(argv: list[str] | None = None) -> Path:

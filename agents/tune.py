@@ -1,17 +1,18 @@
 """Hyperparameter search and seed sweeps on Optuna, in worker processes and across machines.
 
     python -m agents.tune --env UAVGrid-v0 --trainer custom --trials 40 --workers 2 --timesteps 300000
-    python -m agents.tune --env UAVGrid-v0 --trainer sb3 --trials 200 \\
-        --storage postgresql://user:pass@db-host/ballenvs --study-name uav-sb3       # on every machine
-    python -m agents.tune --report --storage ... --study-name uav-sb3                # table, plots, best section
-    python -m agents.tune --seeds 3 --from-trial 12 --storage ... --study-name uav-sb3
+    python -m agents.tune --env UAVGrid-v0 --trainer dqn --trials 200 \\
+        --storage postgresql://user:pass@db-host/ballenvs --study-name uav-dqn       # on every machine
+    python -m agents.tune --report --storage ... --study-name uav-dqn                # table, plots, best section
+    python -m agents.tune --seeds 3 --from-trial 12 --storage ... --study-name uav-dqn
 
-Every trial is an ordinary run of the trainer (``--trainer sb3``: agents.sb3_train; ``custom``
-and ``pqn``: agents.custom_train), in ``<log-dir>/<study>/trial_<n>/`` with its resolved
-config.yml, on ``--timesteps`` steps, with hyperparameters sampled from the algorithm's search
-space (``zoo_configs/search.yml``, or ``--search-space FILE``) and the env's config section
-for the rest. Its objective is its last evaluation's mean return; each evaluation is
-reported, so the pruner (median by default) stops hopeless trials early.
+Every trial is an ordinary run of an algorithm's trainer (``--trainer``: a registered
+algorithm, ``dqn`` through agents.sb3_train, ``custom`` and ``pqn`` through
+agents.custom_train), in ``<log-dir>/<study>/trial_<n>/`` with its resolved config.yml, on
+``--timesteps`` steps, with hyperparameters sampled from the algorithm's search space
+(``zoo_configs/search.yml``, or ``--search-space FILE``) and the env's config section for the
+rest. Its objective is its last evaluation's mean return; each evaluation is reported, so the
+pruner (median by default) stops hopeless trials early.
 
 Studies are Optuna's: with no ``--storage``, a journal file in the study's folder (processes
 on one machine); with a PostgreSQL URL (``pip install "ballenvs[tune]"``), shared by workers
@@ -38,16 +39,15 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.common.algorithms import ALGORITHMS, Algorithm
+from agents.common.algorithms import ALGORITHMS, Algorithm, algorithm
 from agents.common.cli import DEVICES, MAX_SEED, Parser, run_cli
 from agents.common.config import Key, load_section, load_sections, parse_overrides, shipped_config
 from agents.common.envs import check_env_id
 from agents.common.errors import ConfigError, UsageError
 from agents.common.evaluation import listening
-from agents.common.runs import atomic_path
+from agents.common.runs import atomic_path, process_alive
+from agents.common.studies import load_existing_study, open_storage
 
-#: --trainer -> the algorithm (agents.common.algorithms) it trains.
-TRAINERS = {"sb3": "dqn", "custom": "custom", "pqn": "pqn"}
 PRUNERS = ("median", "halving", "none")
 DEFAULT_LOG_DIR = "runs/tune"
 #: Seconds between a PostgreSQL worker's heartbeats; a trial silent for two of them is failed.
@@ -123,55 +123,6 @@ def load_space(algo: Algorithm, path: str | None) -> tuple[dict[str, Any], str]:
 # -- storage and studies ----------------------------------------------------------------------------
 
 
-def open_storage(url: str | None, folder: Path, heartbeat: int) -> Any:
-    """Optuna's journal file in ``folder`` (one machine), or the database at ``url`` (several; the
-    heartbeat fails a trial whose worker died)."""
-    import optuna
-
-    if url is None or url.endswith(".log"):
-        path = Path(url) if url else folder / "journal.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(path)))
-    if url.startswith("sqlite"):
-        raise UsageError(
-            "--storage: SQLite does not take several writers at once; use a journal file (no --storage) or PostgreSQL"
-        )
-    try:
-        with warnings.catch_warnings():
-            # The heartbeat is the documented way to fail a dead worker's trial; Optuna still tags it experimental.
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(_with_driver(url), heartbeat_interval=heartbeat, grace_period=2 * heartbeat)
-    except Exception as error:  # SQLAlchemy and the driver raise many kinds for a bad URL or an unreachable server
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UsageError(f"--storage {url!r}: cannot open the study's database ({first})") from None
-
-
-def load_existing_study(name: str, url: str | None, folder: Path, heartbeat: int = 30, flag: str = "") -> Any:
-    """A study that must exist already (``--report``, ``--from-trial``, compare's ``--from-study``):
-    refused, one line after ``flag``, with nothing written when it does not (opening a journal
-    file that is not there would create it and its folder)."""
-    import optuna
-
-    where = url or str(folder / "journal.log")
-    try:
-        if (url is None or url.endswith(".log")) and not Path(where).is_file():
-            raise KeyError(name)
-        return optuna.load_study(study_name=name, storage=open_storage(url, folder, heartbeat))
-    except KeyError:
-        raise UsageError(f"{flag}no study {name!r} in {where}") from None
-
-
-def _with_driver(url: str) -> str:
-    """A plain postgresql:// URL with the driver the tune extra installs (psycopg 3): SQLAlchemy's
-    default driver for that scheme is psycopg2 before 2.1 and psycopg from 2.1."""
-    import importlib.util
-
-    scheme, sep, rest = url.partition("://")
-    if sep and scheme in ("postgresql", "postgres") and importlib.util.find_spec("psycopg") is not None:
-        return f"postgresql+psycopg://{rest}"
-    return url
-
-
 def make_pruner(name: str, timesteps: int) -> Any:
     import optuna
 
@@ -194,18 +145,8 @@ def fail_orphaned_trials(study: Any) -> None:
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
         worker = str(trial.user_attrs.get("worker", ""))
         worker_host, _, pid = worker.rpartition(":")
-        if worker_host == host and pid.isdigit() and not _alive(int(pid)):
+        if worker_host == host and pid.isdigit() and not process_alive(int(pid)):
             study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # -- trials ---------------------------------------------------------------------------------------
@@ -359,7 +300,7 @@ def _short(value: Any) -> str:
 def best_section(trial: Any, plan_attrs: dict[str, Any]) -> str:
     """The env's config section with the trial's hyperparameters in place, ready to paste."""
     algo = ALGORITHMS[plan_attrs["algo"]]
-    config = plan_attrs.get("config") or shipped_config(algo.config)
+    config = plan_attrs.get("config") or algo.config_path()
     section = load_section(config, plan_attrs["env"])
     section.update(SearchSpace.as_hyperparams(trial.params, plan_attrs.get("space", {})))
     header = f"# agents.tune study {plan_attrs.get('study')}, trial {trial.number}: {trial.value:.3f}\n"
@@ -396,7 +337,9 @@ def parse(argv: list[str] | None) -> Any:
     parser = Parser(prog="python -m agents.tune", description=__doc__.split("\n\n")[0].strip())
     parser.add_argument("--env", default="UAVGrid-v0", help="environment id")
     parser.add_argument(
-        "--trainer", choices=tuple(TRAINERS), default="custom", help="sb3: stable-baselines3's DQN; custom: our DQN; pqn"
+        "--trainer",
+        default="custom",
+        help=f"the algorithm whose trainer runs the trials: any of {', '.join(ALGORITHMS)} (the registry's names)",
     )
     parser.add_argument("--trials", type=int, default=20, help="trials this command runs, over its workers")
     parser.add_argument("--workers", type=int, default=1, help="worker processes on this machine")
@@ -457,7 +400,7 @@ def main(argv: list[str] | None = None) -> Path:
 
     args = parse(argv)
     check_env_id(args.env)
-    algo = ALGORITHMS[TRAINERS[args.trainer]]
+    algo = algorithm(args.trainer)
     study_name = args.study_name or f"{args.env}-{args.trainer}"
     study_dir = Path(args.log_dir) / study_name
     if args.report:

@@ -24,9 +24,8 @@ from agents.common.algorithms import ALGORITHMS
 from agents.common.config import build_section, load_section, shipped_config
 from agents.common.envs import make_vec
 from agents.custom.checkpoint import save_checkpoint
-from agents.custom.collect import VecEnvSteps
-from agents.custom.dqn import DQNAgent, agent_settings, replay_buffer, train
-from agents.custom.loop import Hooks, Progress
+from agents.custom.core import Hooks, Progress, VecEnvSteps
+from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from benchmarks.common import machine, row, write_json
 
 ENV_ID = "BallDuel-v0"
@@ -92,7 +91,7 @@ def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[s
     )
     env_kwargs = {**section.env_kwargs, **({"render_mode": "rgb_array"} if anti_pattern else {})}
     env = VecEnvSteps(make_vec(ENV_ID, env_kwargs, 1, seed, "dummy", section.frame_stack))
-    config, spec = agent_settings(section, env.observation_space, env.action_space)
+    config, spec = settings(section, env.observation_space, env.action_space)
     agent = DQNAgent(spec, config, "cpu", seed=seed)
     buffer = replay_buffer(config, env.observation_space, "cpu", seed=seed)
     bytes_per_transition = 2 * sum(store[0].nbytes for store in buffer.observations.values()) + 12
@@ -101,7 +100,7 @@ def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[s
         clock = EpisodeClock(agent, env, Path(folder), save_freq, anti_pattern, episodes, config.learning_starts)
         # Epsilon falls over the first 10000 steps; the clock stops training after `episodes`.
         progress = Progress(exploration_horizon=100_000)
-        train(agent, env, buffer, progress, 10**9, clock, log_every_episodes=1)
+        learn(agent, env, progress, 10**9, clock, buffer, log_every_episodes=1)
     env.close()
     rows = clock.rows
     first = np.mean([r["seconds_per_1000_steps"] for r in rows[:WINDOW]])

@@ -27,9 +27,8 @@ from agents.common.cli import DEVICES, resolve_device
 from agents.common.config import build_section, load_section, shipped_config
 from agents.common.envs import VEC_ENVS, make_vec
 from agents.custom import pqn
-from agents.custom.collect import make_steps
-from agents.custom.dqn import DQNAgent, agent_settings, replay_buffer, train
-from agents.custom.loop import Hooks, Progress
+from agents.custom.core import Hooks, Progress, make_steps
+from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.sb3.dqn import build_dqn
 from benchmarks.common import machine, row, write_json
 
@@ -84,16 +83,16 @@ def custom_rate(
 ) -> dict[str, float]:
     section = _section(env_id, "custom", overrides)
     env = _env(section, vec_env, seed, make_steps)  # as custom_train makes them
-    config, spec = agent_settings(section, env.observation_space, env.action_space)
+    config, spec = settings(section, env.observation_space, env.action_space)
     agent = DQNAgent(spec, config, device, seed=seed, amp=amp, compile=compile)
     buffer = replay_buffer(config, env.observation_space, device, seed=seed)
     warmup = config.learning_starts + WARMUP_AFTER_LEARNING_STARTS
     # One schedule over warm-up and timed steps, as a single SB3 learn() call would have.
     progress = Progress(exploration_horizon=warmup + steps)
     hooks = _Returns()
-    train(agent, env, buffer, progress, warmup, hooks)
+    learn(agent, env, progress, warmup, hooks, buffer)
     start = time.perf_counter()
-    train(agent, env, buffer, progress, steps, hooks)
+    learn(agent, env, progress, steps, hooks, buffer)
     elapsed = time.perf_counter() - start
     env.close()
     return {"steps_per_s": steps / elapsed, "ep_return": hooks.last}
@@ -105,15 +104,15 @@ def pqn_rate(
     """PQN on its own config section's envs (native), after one untimed rollout; at least one timed rollout."""
     section = _section(env_id, "pqn", {})
     env = make_steps(section.env_id, section.env_kwargs, section.n_envs, seed, "native", section.frame_stack, stagger=True)
-    config, spec = pqn.agent_settings(section, env.observation_space, env.action_space)
+    config, spec = pqn.settings(section, env.observation_space, env.action_space)
     agent = pqn.PQNAgent(spec, config, device, seed=seed, amp=amp, compile=compile)
     rollout = config.n_steps * section.n_envs
     timed = max(steps // rollout, 1) * rollout
     progress = Progress(exploration_horizon=rollout + timed)
     hooks = _Returns()
-    pqn.train(agent, env, progress, rollout, hooks)
+    pqn.learn(agent, env, progress, rollout, hooks)
     start = time.perf_counter()
-    pqn.train(agent, env, progress, timed, hooks)
+    pqn.learn(agent, env, progress, timed, hooks)
     elapsed = time.perf_counter() - start
     env.close()
     return {"steps_per_s": timed / elapsed, "ep_return": hooks.last, "n_envs": section.n_envs}

@@ -6,27 +6,12 @@ import csv
 import json
 
 import pytest
+from helpers import tiny_run
 
 from agents import compare
 from agents.common.cli import run_cli
 
-TINY = [
-    "--score-episodes",
-    "3",
-    "--timesteps",
-    "400",
-    "--seeds",
-    "1",
-    "--eval-freq",
-    "200",
-    "--eval-episodes",
-    "2",
-    "--n-envs",
-    "2",
-    "--hyperparams",
-    "buffer_size=500",
-    "learning_starts=100",
-]
+TINY = [*tiny_run(), "--score-episodes", "3", "--seeds", "1", "--hyperparams", "buffer_size=500", "learning_starts=100"]
 
 
 def read_png_size(path):

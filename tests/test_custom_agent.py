@@ -7,20 +7,20 @@ import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
+from helpers import FAST
 
 from agents import custom_train
 from agents.common.algorithms import ALGORITHMS
 from agents.common.cli import run_cli
 from agents.common.config import ConfigError, build_section
 from agents.common.errors import UsageError
+from agents.common.evaluation import evaluate
 from agents.common.runs import read_config
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import load_checkpoint, load_policy, restore_agent, save_checkpoint
-from agents.custom.collect import real_next_observations
+from agents.custom.core import Progress, linear_epsilon, real_next_observations
 from agents.custom.dqn import DQNAgent, DQNConfig, td_targets
-from agents.custom.loop import Progress, linear_epsilon
 from agents.custom.networks import network_spec
-from agents.evaluate import evaluate
 from ballenvs.uav.reference import episode_returns
 
 
@@ -216,20 +216,6 @@ def test_corrupt_and_foreign_checkpoints_are_refused(tmp_path):
 def test_policy_must_fit_the_observation_space():
     with pytest.raises(UsageError, match="policy 'CnnPolicy' does not fit"):
         network_spec(spaces.Box(-1, 1, (3,), np.float32), 4, "CnnPolicy", {})
-
-
-FAST = [
-    "--hyperparams",
-    "buffer_size=1000",
-    "learning_starts=200",
-    "--save-freq",
-    "200",
-    "--eval-freq",
-    "400",
-    "--eval-episodes",
-    "1",
-    "--no-progress",
-]
 
 
 @pytest.mark.parametrize("env_id,extra", [("BallDuel-v0", ["--env-kwargs", "max_episode_steps=150"]), ("UAVGrid-v0", [])])

@@ -39,7 +39,7 @@ def test_q_lambda_targets_by_hand():
 def test_the_loop_bootstraps_ended_episodes_on_their_last_observation(monkeypatch):
     """What the training loop hands the targets: V' of an episode that ended is the value of
     its real last observation; elsewhere the next step's value."""
-    from agents.custom.collect import make_steps
+    from agents.custom.core import make_steps
 
     env = make_steps("UAVGrid-v0", {"max_episode_steps": 5}, 3, 0, "native", None)
     spec = network_spec(env.observation_space, 9, "MultiInputPolicy", {"net_arch": [16], "layer_norm": True})
@@ -56,7 +56,7 @@ def test_the_loop_bootstraps_ended_episodes_on_their_last_observation(monkeypatc
         return real_targets(rewards, terminated, ended, next_values, gamma, q_lambda)
 
     monkeypatch.setattr(pqn, "q_lambda_targets", capture)
-    pqn.train(agent, env, pqn.Progress(exploration_horizon=100), 24, pqn.Hooks())
+    pqn.learn(agent, env, pqn.Progress(exploration_horizon=100), 24, pqn.Hooks())
     ended, next_values, final_values = calls[1]  # the second rollout: episodes of 5 steps end at its first step
     assert ended[0].tolist() == [1.0, 1.0, 1.0] and not ended[1:].any()
     assert torch.equal(next_values[0], final_values)
@@ -78,9 +78,9 @@ def test_layer_norm_after_each_hidden_layer_and_convolution():
 def test_pqn_turns_layer_norm_on_unless_told_otherwise():
     section = build_section("UAVGrid-v0", {"policy": "MlpPolicy", "n_timesteps": 10}, {}, ALGORITHMS["pqn"].keys, "pqn")
     space = spaces.Box(-1, 1, (3,), np.float32)
-    assert pqn.agent_settings(section, space, spaces.Discrete(4))[1]["layer_norm"] is True
+    assert pqn.settings(section, space, spaces.Discrete(4))[1]["layer_norm"] is True
     section.algo_kwargs["policy_kwargs"] = "dict(layer_norm=False)"
-    assert pqn.agent_settings(section, space, spaces.Discrete(4))[1]["layer_norm"] is False
+    assert pqn.settings(section, space, spaces.Discrete(4))[1]["layer_norm"] is False
 
 
 @pytest.mark.parametrize(

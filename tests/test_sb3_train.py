@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import yaml
 from gymnasium import spaces
+from helpers import FAST
 from stable_baselines3 import DQN
 
 import ballenvs
@@ -18,28 +19,15 @@ from agents import custom_train, sb3_train
 from agents.common.algorithms import ALGORITHMS
 from agents.common.cli import run_cli
 from agents.common.config import RUN_KEYS, ConfigError, build_section, load_section, parse_overrides, schedule, shipped_config
+from agents.common.evaluation import evaluate
 from agents.common.models import find_model, load_policy
 from agents.common.runs import read_config
-from agents.evaluate import evaluate
 from agents.evaluate import main as evaluate_main
 from agents.sb3.buffers import DictNStepReplayBuffer
 from agents.sb3.dqn import dqn_kwargs
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Tiny but real: training starts, checkpoints and evaluations happen.
-FAST = [
-    "--hyperparams",
-    "buffer_size=1000",
-    "learning_starts=200",
-    "--save-freq",
-    "200",
-    "--eval-freq",
-    "400",
-    "--eval-episodes",
-    "1",
-    "--no-progress",
-]
 SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_episode_steps=150"], "UAVGrid-v0": []}
 
 

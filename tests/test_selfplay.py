@@ -13,13 +13,13 @@ import torch
 from gymnasium import spaces
 
 from agents.common.cli import run_cli
-from agents.common.config import ConfigError
+from agents.common.config import ConfigError, SelfPlay
 from agents.common.runs import read_config
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
 from agents.twoplayer.league import bootstrap_elo, fit_elo, tables
 from agents.twoplayer.players import FrameStack
-from agents.twoplayer.selfplay import SelfPlay, SelfPlayOpponent, SnapshotPool
+from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool
 
 STATE_GAMES = ["--env", "BallDuel-v0", "--env-kwargs", "obs_type=state", "max_episode_steps=60"]
 STATE_GAMES += ["--hyperparams", "policy=MlpPolicy", "frame_stack=1", "learning_starts=100", "buffer_size=2000"]

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from helpers import TINY, UAV
 
 from agents import compare, custom_train, sb3_train
 from agents.common.cli import run_cli
@@ -30,8 +31,6 @@ from agents.evaluate import main as evaluate_main
 
 TRAINERS = [sb3_train, custom_train]
 TRAINER_IDS = ["sb3_train", "custom_train"]
-TINY = ["--hyperparams", "buffer_size=500", "learning_starts=100", "--eval-freq", "0", "--no-progress"]
-UAV = ["--env", "UAVGrid-v0", "--n-envs", "2", "--env-kwargs", "max_episode_steps=50"]
 
 
 class Payload:

@@ -15,6 +15,8 @@ import yaml
 
 optuna = pytest.importorskip("optuna")
 
+from helpers import tiny_run  # noqa: E402
+
 from agents import compare, tune  # noqa: E402
 from agents.common.algorithms import ALGORITHMS  # noqa: E402
 from agents.common.cli import run_cli  # noqa: E402
@@ -30,20 +32,7 @@ SPACE = {
     "learning_rate": {"type": "float", "low": 1.0e-4, "high": 1.0e-3, "log": True, "schedule": "linear"},
     "gamma": {"type": "categorical", "choices": [0.9, 0.99]},
 }
-TINY = [
-    "--env",
-    "UAVGrid-v0",
-    "--trainer",
-    "custom",
-    "--timesteps",
-    "400",
-    "--eval-freq",
-    "200",
-    "--eval-episodes",
-    "2",
-    "--n-envs",
-    "2",
-]
+TINY = ["--env", "UAVGrid-v0", *tiny_run(), "--trainer", "custom"]
 TINY += ["--hyperparams", "learning_starts=100", "buffer_size=1000", "--env-kwargs", "max_episode_steps=50"]
 
 

@@ -314,7 +314,7 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
     ],
 )
 def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs):
-    from agents.custom.collect import NativeSteps, make_steps
+    from agents.custom.core import NativeSteps, make_steps
 
     n, steps = 3, 90
     native = make_steps(env_id, kwargs, n, 5, "native", None)

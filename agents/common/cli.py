@@ -85,7 +85,8 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-episodes", type=int, default=10, help="episodes per evaluation")
 
 
-def trainer_parser(prog: str, description: str) -> argparse.ArgumentParser:
+def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The trainers' command line; ``algos``: the registered algorithms this trainer trains, the first the default."""
     parser = Parser(
         prog=prog,
         description=description,
@@ -93,6 +94,11 @@ def trainer_parser(prog: str, description: str) -> argparse.ArgumentParser:
         "Output goes to <log-dir>/<algo>/<env>_<n>/: config.yml, checkpoints/, best_model, final_model, "
         "monitor/ CSVs, progress.csv and TensorBoard events (tensorboard --logdir runs). "
         "Exit status: 0 done, 2 bad input (nothing written), 130 interrupted (model saved), 1 a bug.",
+    )
+    parser.add_argument(
+        "--algo",
+        default=algos[0],
+        help=f"the algorithm: {', '.join(algos)} (default: {algos[0]}; with --resume: the run's)",
     )
     add_run_flags(parser)
     parser.add_argument(

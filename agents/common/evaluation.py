@@ -1,4 +1,5 @@
-"""Playing a policy for whole episodes, and the evaluations every trainer runs while it trains.
+"""Playing a policy for whole episodes: the evaluations every trainer runs while it trains, and a
+trained model played on its run's env (``agents.evaluate``, ``agents.compare``).
 
 Episode k of a set is reset with seed ``seed + k``, so every evaluation of a run plays the same
 episodes (its curve moves with the policy, not with the luck of the draw) and a policy can be
@@ -9,13 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.common.console import Console
+from agents.common.envs import make_eval_vec
+from agents.common.errors import UsageError
 from agents.common.runs import atomic_path
 from ballenvs.reference import Episodes, win_rate
 
@@ -117,3 +122,49 @@ class Evaluator:
     def close(self) -> None:
         for env in self.envs.values():
             env.close()
+
+
+# -- playing a trained model ------------------------------------------------------------------------
+
+
+@dataclass
+class EvalResult:
+    episodes: Episodes
+    lengths: np.ndarray
+    outcomes: Counter = field(default_factory=Counter)  # games with a winner: left / right / draw / time-out
+
+    @property
+    def returns(self) -> np.ndarray:
+        return self.episodes.returns
+
+    def summary(self, env_id: str) -> str:
+        r, n = self.returns, len(self.returns)
+        line = f"{env_id}: {n} episodes, return {r.mean():.3f} +- {r.std():.3f}, length {self.lengths.mean():.1f}"
+        if self.outcomes:
+            o = self.outcomes
+            line += f"; wins {o['left']} / draws {o['draw'] + o['time-out']} / losses {o['right']}"
+            line += f" (win rate {o['left'] / n:.0%}; {o['time-out']} draws by time-out)"
+        return line
+
+
+def evaluate(
+    model: Any,
+    config: dict[str, Any],
+    episodes: int,
+    seed: int = 0,
+    deterministic: bool = True,
+    env_overrides: dict[str, Any] | None = None,
+) -> EvalResult:
+    """Play ``episodes`` episodes of the run's env (with ``env_overrides``) with ``model.predict``."""
+    hyper = config["hyperparams"]
+    env_kwargs = {**(hyper.get("env_kwargs") or {}), **(env_overrides or {})}
+    try:
+        env = make_eval_vec(config["env_id"], env_kwargs, hyper.get("frame_stack"), episodes)
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"{config['env_id']} options {env_kwargs}: {error}") from None
+    try:
+        played, lengths = play_episodes(model, env, episodes, seed, deterministic)
+    finally:
+        env.close()
+    outcomes = Counter(info["winner"] or "time-out" for info in played.final_infos if "winner" in info)
+    return EvalResult(played, lengths, outcomes)

@@ -64,7 +64,8 @@ def new_run_dir(log_dir: str | Path, algo: str, env_id: str) -> Path:
             n += 1
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` (of this machine) is running."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -81,7 +82,7 @@ def remove_stale_temporaries(folder: Path) -> None:
         return
     for path in folder.iterdir():
         match = _TMP.match(path.name)
-        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+        if match and int(match.group(1)) != os.getpid() and not process_alive(int(match.group(1))):
             path.unlink(missing_ok=True)
 
 

@@ -24,7 +24,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.common.algorithms import RESUMABLE_KEYS, Algorithm, algorithm
 from agents.common.cli import DEFAULT_ENV, Interrupted, check_flags, resolve_device
-from agents.common.config import Section, build_section, load_section, parse_overrides, shipped_config
+from agents.common.config import Section, SelfPlay, build_section, load_section, parse_overrides
 from agents.common.console import Console
 from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
 from agents.common.errors import UsageError
@@ -38,7 +38,6 @@ from agents.common.runs import (
     new_run_dir,
     write_yaml,
 )
-from agents.twoplayer.selfplay import SelfPlay
 from ballenvs.reference import reference_for
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
@@ -160,7 +159,7 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
     else:
         env_id = args.env or DEFAULT_ENV
         check_env_id(env_id)
-        config = args.config or shipped_config(algo.config)
+        config = args.config or algo.config_path()
         section = build_section(
             env_id, load_section(config, env_id), parse_overrides(args.hyperparams, "--hyperparams"), algo.keys, algo.trainer
         )

@@ -15,6 +15,7 @@ from gymnasium import spaces
 from agents.common.errors import UsageError
 from agents.common.returns import n_step_returns
 from agents.common.runs import atomic_path
+from agents.custom.core import observation_parts, torch_dtype
 
 Observation = Any  # an array, or a dict of arrays for Dict spaces
 
@@ -28,13 +29,10 @@ class Batch(NamedTuple):
     discounts: torch.Tensor | None = None  # n-step: gamma ** steps summed per sample; else None (gamma)
 
 
-def observation_parts(space: spaces.Space) -> dict[str, spaces.Space]:
-    """A space's parts by key: a Dict space's own, else the whole space under ``""``."""
-    return dict(space.spaces) if isinstance(space, spaces.Dict) else {"": space}
-
-
-class ReplayBuffer:
-    """``capacity`` transitions in a ring; the oldest are overwritten once it is full.
+class _Ring:
+    """What both replay buffers share: a ring of ``capacity`` slots, where the next transitions go
+    (one per env, the same number at every add), how many are stored, and saving and loading the
+    stored part as an .npz (no pickle). Subclasses keep the arrays: host or device memory.
 
     With ``n_steps`` > 1 a sample is an n-step transition, put together at sampling time as
     stable-baselines3's NStepReplayBuffer does: the discounted rewards of up to ``n_steps``
@@ -55,26 +53,93 @@ class ReplayBuffer:
             raise ValueError(f"buffer_size must be >= 1, got {capacity}")
         if n_steps < 1:
             raise ValueError(f"n_steps must be >= 1, got {n_steps}")
-        self.n_steps, self.gamma = n_steps, gamma
-        self.capacity = capacity
+        self.capacity, self.n_steps, self.gamma = capacity, n_steps, gamma
         self.device = torch.device(device)
         self._dict = isinstance(observation_space, spaces.Dict)
-        parts = observation_parts(observation_space)
-        self.observations = {k: np.zeros((capacity, *s.shape), dtype=s.dtype) for k, s in parts.items()}
+        self.parts = observation_parts(observation_space)
+        self.stride = 0  # transitions per add (n_envs): the same env's next step is this many slots on
+        self.pos = 0  # next slot to write
+        self.size = 0  # slots written so far, up to capacity
+        self.observations: dict[str, Any] = {}
+        self.next_observations: dict[str, Any] = {}
+        self.actions: Any = None
+        self.rewards: Any = None
+        self.terminated: Any = None
+        self.episode_ended: Any = None  # terminated or truncated
+        self._allocate(seed)
+
+    def _allocate(self, seed: int | None) -> None:
+        """Make the arrays of the ring, and the generator minibatches are drawn with."""
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _claim_stride(self, n: int) -> int:
+        """``n`` transitions go in: one per env, the same number at every add (n-step returns
+        find an env's next step ``stride`` slots on)."""
+        if self.stride and n != self.stride:
+            raise ValueError(f"every add must hold one transition per env: {self.stride} before, {n} now")
+        self.stride = n
+        return n
+
+    def _advance(self, n: int) -> None:
+        self.pos = (self.pos + n) % self.capacity
+        self.size = min(self.size + n, self.capacity)
+
+    def _stores(self) -> dict[str, Any]:
+        """Every array of the ring, by its name in a saved file."""
+        stores = {
+            "actions": self.actions,
+            "rewards": self.rewards,
+            "terminated": self.terminated,
+            "episode_ended": self.episode_ended,
+        }
+        stores |= {f"obs/{k}": a for k, a in self.observations.items()}
+        return stores | {f"next_obs/{k}": a for k, a in self.next_observations.items()}
+
+    def _to_host(self, store: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def _fill(self, store: Any, values: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def save(self, path: str | Path) -> None:
+        """Write the filled part as an .npz (no pickle), atomically, to reload on resume."""
+        arrays = {name: self._to_host(store[: self.size]) for name, store in self._stores().items()}
+        with atomic_path(path) as tmp, open(tmp, "wb") as file:
+            np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **arrays)
+
+    def load(self, path: str | Path) -> None:
+        """Refill from a file :meth:`save` wrote (read with ``allow_pickle=False``)."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                size = int(data["size"])
+                if size > self.capacity:
+                    raise UsageError(
+                        f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}"
+                    )
+                for name, store in self._stores().items():
+                    self._fill(store, data[name])
+                self.size, self.pos, self.stride = size, int(data["pos"]) % self.capacity, int(data["stride"])
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
+            raise UsageError(f"cannot load replay buffer {str(path)!r}: {type(error).__name__}: {error}") from None
+
+
+class ReplayBuffer(_Ring):
+    """The ring in host (numpy) arrays; minibatches are gathered there and copied to ``device``."""
+
+    def _allocate(self, seed: int | None) -> None:
+        capacity = self.capacity
+        self.observations = {k: np.zeros((capacity, *s.shape), dtype=s.dtype) for k, s in self.parts.items()}
         self.next_observations = {k: np.zeros_like(a) for k, a in self.observations.items()}
         self.actions = np.zeros(capacity, dtype=np.int64)
         self.rewards = np.zeros(capacity, dtype=np.float32)
         self.terminated = np.zeros(capacity, dtype=np.float32)
-        self.episode_ended = np.zeros(capacity, dtype=bool)  # terminated or truncated
-        self.stride = 0  # transitions per add (n_envs): the same env's next step is this many slots on
-        self.pos = 0  # next slot to write
-        self.size = 0  # slots written so far, up to capacity
+        self.episode_ended = np.zeros(capacity, dtype=bool)
         self.rng = np.random.default_rng(seed)
         # Pinned host memory makes the copy to the GPU asynchronous.
         self._pin = self.device.type == "cuda"
-
-    def __len__(self) -> int:
-        return self.size
 
     def add(
         self,
@@ -97,16 +162,7 @@ class ReplayBuffer:
         self.rewards[slots] = rewards
         self.terminated[slots] = terminated
         self.episode_ended[slots] = terminated if episode_ended is None else episode_ended
-        self.pos = (self.pos + n) % self.capacity
-        self.size = min(self.size + n, self.capacity)
-
-    def _claim_stride(self, n: int) -> int:
-        """``n`` transitions go in: one per env, the same number at every add (n-step returns
-        find an env's next step ``stride`` slots on)."""
-        if self.stride and n != self.stride:
-            raise ValueError(f"every add must hold one transition per env: {self.stride} before, {n} now")
-        self.stride = n
-        return n
+        self._advance(n)
 
     def sample(self, batch_size: int) -> Batch:
         """A uniform minibatch of written slots, as tensors on the buffer's device."""
@@ -144,44 +200,11 @@ class ReplayBuffer:
             tensor = tensor.pin_memory()
         return tensor.to(self.device, non_blocking=True)
 
-    def _stores(self) -> dict[str, Any]:
-        """Every array of the ring, by its name in a saved file."""
-        stores = {
-            "actions": self.actions,
-            "rewards": self.rewards,
-            "terminated": self.terminated,
-            "episode_ended": self.episode_ended,
-        }
-        stores |= {f"obs/{k}": a for k, a in self.observations.items()}
-        return stores | {f"next_obs/{k}": a for k, a in self.next_observations.items()}
-
-    @staticmethod
-    def _to_host(store: Any) -> np.ndarray:
+    def _to_host(self, store: Any) -> np.ndarray:
         return store
 
     def _fill(self, store: Any, values: np.ndarray) -> None:
         store[: len(values)] = values
-
-    def save(self, path: str | Path) -> None:
-        """Write the filled part as an .npz (no pickle), atomically, to reload on resume."""
-        arrays = {name: self._to_host(store[: self.size]) for name, store in self._stores().items()}
-        with atomic_path(path) as tmp, open(tmp, "wb") as file:
-            np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **arrays)
-
-    def load(self, path: str | Path) -> None:
-        """Refill from a file :meth:`save` wrote (read with ``allow_pickle=False``)."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                size = int(data["size"])
-                if size > self.capacity:
-                    raise UsageError(
-                        f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}"
-                    )
-                for name, store in self._stores().items():
-                    self._fill(store, data[name])
-                self.size, self.pos, self.stride = size, int(data["pos"]) % self.capacity, int(data["stride"])
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
-            raise UsageError(f"cannot load replay buffer {str(path)!r}: {type(error).__name__}: {error}") from None
 
 
 def n_step_returns_torch(
@@ -197,30 +220,20 @@ def n_step_returns_torch(
     return last, summed, (torch.tensor(gamma, dtype=torch.float64, device=rewards.device) ** (last + 1.0)).float()
 
 
-class DeviceReplayBuffer(ReplayBuffer):
+class DeviceReplayBuffer(_Ring):
     """The same ring of transitions, resident on a torch device (the GPU's memory): each vector
     step's transitions go in once, through a pinned host buffer, and minibatches are drawn and
     gathered on the device, so an update never waits for a copy from the host. Observations keep
     their dtype there too (uint8 frames). On the CPU the numpy :class:`ReplayBuffer` serves; this
     one runs there as well, which is how its tests run."""
 
-    def __init__(
-        self,
-        capacity: int,
-        observation_space: spaces.Space,
-        device: str | torch.device = "cuda",
-        seed: int | None = None,
-        n_steps: int = 1,
-        gamma: float = 0.99,
-    ) -> None:
-        super().__init__(1, observation_space, device, seed, n_steps, gamma)  # the host arrays are not used
-        self.capacity = capacity
-        device = self.device
+    def _allocate(self, seed: int | None) -> None:
+        capacity, device = self.capacity, self.device
 
         def zeros(shape: tuple[int, ...], dtype: Any) -> torch.Tensor:
             return torch.zeros((capacity, *shape), dtype=dtype, device=device)
 
-        self.observations = {k: zeros(s.shape, torch_dtype(s.dtype)) for k, s in observation_parts(observation_space).items()}
+        self.observations = {k: zeros(s.shape, torch_dtype(s.dtype)) for k, s in self.parts.items()}
         self.next_observations = {k: torch.zeros_like(a) for k, a in self.observations.items()}
         self.actions = zeros((), torch.int64)
         self.rewards = zeros((), torch.float32)
@@ -252,8 +265,7 @@ class DeviceReplayBuffer(ReplayBuffer):
             (self.episode_ended, ended, "episode_ended"),
         ):
             store[slots] = self._upload(np.asarray(values, dtype=_numpy_dtype(store.dtype)), name)
-        self.pos = (self.pos + n) % self.capacity
-        self.size = min(self.size + n, self.capacity)
+        self._advance(n)
 
     def sample(self, batch_size: int) -> Batch:
         if self.size == 0:
@@ -279,17 +291,11 @@ class DeviceReplayBuffer(ReplayBuffer):
             discounts,
         )
 
-    @staticmethod
-    def _to_host(store: Any) -> np.ndarray:
+    def _to_host(self, store: Any) -> np.ndarray:
         return store.cpu().numpy()
 
     def _fill(self, store: Any, values: np.ndarray) -> None:
         store[: len(values)] = torch.as_tensor(values, device=self.device)
-
-
-def torch_dtype(dtype: Any) -> torch.dtype:
-    """The torch dtype of a numpy dtype."""
-    return torch.from_numpy(np.zeros(0, dtype=dtype)).dtype
 
 
 def _numpy_dtype(dtype: torch.dtype) -> Any:

@@ -1,6 +1,7 @@
-"""Weights-only checkpoints of the custom agents (DQN, PQN): state dicts and plain numbers,
-written to a temporary file and renamed into place, read back with ``torch.load(weights_only=True)``.
-Each agent class names its checkpoint format (``FORMAT``); every one holds a QNetwork ``spec``."""
+"""Weights-only checkpoints of our agents (DQN, PQN, any registered custom algorithm): state dicts and
+plain numbers, written to a temporary file and renamed into place, read back with
+``torch.load(weights_only=True)``. Each agent class names its checkpoint format (``FORMAT``);
+every one holds a QNetwork ``spec``."""
 
 from __future__ import annotations
 
@@ -12,20 +13,22 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER
 from agents.common.errors import UsageError
 from agents.common.runs import atomic_path
-from agents.custom.dqn import DQNAgent
-from agents.custom.loop import Progress, to_tensor
+from agents.custom.core import Progress, QLearner, to_tensor
 from agents.custom.networks import QNetwork
-from agents.custom.pqn import PQNAgent
 
 SUFFIX = ".pt"
-#: Checkpoint format -> the agent class that writes it.
-AGENTS = {agent.FORMAT: agent for agent in (DQNAgent, PQNAgent)}
-Agent = DQNAgent | PQNAgent
 
 
-def save_checkpoint(path: str | Path, agent: Agent, progress: Progress) -> None:
+def agent_classes() -> dict[str, type[QLearner]]:
+    """Checkpoint format -> the agent class that writes it, for every registered custom algorithm."""
+    modules = [algo.implementation() for algo in ALGORITHMS.values() if algo.trainer == CUSTOM_TRAINER]
+    return {module.Agent.FORMAT: module.Agent for module in modules}
+
+
+def save_checkpoint(path: str | Path, agent: QLearner, progress: Progress) -> None:
     state = {
         "format": agent.FORMAT,
         "spec": agent.spec,
@@ -50,15 +53,15 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
             state = torch.load(path, map_location=device, weights_only=True)
     except Exception:  # torch raises many kinds for a corrupt file, with advice we must not print
         raise UsageError(f"cannot load checkpoint {str(path)!r}: not a weights-only checkpoint file") from None
-    if not isinstance(state, dict) or state.get("format") not in AGENTS:
-        raise UsageError(f"{str(path)!r} is not a custom agent's checkpoint (formats: {', '.join(AGENTS)})")
-    state["spec"] = {"layer_norm": False, **state["spec"]}  # written before LayerNorm was an option
+    formats = agent_classes()
+    if not isinstance(state, dict) or state.get("format") not in formats:
+        raise UsageError(f"{str(path)!r} is not a custom agent's checkpoint (formats: {', '.join(formats)})")
     return state
 
 
-def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwargs: Any) -> tuple[Agent, Progress]:
+def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwargs: Any) -> tuple[QLearner, Progress]:
     """The saved agent with ``config`` (its run's hyperparameters, resumable ones possibly changed)."""
-    agent = AGENTS[state["format"]](state["spec"], config, device, **agent_kwargs)
+    agent = agent_classes()[state["format"]](state["spec"], config, device, **agent_kwargs)
     agent.load_state_dict(state["agent"])
     progress = Progress(**state["progress"])
     agent.set_learning_rate(progress.progress_remaining())
@@ -101,7 +104,7 @@ def load_policy(path: str | Path, run_config: dict[str, Any] | None = None, devi
 
 def load_snapshot(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
     """A self-play snapshot of a run (its Q-network's spec and weights), as a policy that plays."""
-    from agents.twoplayer.selfplay import read_snapshot
+    from agents.common.snapshots import read_snapshot
 
     state = read_snapshot(Path(path), device)
     q = QNetwork(state["spec"]).to(device)

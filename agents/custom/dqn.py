@@ -1,5 +1,7 @@
 """Our own DQN, in one file: target network, Double-DQN targets, Huber loss, Adam, gradient
-clipping, a linear epsilon schedule, and a training loop that batches everything it can.
+clipping, a linear epsilon schedule, and a training loop that batches everything it can. Its
+replay buffer is :mod:`agents.custom.buffer`, its network :mod:`agents.custom.networks`, and what
+it shares with PQN (the learner's optimiser and exploration, counters, envs) :mod:`agents.custom.core`.
 
 Hyperparameters mean exactly what they mean to stable-baselines3's DQN (the counts are env
 steps summed over all envs; ``train_freq`` counts vector-env steps), so a comparison with
@@ -19,36 +21,33 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.common.config import Section, parse_kwargs, schedule
+from agents.common.config import Section
+from agents.custom import core
 from agents.custom.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
-from agents.custom.learner import QLearner
-from agents.custom.loop import EpisodeLog, Hooks, Progress, to_tensor
-from agents.custom.networks import QNetwork, network_spec
+from agents.custom.core import EpisodeLog, Hooks, Progress, QConfig, QLearner, to_tensor
+from agents.custom.networks import QNetwork
+
+#: Envs that all start together stay as they are: the replay buffer mixes their phases.
+STAGGER_ENVS = False
 
 
 @dataclass
-class DQNConfig:
-    """The zoo_configs keys the custom agent supports, with stable-baselines3's defaults."""
+class DQNConfig(QConfig):
+    """The zoo_configs keys the custom DQN supports, with stable-baselines3's defaults (checked
+    against agents.common.algorithms.DQN_KEYS with the rest of the section)."""
 
-    learning_rate: float | str = 1e-4  # or "lin_<x>": from x down to 0 over training, as the zoo
     buffer_size: int = 1_000_000
     learning_starts: int = 100
     batch_size: int = 32
-    gamma: float = 0.99
     train_freq: int = 4
     gradient_steps: int = 1
     target_update_interval: int = 10_000
     tau: float = 1.0
-    exploration_fraction: float = 0.1
-    exploration_initial_eps: float = 1.0
-    exploration_final_eps: float = 0.05
-    max_grad_norm: float = 10.0
     n_steps: int = 1  # n-step returns, summed by the replay buffer at sampling time
     double_q: bool = True  # ours: Double-DQN targets (van Hasselt et al., 2016)
 
-    def __post_init__(self) -> None:
-        # The values were checked against agents.common.algorithms.DQN_KEYS with the rest of the section.
-        self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
+
+Config = DQNConfig
 
 
 def td_targets(
@@ -118,18 +117,14 @@ class DQNAgent(QLearner):
             torch._foreach_lerp_(list(self.target.parameters()), list(self.q.parameters()), self.config.tau)
 
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "q": self.q.state_dict(),
-            "target": self.target.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "n_updates": self.n_updates,
-        }
+        return {**super().state_dict(), "target": self.target.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.q.load_state_dict(state["q"])
+        super().load_state_dict(state)
         self.target.load_state_dict(state["target"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.n_updates = int(state["n_updates"])
+
+
+Agent = DQNAgent
 
 
 def replay_buffer(config: DQNConfig, observation_space: Any, device: str | torch.device, seed: int | None) -> ReplayBuffer:
@@ -139,16 +134,16 @@ def replay_buffer(config: DQNConfig, observation_space: Any, device: str | torch
     return kind(config.buffer_size, observation_space, device, seed=seed, n_steps=config.n_steps, gamma=config.gamma)
 
 
-def train(
+def learn(
     agent: DQNAgent,
     env: Any,
-    buffer: ReplayBuffer,
     progress: Progress,
     timesteps: int,
     hooks: Hooks,
+    buffer: ReplayBuffer,
     log_every_episodes: int = 4,
 ) -> None:
-    """Collect ``timesteps`` more env steps from ``env`` (see :mod:`agents.custom.collect`),
+    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.custom.core.make_steps`),
     learning as configured, or fewer if ``hooks.on_step`` says stop."""
     config, n_envs = agent.config, env.num_envs
     gradient_steps = config.gradient_steps if config.gradient_steps > 0 else config.train_freq * n_envs
@@ -180,8 +175,6 @@ def train(
             break
 
 
-def agent_settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DQNConfig, dict[str, Any]]:
+def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec from a (checked) config section and the spaces it will see."""
-    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
-    values = {k: v for k, v in section.algo_kwargs.items() if k != "policy_kwargs"}
-    return DQNConfig(**values), network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
+    return core.settings(DQNConfig, section, observation_space, action_space)

@@ -22,37 +22,47 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from agents.common.config import Section, parse_kwargs, schedule
-from agents.custom.buffer import observation_parts, torch_dtype
-from agents.custom.learner import QLearner
-from agents.custom.loop import EpisodeLog, Hooks, Progress, rows_of, to_tensor
-from agents.custom.networks import network_spec
+from agents.common.config import Section
+from agents.custom import core
+from agents.custom.core import (
+    EpisodeLog,
+    Hooks,
+    Progress,
+    QConfig,
+    QLearner,
+    observation_parts,
+    rows_of,
+    to_tensor,
+    torch_dtype,
+)
+
+#: A short rollout of envs that all started together would hold one phase of their episodes only.
+STAGGER_ENVS = True
 
 
 @dataclass
-class PQNConfig:
+class PQNConfig(QConfig):
     """The zoo_configs/pqn.yml keys, with their defaults (checked against agents.common.algorithms.PQN_KEYS)."""
 
     learning_rate: float | str = "lin_2.5e-4"  # or a constant
-    gamma: float = 0.99
     q_lambda: float = 0.65
     n_steps: int = 32  # rollout length: steps per env between updates
     n_epochs: int = 2
     n_minibatches: int = 4
     exploration_fraction: float = 0.2
-    exploration_initial_eps: float = 1.0
-    exploration_final_eps: float = 0.05
-    max_grad_norm: float = 10.0
-
-    def __post_init__(self) -> None:
-        self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
 
 
-def agent_settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PQNConfig, dict[str, Any]]:
+Config = PQNConfig
+
+
+def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec: LayerNorm on unless ``policy_kwargs`` says otherwise."""
-    policy_kwargs = {"layer_norm": True, **parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))}
-    values = {k: v for k, v in section.algo_kwargs.items() if k != "policy_kwargs"}
-    return PQNConfig(**values), network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
+    return core.settings(PQNConfig, section, observation_space, action_space, layer_norm=True)
+
+
+def replay_buffer(config: PQNConfig, observation_space: Any, device: Any, seed: int | None) -> None:
+    """PQN keeps no replay buffer."""
+    return None
 
 
 def q_lambda_targets(
@@ -150,17 +160,12 @@ class PQNAgent(QLearner):
                 self.gradient_step(loss)
         return loss.detach()
 
-    def state_dict(self) -> dict[str, Any]:
-        return {"q": self.q.state_dict(), "optimizer": self.optimizer.state_dict(), "n_updates": self.n_updates}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.q.load_state_dict(state["q"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.n_updates = int(state["n_updates"])
+Agent = PQNAgent
 
 
-def train(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks) -> None:
-    """Collect ``timesteps`` more env steps from ``env`` (see :mod:`agents.custom.collect`) in
+def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
+    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.custom.core.make_steps`) in
     rollouts of ``n_steps`` steps, each followed by its updates; or fewer if ``hooks.on_step``
     says stop. The loop never waits on the device except to fetch the actions it acts on."""
     config, n_envs = agent.config, env.num_envs

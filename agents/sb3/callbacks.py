@@ -4,6 +4,7 @@ evaluation (:class:`agents.common.evaluation.Evaluator`), and progress on the co
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
@@ -11,7 +12,6 @@ from agents.common.console import Console
 from agents.common.evaluation import Evaluator
 from agents.common.runs import checkpoint_name, next_multiple
 from agents.sb3.dqn import save_model
-from agents.twoplayer.selfplay import SnapshotPool
 
 
 class _Every(BaseCallback):
@@ -67,7 +67,8 @@ class Evaluate(_Every):
 class SelfPlayPool(BaseCallback):
     """Snapshots of the learner and the opponent's swaps, on their schedules (agents.twoplayer.selfplay)."""
 
-    def __init__(self, pool: SnapshotPool) -> None:
+    def __init__(self, pool: Any) -> None:
+        """``pool``: an object with ``start(steps)`` and ``on_step(steps)`` (a SnapshotPool)."""
         super().__init__()
         self.pool = pool
 

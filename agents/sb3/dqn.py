@@ -129,8 +129,8 @@ def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQ
 
 def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
     """A self-play snapshot (the Q-network's weights) of a run, as a model that plays."""
+    from agents.common.snapshots import read_snapshot
     from agents.common.training import section_of, spaces_of
-    from agents.twoplayer.selfplay import read_snapshot
 
     model = build_dqn(
         section_of(run_config), spaces_of(run_config), seed=None, device=device, buffer_size=1, learning_starts=0

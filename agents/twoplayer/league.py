@@ -16,8 +16,8 @@ import numpy as np
 from agents.common.errors import UsageError
 from agents.common.models import MODEL_SUFFIXES, find_model, load_policy
 from agents.common.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, atomic_path, model_file, read_config
+from agents.common.snapshots import SNAPSHOTS, load_snapshot_policy
 from agents.twoplayer.players import QPlayer
-from agents.twoplayer.selfplay import SNAPSHOTS, load_snapshot_policy
 from ballenvs.reference import reference_for
 
 ELO_SCALE = 400.0

@@ -15,52 +15,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from agents.common.config import Key, parse_kwargs
-from agents.common.errors import ConfigError, UsageError
-from agents.common.runs import atomic_path, next_multiple
+from agents.common.config import SelfPlay
+from agents.common.runs import next_multiple
+from agents.common.snapshots import save_snapshot, snapshot_name
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
 
-SNAPSHOTS = "snapshots"
-SNAPSHOT_FORMAT = "ballenvs-snapshot/1"
 #: The built-in players that take the scripted share of the games, in turn.
 SCRIPTED = ("chaser", "pusher")
-
-
-@dataclass(frozen=True)
-class SelfPlay:
-    """The pool's settings: the config section's ``self_play`` key, e.g. ``"dict(window=5)"``."""
-
-    snapshot_steps: int = 20_000
-    swap_steps: int = 10_000
-    p_latest: float = 0.5
-    window: int = 10
-    scripted_share: float = 0.0
-
-    KEYS = {
-        "snapshot_steps": Key(int, 1),
-        "swap_steps": Key(int, 1),
-        "p_latest": Key(float, 0, 1),
-        "window": Key(int, 1),
-        "scripted_share": Key(float, 0, 1),
-    }
-
-    @classmethod
-    def from_config(cls, value: Any) -> SelfPlay:
-        settings = parse_kwargs("self_play", value)
-        valid = [f.name for f in fields(cls)]
-        unknown = sorted(set(settings) - set(valid))
-        if unknown:
-            raise ConfigError(f"self_play key(s) {', '.join(unknown)} unknown; valid: {', '.join(valid)}")
-        return cls(**{key: cls.KEYS[key].check(f"self_play {key}", value) for key, value in settings.items()})
 
 
 class SelfPlayOpponent(QPlayer):
@@ -81,29 +50,6 @@ class SelfPlayOpponent(QPlayer):
                 games = np.arange(k, count, len(self.scripted))  # the first games, the players in turn
                 actions[games] = player.act(seat)[games]
         return actions
-
-
-def save_snapshot(path: Path, steps: int, q: torch.nn.Module, spec: Mapping[str, Any] | None) -> None:
-    """A Q-network's weights (and, for our own networks, their spec), weights only."""
-    state = {"format": SNAPSHOT_FORMAT, "steps": steps, "q": {k: v.detach().cpu() for k, v in q.state_dict().items()}}
-    if spec is not None:
-        state["spec"] = dict(spec)
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
-
-
-def read_snapshot(path: Path, device: str) -> dict[str, Any]:
-    try:
-        state = torch.load(path, map_location=device, weights_only=True)
-    except Exception:  # torch raises many kinds for a file that is not plain tensors
-        raise UsageError(f"cannot load snapshot {str(path)!r}: not a weights-only snapshot file") from None
-    if not isinstance(state, dict) or state.get("format") != SNAPSHOT_FORMAT:
-        raise UsageError(f"{str(path)!r} is not a self-play snapshot (expected format {SNAPSHOT_FORMAT!r})")
-    return state
-
-
-def snapshot_name(steps: int) -> str:
-    return f"snapshot_{steps}_steps.pt"
 
 
 class SnapshotPool:
@@ -163,12 +109,3 @@ def make_opponent(
     arena = reference_for(env_id).arena
     scripted = [arena.make_player(name, env_kwargs) for name in SCRIPTED]
     return SelfPlayOpponent(settings, device, frame_stack or 1, scripted)
-
-
-def load_snapshot_policy(path: Path, run_dir: Path, device: str) -> tuple[Any, dict[str, Any]]:
-    """A snapshot of a run as a policy that plays (``predict``, ``q_net``), and the run's config."""
-    from agents.common.algorithms import algorithm
-    from agents.common.runs import read_config
-
-    config = read_config(run_dir)
-    return algorithm(config["algo"]).load(path, config, device, snapshot=True), config

@@ -1,0 +1,125 @@
+"""CONTRIBUTING's three recipes, followed: a new game, a new algorithm and a new command need only
+the pieces the recipes name, and every tool then knows them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+from helpers import tiny_run
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import ballenvs
+from agents import compare, custom_train, tune
+from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER, PQN_KEYS, Algorithm
+from agents.common.cli import Parser, run_cli
+from agents.common.errors import UsageError
+from agents.common.runs import read_config
+from agents.evaluate import main as evaluate_main
+
+RECIPES = Path(__file__).parent / "recipes"
+sys.path.insert(0, str(RECIPES))
+
+TOY_KEYS = {key: PQN_KEYS[key] for key in ("learning_rate", "gamma", "max_grad_norm", "policy_kwargs")}
+TOY_KEYS |= {key: PQN_KEYS[key] for key in PQN_KEYS if key.startswith("exploration_")}
+
+
+@pytest.fixture
+def toy_algorithm(monkeypatch):
+    """Recipe "add an algorithm": its module (recipes/toy_algorithm.py), one registry entry, a config file."""
+    toy = Algorithm(
+        "toy",
+        "toy online Q",
+        CUSTOM_TRAINER,
+        str(RECIPES / "toy.yml"),
+        TOY_KEYS,
+        module="toy_algorithm",
+        suffix=".pt",
+        loader="agents.custom.checkpoint:load_policy",
+        snapshot_loader="agents.custom.checkpoint:load_snapshot",
+        replay_buffer=False,
+    )
+    monkeypatch.setitem(ALGORITHMS, toy.name, toy)  # what register(toy) does, undone after the test
+    return toy
+
+
+@pytest.fixture
+def corridor(monkeypatch):
+    """Recipe "add an environment": the game and its faces (recipes/toy_game.py), its reference, one
+    entry in ballenvs' table of ids."""
+    spec = {
+        "entry_point": "toy_game:CorridorEnv",
+        "vector_entry_point": "toy_game:CorridorVectorEnv",
+        "max_episode_steps": 50,
+        "reference": "toy_game:REFERENCE",
+    }
+    monkeypatch.setitem(ballenvs._ENV_SPECS, "Corridor-v0", spec)
+    monkeypatch.setattr(ballenvs, "ENV_IDS", tuple(ballenvs._ENV_SPECS))
+    ballenvs._register_all()
+    return "Corridor-v0"
+
+
+def test_a_new_algorithm_is_its_module_a_registry_entry_and_a_config_file(toy_algorithm, tmp_path, capsys):
+    argv = ["--algo", "toy", "--env", "UAVGrid-v0", "--timesteps", "200", "--eval-freq", "100", "--eval-episodes", "1"]
+    assert run_cli(custom_train.main, [*argv, "--no-progress", "--log-dir", str(tmp_path)]) == 0
+    run_dir = tmp_path / "toy" / "UAVGrid-v0_1"
+    assert read_config(run_dir)["algo"] == "toy"
+    assert run_cli(evaluate_main, [str(run_dir / "final_model.pt"), "--episodes", "1"]) == 0
+    # The other tools take the registry's name too.
+    assert (
+        run_cli(
+            compare.main,
+            ["--agents", "toy", "--env", "UAVGrid-v0", *tiny_run(), "--seeds", "1"]
+            + ["--score-episodes", "1", "--log-dir", str(tmp_path / "c")],
+        )
+        == 0
+    )
+    assert "toy online Q" in next((tmp_path / "c" / "compare").glob("*/report.md")).read_text()
+    study = ["--trainer", "toy", "--env", "UAVGrid-v0", "--trials", "1", "--timesteps", "200", "--eval-freq", "100"]
+    study += ["--search-space", str(RECIPES / "toy_search.yml"), "--log-dir", str(tmp_path / "t")]
+    assert run_cli(tune.main, study) == 0
+    assert list((tmp_path / "t").glob("UAVGrid-v0-toy/trial_0/toy/UAVGrid-v0_1/final_model.pt"))
+    assert "toy" in capsys.readouterr().out
+
+
+def test_an_algorithm_of_another_trainer_is_refused_by_name(tmp_path, capsys):
+    assert run_cli(custom_train.main, ["--algo", "dqn", "--log-dir", str(tmp_path)]) == 2
+    assert "--algo 'dqn' (SB3 DQN) is trained by python -m agents.sb3_train" in capsys.readouterr().err
+    assert not tmp_path.joinpath("dqn").exists()
+
+
+def test_a_new_game_is_its_game_two_faces_a_reference_and_a_table_entry(corridor, toy_algorithm, tmp_path):
+    env = gym.make(corridor)
+    check_env(env.unwrapped)
+    sb3_check_env(env)
+    vector = gym.make_vec(corridor, num_envs=3)
+    observations, _ = vector.reset(seed=0)
+    assert observations.shape == (3, 2)
+    assert gym.spec(corridor).max_episode_steps == 50
+    argv = ["--algo", "toy", "--env", corridor, "--eval-freq", "200", "--eval-episodes", "2", "--no-progress"]
+    assert run_cli(custom_train.main, [*argv, "--log-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "toy" / f"{corridor}_1" / "final_model.pt").is_file()
+
+
+def count_runs(argv: list[str] | None = None) -> int:
+    """Recipe "add a command": agents.common's parser, errors and exit codes."""
+    parser = Parser(prog="python -m agents.count_runs", description="How many runs a log folder holds.")
+    parser.add_argument("log_dir")
+    args: argparse.Namespace = parser.parse_args(argv)
+    if not Path(args.log_dir).is_dir():
+        raise UsageError(f"--log-dir {args.log_dir!r} is not a folder")
+    runs = [path for path in Path(args.log_dir).glob("*/*") if (path / "config.yml").is_file()]
+    print(f"{len(runs)} runs")
+    return len(runs)
+
+
+def test_a_new_command_gets_the_shared_flags_errors_and_exits(tmp_path, capsys):
+    assert run_cli(count_runs, [str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "0 runs\n"
+    assert run_cli(count_runs, [str(tmp_path / "missing")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert run_cli(count_runs, []) == 2
