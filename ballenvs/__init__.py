@@ -8,6 +8,8 @@ workers see no "overriding environment" warning)::
     env = gym.make("BallDuel-v0")   # or gym.make("ballenvs:BallDuel-v0") without the import
 """
 
+import warnings
+
 from gymnasium.envs.registration import register, registry
 
 from ballenvs.reference import register_reference
@@ -23,6 +25,16 @@ _ENV_SPECS = {
         "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",
         "max_episode_steps": 1000,
         "reference": "ballenvs.duel.reference:REFERENCE",
+    },
+    # The duel as a decisive game: a domed floor, and the ball nearer the centre wins when the
+    # game's clock runs out (game_steps). Every game so ends terminated, with a result; the
+    # registered limit lies one step beyond, so that it never truncates one.
+    "BallDuel-v1": {
+        "entry_point": "ballenvs.duel.env:BallDuelEnv",
+        "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",
+        "max_episode_steps": 1001,
+        "kwargs": {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 1000},
+        "reference": "ballenvs.duel.reference:REFERENCE_V1",
     },
     "UAVGrid-v0": {
         "entry_point": "ballenvs.uav.env:UAVGridEnv",
@@ -51,3 +63,6 @@ def _register_all() -> None:
 
 
 _register_all()
+# gymnasium calls every version but the newest "out of date"; BallDuel-v0 is not: it is the
+# original game, kept bit for bit beside v1's decisive rules.
+warnings.filterwarnings("ignore", message=r".*The environment BallDuel-v0 is out of date", category=DeprecationWarning)

@@ -139,7 +139,7 @@ def bad_run(tmp_path, capsys, argv, trainer=sb3_train):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["--env", "Pong-v5"], "unknown env 'Pong-v5'; valid: BallDuel-v0, UAVGrid-v0, UAVGridImage-v0"),
+        (["--env", "Pong-v5"], "unknown env 'Pong-v5'; valid: BallDuel-v0, BallDuel-v1, UAVGrid-v0, UAVGridImage-v0"),
         (["--env", "CartPole-v1"], "unknown env 'CartPole-v1'"),
         (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for agents.{trainer}: lr; valid: batch_size"),
         (["--hyperparams", "batch_size=[32"], "--hyperparams value for 'batch_size' does not parse: '[32'"),
@@ -210,7 +210,7 @@ def test_help_explains_the_flags(capsys):
 def test_every_env_has_a_config_section_with_numbers_as_numbers(env_id):
     raw = load_section(DEFAULT_CONFIG, env_id)
     section = build_section(env_id, raw, {}, DQN_KEYS, "agents.sb3_train")
-    assert section.policy in ("CnnPolicy", "MultiInputPolicy")
+    assert section.policy in ("CnnPolicy", "MlpPolicy", "MultiInputPolicy")
     # YAML reads 1e-4 as a string: the file must write floats (or lin_ schedules) so safe_load gives numbers.
     rate = section.algo_kwargs["learning_rate"]
     assert isinstance(rate, float) or (rate.startswith("lin_") and schedule(rate)[0] > 0)

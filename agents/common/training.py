@@ -166,6 +166,8 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
         section.n_envs = args.n_envs or section.n_envs
         opponent = args.opponent
+        if opponent is None and section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play
+            opponent = section.env_kwargs.pop("opponent")
         if opponent is not None:
             check_opponent(env_id, opponent)
         if opponent is not None and opponent != "self":

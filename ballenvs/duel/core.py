@@ -38,8 +38,13 @@ class DuelPhysics:
     max_speed: float = 0.06  # well below the ball diameter, so balls never pass through
     start_offset: float = 0.5  # start distance from the centre
     start_jitter: float = 0.05  # uniform jitter of each start coordinate
+    # A domed floor: each ball is pushed outward by floor_slope * thrust * r per step, r its
+    # distance from the centre in ring radii (0: flat, BallDuel-v0).
+    floor_slope: float = 0.0
 
     def __post_init__(self) -> None:
+        if not 0 <= self.floor_slope <= 10:
+            raise ValueError(f"floor_slope must be in [0, 10], got {self.floor_slope!r}")
         if not 0 < self.ball_radius <= 0.25 * self.ring_radius:
             raise ValueError(
                 f"ball_radius must be in (0, ring_radius / 4 = {0.25 * self.ring_radius}], got {self.ball_radius!r}"
@@ -110,12 +115,13 @@ class DuelCore:
         p, xp = self.physics, self.xp
         s = self.state
         thrust, tx, ty = p.thrust * p.ring_radius, self._thrust_x, self._thrust_y
-        lvx, lvy = _cap(
-            xp, s.lvx * p.damping + tx[left_action] * thrust, s.lvy * p.damping + ty[left_action] * thrust, p.speed_cap
-        )
-        rvx, rvy = _cap(
-            xp, s.rvx * p.damping + tx[right_action] * thrust, s.rvy * p.damping + ty[right_action] * thrust, p.speed_cap
-        )
+        lvx, lvy = s.lvx * p.damping + tx[left_action] * thrust, s.lvy * p.damping + ty[left_action] * thrust
+        rvx, rvy = s.rvx * p.damping + tx[right_action] * thrust, s.rvy * p.damping + ty[right_action] * thrust
+        if p.floor_slope:  # skipped on a flat floor, which keeps BallDuel-v0's arithmetic bit for bit
+            dome = p.floor_slope * p.thrust  # slope * thrust * (distance / ring radius), outward
+            lvx, lvy, rvx, rvy = lvx + dome * s.lx, lvy + dome * s.ly, rvx + dome * s.rx, rvy + dome * s.ry
+        lvx, lvy = _cap(xp, lvx, lvy, p.speed_cap)
+        rvx, rvy = _cap(xp, rvx, rvy, p.speed_cap)
         lx, ly, rx, ry = s.lx + lvx, s.ly + lvy, s.rx + rvx, s.ry + rvy
         dx, dy = rx - lx, ry - ly
         dist2 = dx * dx + dy * dy

@@ -19,14 +19,18 @@ from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
 from ballenvs.duel.drawing import draw_duel
-from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, make_observer, side_view
+from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, SideView, make_observer, side_view
 from ballenvs.duel.players import make_player
 from ballenvs.game import Game, RenderSpec, Seat
 
-#: The options of both players' game (BallDuel-v0's, less the opponent).
+#: The options of both players' game (BallDuel's, less the opponent).
 DUEL_OPTIONS = ("obs_type", "obs_size", "shaping", "ring_radius", "ball_radius")
-#: The options of BallDuel-v0, besides render_mode and max_episode_steps.
+DUEL_OPTIONS += ("floor_slope", "time_limit_rule", "game_steps")
+#: The options of BallDuel, besides render_mode and max_episode_steps.
 OPTIONS = ("opponent", *DUEL_OPTIONS)
+#: What decides a game still running after ``game_steps``: nothing (a draw, and the time limit
+#: truncates it: BallDuel-v0) or the ball nearer the centre (it terminates with a result: v1).
+TIME_LIMIT_RULES = ("draw", "nearer_centre")
 
 #: ``info["winner"]`` and ``info["rewards"]`` (left, right, unshaped) by winner code.
 WINNER_NAMES = (None, "left", "right", "draw")
@@ -37,6 +41,8 @@ _WINNER_NAMES = np.array(WINNER_NAMES, dtype=object)
 _PAIR_REWARDS = np.empty(len(PAIR_REWARDS), dtype=object)
 _PAIR_REWARDS[:] = PAIR_REWARDS
 
+#: Steps a game lasts at most: the registered time limit.
+DEFAULT_GAME_STEPS = 1000
 RENDER_SIZE = 400
 RENDER_FPS = 30
 # The game is scale-free; these bounds keep squared distances far from float overflow and underflow.
@@ -60,6 +66,11 @@ class TwoPlayerDuel:
     both on a draw (both out in the same step) and while playing; ``shaping=w`` adds
     ``w * (phi' - phi)`` to the left side (and its negative to the right), phi being how much
     further from the centre the right ball is than the left, in ring radii.
+
+    ``floor_slope`` domes the floor (see :class:`ballenvs.duel.core.DuelPhysics`). With
+    ``time_limit_rule="nearer_centre"`` a game still running at step ``game_steps`` ends there
+    (terminated) and the ball nearer the centre wins it (exactly level: a draw); the game then
+    has a clock, which both observations show (the time left, 1 at the start, 0 at the end).
     """
 
     def __init__(
@@ -70,18 +81,27 @@ class TwoPlayerDuel:
         shaping: float = 0.0,
         ring_radius: float = 1.0,
         ball_radius: float = 0.1,
+        floor_slope: float = 0.0,
+        time_limit_rule: str = "draw",
+        game_steps: int = DEFAULT_GAME_STEPS,
     ) -> None:
         self.num_games = num_games
         self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
         obs_size = check_int("obs_size", obs_size, MIN_OBS_SIZE)
         self.shaping = check_float("shaping", shaping)
+        self.time_limit_rule = check_choice("time_limit_rule", time_limit_rule, TIME_LIMIT_RULES)
+        self.game_steps = check_int("game_steps", game_steps, 1)
+        self.clock = self.time_limit_rule == "nearer_centre"
+        slope = check_float("floor_slope", floor_slope)
         self.physics = DuelPhysics(
-            ring_radius=_check_radius("ring_radius", ring_radius), ball_radius=_check_radius("ball_radius", ball_radius)
+            ring_radius=_check_radius("ring_radius", ring_radius),
+            ball_radius=_check_radius("ball_radius", ball_radius),
+            floor_slope=slope,
         )
         self.core = DuelCore(self.physics, num_games)
         self.xp = self.core.xp
         self._mirrored_action = MIRRORED_ACTION if self.xp is NUMPY else MIRRORED_ACTION.tolist()
-        self.observer, self.observation_space = make_observer(self.physics, obs_type, obs_size)
+        self.observer, self.observation_space = make_observer(self.physics, obs_type, obs_size, self.clock)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.winner: Any = PLAYING if num_games is None else np.zeros(num_games, dtype=np.int64)
 
@@ -110,6 +130,10 @@ class TwoPlayerDuel:
         if self.shaping:
             potential_before = self._potential()
         left_out, right_out = core.step(left_actions, self._mirrored_action[right_actions])
+        if self.clock:  # at the time limit the ball nearer the centre wins: the other counts as out
+            left, right = core.distances_from_centre()
+            at_limit = (core.steps >= self.game_steps) & xp.logical_not(left_out | right_out)
+            left_out, right_out = left_out | (at_limit & (left >= right)), right_out | (at_limit & (right >= left))
         terminated = left_out | right_out
         # 0 playing, 1 left wins, 2 right wins, 3 draw: the codes of WINNER_NAMES.
         self.winner = right_out * LEFT_WINS + left_out * RIGHT_WINS
@@ -121,9 +145,21 @@ class TwoPlayerDuel:
             reward = reward + self.shaping * (potential_after - potential_before)
         return reward, terminated
 
+    def time_left(self) -> Any:
+        """The share of the game left (1 at the start, 0 at ``game_steps``): a float or an (N,) array."""
+        return self.xp.maximum(1.0 - self.core.steps / self.game_steps, 0.0)
+
+    def view(self, side: int) -> SideView:
+        """Both balls and the clock as ``side`` sees them."""
+        return side_view(self.core.state, side, self.time_left())
+
+    def seat(self, side: int, rngs: Sequence[np.random.Generator]) -> Seat:
+        """What a player of ``side`` gets this step."""
+        return Seat(self.view(side), self.xp, lambda: self.observe(side), rngs)
+
     def observe(self, side: int = LEFT) -> np.ndarray:
         """The observation of ``side``: egocentric, and mirrored for the right player."""
-        return self.observer.observe(side_view(self.core.state, side), self.xp)
+        return self.observer.observe(self.view(side), self.xp)
 
     def info(self) -> dict[str, Any]:
         """``rewards``: the (left, right) unshaped game rewards; ``winner``: "left", "right", "draw" or None."""
@@ -178,9 +214,7 @@ class DuelGame(Game):
         self, actions: Any, rngs: Sequence[np.random.Generator], active: np.ndarray | None = None
     ) -> tuple[Any, Any, dict[str, Any]]:
         duel = self.duel
-        opponent_actions = self.opponent.act(
-            Seat(side_view(duel.core.state, RIGHT), duel.xp, lambda: duel.observe(RIGHT), rngs)
-        )
+        opponent_actions = self.opponent.act(duel.seat(RIGHT, rngs))
         reward, terminated = duel.play(actions, opponent_actions)
         return reward, terminated, duel.info()
 

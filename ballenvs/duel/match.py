@@ -1,29 +1,32 @@
 """Play built-in (or learned) players against each other, many games at once.
 
-``python -m ballenvs.duel.match pusher random --games 200`` prints the win rates; the README's
-figures come from here.
+    python -m ballenvs.duel.match pusher random --games 200           # one pairing's rates
+    python -m ballenvs.duel.match --round-robin --env BallDuel-v1      # every built-in against every other
+
+The README's figures come from here.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ballenvs.duel.core import LEFT, RIGHT
-from ballenvs.duel.game import DRAW, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
-from ballenvs.duel.observe import side_view
+from ballenvs.duel.game import DEFAULT_GAME_STEPS, DRAW, DUEL_OPTIONS, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.duel.players import BUILTIN_PLAYERS, make_player
-from ballenvs.game import Seat
 
 
-def match_outcomes(
+def match_results(
     left: Any, right: Any, games: int = 100, seed: int = 0, max_episode_steps: int = 1000, **duel_options: Any
-) -> np.ndarray:
-    """Play ``games`` games of ``left`` against ``right``, all at once; each game's outcome code
-    (see :data:`ballenvs.duel.game.WINNER_NAMES`; PLAYING for one stopped by the time limit).
-    ``duel_options``: those of :class:`TwoPlayerDuel` (state observations unless said)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Play ``games`` games of ``left`` against ``right``, all at once: each game's outcome code
+    (see :data:`ballenvs.duel.game.WINNER_NAMES`; PLAYING for one stopped by the time limit) and
+    its length in steps. ``duel_options``: those of :class:`TwoPlayerDuel` (state observations
+    unless said)."""
     duel = TwoPlayerDuel(games, **{"obs_type": "state", **duel_options})
     players = {side: make_player(spec, duel.physics) for side, spec in ((LEFT, left), (RIGHT, right))}
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(games)]
@@ -31,17 +34,23 @@ def match_outcomes(
     for player in players.values():
         player.reset(None)
     outcome = np.full(games, PLAYING)
+    lengths = np.zeros(games, dtype=np.int64)
     running = np.ones(games, dtype=bool)
     while running.any():
-        actions = {
-            side: player.act(Seat(side_view(duel.core.state, side), duel.xp, lambda side=side: duel.observe(side), rngs))
-            for side, player in players.items()
-        }
+        actions = {side: player.act(duel.seat(side, rngs)) for side, player in players.items()}
         _, terminated = duel.play(actions[LEFT], actions[RIGHT])
         # Finished games keep moving in the batch, but their outcome is frozen.
         outcome = np.where(running, duel.winner, outcome)
+        lengths += running
         running &= ~(terminated | (duel.steps >= max_episode_steps))
-    return outcome
+    return outcome, lengths
+
+
+def match_outcomes(
+    left: Any, right: Any, games: int = 100, seed: int = 0, max_episode_steps: int = 1000, **duel_options: Any
+) -> np.ndarray:
+    """Each game's outcome code of :func:`match_results`."""
+    return match_results(left, right, games, seed, max_episode_steps, **duel_options)[0]
 
 
 def play_matches(
@@ -57,27 +66,93 @@ def play_matches(
     }
 
 
-def play_pairs(first: Any, second: Any, games: int = 100, seed: int = 0, **options: Any) -> dict[str, int]:
+def time_limit(options: dict[str, Any]) -> int:
+    """The step at which a game under these options reaches its time limit: the clock's (``game_steps``)
+    where the time limit decides, else ``max_episode_steps``."""
+    limit = options.get("max_episode_steps", DEFAULT_GAME_STEPS)
+    if options.get("time_limit_rule") == "nearer_centre":
+        limit = min(limit, options.get("game_steps", DEFAULT_GAME_STEPS))
+    return limit
+
+
+def play_pairs(first: Any, second: Any, games: int = 100, seed: int = 0, **options: Any) -> dict[str, Any]:
     """``games`` games between two players, half with each on the left, on the same seeded
-    starts: how many each won, and how many were drawn (both out at once, or the time limit)."""
+    starts: how many each won (``first_wins``, ``second_wins``), how many were drawn (both out at
+    once, or undecided at the time limit), how many reached the time limit (``time_outs``; on
+    BallDuel-v1 the ball nearer the centre won those) and the games' mean length."""
     half = games // 2
-    as_left = match_outcomes(first, second, half, seed, **options)
-    as_right = match_outcomes(second, first, games - half, seed, **options)
+    as_left, left_lengths = match_results(first, second, half, seed, **options)
+    as_right, right_lengths = match_results(second, first, games - half, seed, **options)
+    lengths = np.concatenate([left_lengths, right_lengths])
     first_wins = int(np.sum(as_left == LEFT_WINS) + np.sum(as_right == RIGHT_WINS))
     second_wins = int(np.sum(as_left == RIGHT_WINS) + np.sum(as_right == LEFT_WINS))
-    return {"first_wins": first_wins, "second_wins": second_wins, "draws": games - first_wins - second_wins}
+    return {
+        "first_wins": first_wins,
+        "second_wins": second_wins,
+        "draws": games - first_wins - second_wins,
+        "time_outs": int(np.sum(lengths >= time_limit(options))),
+        "mean_length": float(lengths.mean()),
+    }
+
+
+def registered_options(env_id: str) -> dict[str, Any]:
+    """The game options and time limit a BallDuel id registers (``BallDuel-v1``'s rules)."""
+    import gymnasium as gym
+
+    import ballenvs  # noqa: F401  (registers the ids)
+
+    spec = gym.spec(env_id)
+    options = {key: value for key, value in spec.kwargs.items() if key in DUEL_OPTIONS}
+    return {**options, "max_episode_steps": spec.max_episode_steps}
+
+
+def round_robin(players: Sequence[Any], games: int = 200, seed: int = 0, **options: Any) -> list[dict[str, Any]]:
+    """Every player against every other (:func:`play_pairs`): the first's wins, draws and losses."""
+    rows = []
+    for first, second in itertools.combinations(players, 2):
+        pair = play_pairs(first, second, games, seed, **options)
+        rows.append(
+            {"first": first, "second": second, "wins": pair["first_wins"], "draws": pair["draws"]}
+            | {"losses": pair["second_wins"], "time_outs": pair["time_outs"], "mean_length": pair["mean_length"]}
+        )
+    return rows
+
+
+def round_robin_table(rows: list[dict[str, Any]]) -> str:
+    """The rows of :func:`round_robin` as a Markdown table."""
+    lines = [
+        "| first | second | wins | draws | losses | time-outs | mean length |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cells = (r["first"], r["second"], r["wins"], r["draws"], r["losses"], r["time_outs"], f"{r['mean_length']:.0f}")
+        lines.append("| " + " | ".join(map(str, cells)) + " |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m ballenvs.duel.match", description="Win rates of one BallDuel player against another."
+        prog="python -m ballenvs.duel.match", description="Win rates of BallDuel's built-in players against each other."
     )
-    parser.add_argument("left", choices=BUILTIN_PLAYERS)
-    parser.add_argument("right", choices=BUILTIN_PLAYERS)
-    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("left", nargs="?", choices=BUILTIN_PLAYERS)
+    parser.add_argument("right", nargs="?", choices=BUILTIN_PLAYERS)
+    parser.add_argument("--round-robin", action="store_true", help="every built-in player against every other")
+    parser.add_argument("--env", default="BallDuel-v0", choices=("BallDuel-v0", "BallDuel-v1"), help="whose rules")
+    parser.add_argument("--games", type=int, default=200, help="games per pairing (half from each side in a round robin)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    rates = play_matches(args.left, args.right, args.games, args.seed)
+    if args.games < 2:
+        parser.error(f"--games must be >= 2, got {args.games}")
+    options = registered_options(args.env)
+    if args.round_robin:
+        if args.left or args.right:
+            parser.error("--round-robin plays every built-in player: name no players")
+        print(f"{args.env}, {args.games} games a pairing (half from each side), seed {args.seed}; the first's results:")
+        print(round_robin_table(round_robin(BUILTIN_PLAYERS, args.games, args.seed, **options)))
+        return
+    if not (args.left and args.right):
+        parser.error("name two players (LEFT RIGHT), or use --round-robin")
+    rates = play_matches(args.left, args.right, args.games, args.seed, **options)
     print(f"{args.left} vs {args.right} over {args.games} games: " + ", ".join(f"{k} {v:.1%}" for k, v in rates.items()))
 
 

@@ -19,9 +19,12 @@ from ballenvs.duel.core import LEFT, DuelPhysics, DuelState
 OBS_TYPES = ("pixels", "state")
 MIN_OBS_SIZE = 36  # the smallest image stable-baselines3's NatureCNN accepts
 
-# Pixel intensities: your own ball is the brightest thing in the frame.
-OUTSIDE, FLOOR, EDGE, OTHER_BALL, OWN_BALL = 0, 40, 100, 150, 255
+# Pixel intensities: your own ball is the brightest thing in the frame; the clock's bar (games
+# decided at the time limit) runs along the top, outside the ring.
+OUTSIDE, FLOOR, EDGE, OTHER_BALL, CLOCK, OWN_BALL = 0, 40, 100, 150, 200, 255
 STATE_SIZE = 10
+#: Rows of the clock's bar at most (fewer if the ring leaves fewer rows free at the top).
+CLOCK_ROWS = 2
 
 
 class SideView(NamedTuple):
@@ -36,30 +39,34 @@ class SideView(NamedTuple):
     other_y: Any
     other_vx: Any
     other_vy: Any
+    time_left: Any = None  # share of the game left, 1 -> 0 (None: not known)
 
 
-def side_view(state: DuelState, side: int) -> SideView:
+def side_view(state: DuelState, side: int, time_left: Any = None) -> SideView:
     s = state
     if side == LEFT:
-        return SideView(s.lx, s.ly, s.lvx, s.lvy, s.rx, s.ry, s.rvx, s.rvy)
-    return SideView(-s.rx, s.ry, -s.rvx, s.rvy, -s.lx, s.ly, -s.lvx, s.lvy)
+        return SideView(s.lx, s.ly, s.lvx, s.lvy, s.rx, s.ry, s.rvx, s.rvy, time_left)
+    return SideView(-s.rx, s.ry, -s.rvx, s.rvy, -s.lx, s.ly, -s.lvx, s.lvy, time_left)
 
 
 class StateObserver:
-    """float32 vector of 10: own x, y, vx, vy, other x, y, vx, vy, own and other distance to the edge.
+    """float32 vector of 10: own x, y, vx, vy, other x, y, vx, vy, own and other distance to the
+    edge; with a ``clock``, 11: the share of the game left last.
 
     Positions and distances to the edge (negative once outside) are in ring radii,
     velocities in units of the speed cap.
     """
 
-    def __init__(self, physics: DuelPhysics) -> None:
-        self.physics = physics
+    def __init__(self, physics: DuelPhysics, clock: bool = False) -> None:
+        self.physics, self.clock = physics, clock
         pos_bound = physics.position_bound / physics.ring_radius
         # Velocities are capped at 1; the margin absorbs float rounding at the cap.
         vel_bound = 1.0 + 1e-4
-        high = np.array([pos_bound] * 2 + [vel_bound] * 2 + [pos_bound] * 2 + [vel_bound] * 2 + [1.0, 1.0], dtype=np.float32)
+        high = [pos_bound] * 2 + [vel_bound] * 2 + [pos_bound] * 2 + [vel_bound] * 2 + [1.0, 1.0] + [1.0] * clock
+        high = np.array(high, dtype=np.float32)
         low = -high
-        low[8:] = 1.0 - pos_bound
+        low[8:10] = 1.0 - pos_bound
+        low[10:] = 0.0
         self.low, self.high = low, high
 
     def observe(self, view: SideView, xp: Any) -> np.ndarray:
@@ -77,26 +84,32 @@ class StateObserver:
             1.0 - xp.sqrt(v.own_x * v.own_x + v.own_y * v.own_y) * inv_ring,
             1.0 - xp.sqrt(v.other_x * v.other_x + v.other_y * v.other_y) * inv_ring,
         ]
+        if self.clock:
+            features.append(v.time_left)
         # (10,) for one game; (10, N) for N games, transposed to (N, 10). .T of 1-D is a no-op.
         return np.array(features, dtype=np.float32).T
 
 
-def make_observer(physics: DuelPhysics, obs_type: str, obs_size: int) -> tuple[StateObserver | PixelObserver, spaces.Box]:
-    """The observer of an observation type, and one game's observation space."""
+def make_observer(
+    physics: DuelPhysics, obs_type: str, obs_size: int, clock: bool = False
+) -> tuple[StateObserver | PixelObserver, spaces.Box]:
+    """The observer of an observation type, and one game's observation space; ``clock``: show the time left."""
     if obs_type == "pixels":
-        return PixelObserver(physics, obs_size), spaces.Box(0, 255, (obs_size, obs_size, 1), np.uint8)
-    observer = StateObserver(physics)
+        return PixelObserver(physics, obs_size, clock), spaces.Box(0, 255, (obs_size, obs_size, 1), np.uint8)
+    observer = StateObserver(physics, clock)
     return observer, spaces.Box(observer.low, observer.high, dtype=np.float32)
 
 
 class PixelObserver:
-    """(N, size, size, 1) uint8 frames: the ring, the other ball and your own ball (brightest).
+    """(N, size, size, 1) uint8 frames: the ring, the other ball and your own ball (brightest);
+    with a ``clock``, a bar along the top rows (outside the ring) as long as the share of the
+    game left, from the left edge (all of the width at the start, none at the end).
 
     The static ring is drawn once; each step copies it and stamps two precomputed discs,
     so a frame costs a few small numpy operations rather than a renderer.
     """
 
-    def __init__(self, physics: DuelPhysics, size: int) -> None:
+    def __init__(self, physics: DuelPhysics, size: int, clock: bool = False) -> None:
         self.size = size
         ring = physics.ring_radius
         self.extent = physics.position_bound  # the frame spans [-extent, extent] in x and y
@@ -114,16 +127,24 @@ class PixelObserver:
         self._disc = dx**2 + dy**2 <= r_px**2 + 0.5  # + 0.5 keeps tiny balls at least a plus sign
         self._reach = reach
         self._disc_dy, self._disc_dx = dy[self._disc], dx[self._disc]
+        free_rows = int(np.argmax((background != OUTSIDE).any(axis=1)))  # rows above the ring's edge
+        self.clock_rows = min(CLOCK_ROWS, free_rows) if clock else 0
+        self._columns = np.arange(size)
 
     def observe(self, view: SideView, xp: Any) -> np.ndarray:
         """One frame (size, size, 1) for one game; (N, size, size, 1) for N games."""
         if xp is SCALAR:
             frame = self.background[:, :, None].copy()
+            if self.clock_rows:
+                frame[: self.clock_rows, : round(view.time_left * self.size), 0] = CLOCK
             self._stamp_one(frame, view.other_x, view.other_y, OTHER_BALL)
             self._stamp_one(frame, view.own_x, view.own_y, OWN_BALL)
             return frame
         frames = np.empty((len(view.own_x), self.size, self.size, 1), dtype=np.uint8)
         frames[..., 0] = self.background
+        if self.clock_rows:
+            bar = self._columns < np.round(view.time_left * self.size)[:, None]  # (N, size)
+            frames[:, : self.clock_rows, :, 0] = np.where(bar[:, None, :], CLOCK, OUTSIDE)
         self._stamp_many(frames, view.other_x, view.other_y, OTHER_BALL)
         self._stamp_many(frames, view.own_x, view.own_y, OWN_BALL)
         return frames

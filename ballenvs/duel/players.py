@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 
 from ballenvs.backend import NUMPY, SCALAR
-from ballenvs.directions import N_ACTIONS, heading_to_action
-from ballenvs.duel.core import DuelPhysics
+from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS, heading_to_action
+from ballenvs.duel.core import RIGHT, DuelCore, DuelPhysics, DuelState
+from ballenvs.duel.observe import side_view
 from ballenvs.game import Player, Seat
 
-BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher")
+BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter")
 
 
 def _no_thrust(seat: Seat) -> Any:
@@ -85,6 +86,79 @@ class Pusher(Player):
         return heading_to_action(xp, heading_x, heading_y)
 
 
+class Anchor(Player):
+    """Holds the centre: steers for it, braking against its own velocity. On BallDuel-v1, where the
+    ball nearer the centre wins at the time limit, an attacker must come and get it."""
+
+    LEAD = 8.0  # steps of its own velocity it allows for, so as not to overshoot the centre
+
+    def act(self, seat: Seat) -> Any:
+        v = seat.view
+        return heading_to_action(seat.xp, -v.own_x - self.LEAD * v.own_vx, -v.own_y - self.LEAD * v.own_vy)
+
+
+class Sprinter(Player):
+    """An attacker that plans against pusher: every ``REPLAN`` steps it tries each two-part plan
+    (one action for ``FIRST`` steps, then one action, ``HORIZON`` steps in all; 81 plans), simulating
+    the other ball as :class:`Pusher`, and follows the first part of the plan that scores best (a
+    win, sooner the better; else the lead in distance from the centre at the horizon). What it
+    finds is pusher's weakness: pusher charges at full speed and turns back only past 0.8 ring
+    radii, so a ball that lures it toward the edge, brakes and slips aside sends it out. Against
+    a player that does not charge (anchor) the model is wrong, and the plans lose."""
+
+    HORIZON, FIRST, REPLAN = 40, 8, 4
+
+    def __init__(self, physics: DuelPhysics) -> None:
+        self.physics = physics
+        first, second = np.meshgrid(np.arange(N_ACTIONS), np.arange(N_ACTIONS), indexing="ij")
+        self.first, self.second = first.ravel(), second.ravel()
+        self.model = Pusher(physics)
+        self.actions: np.ndarray | None = None  # each game's current plan's first action
+        self.age: np.ndarray | None = None  # steps since each game's plan was made
+
+    def reset(self, games: np.ndarray | None) -> None:
+        if games is None:
+            self.actions = self.age = None
+        elif self.age is not None:
+            self.age[games] = self.REPLAN  # a restarted game plans afresh
+
+    def act(self, seat: Seat) -> Any:
+        balls = [np.atleast_1d(np.asarray(field, dtype=np.float64)) for field in seat.view[:8]]
+        n = len(balls[0])
+        if self.age is None or len(self.age) != n:
+            self.actions, self.age = np.zeros(n, dtype=np.int64), np.full(n, self.REPLAN)
+        stale = np.flatnonzero(self.age >= self.REPLAN)
+        if len(stale):
+            self.actions[stale] = self._plan([field[stale] for field in balls])
+            self.age[stale] = 0
+        self.age += 1
+        return int(self.actions[0]) if seat.xp is SCALAR else self.actions.copy()
+
+    def _plan(self, balls: list[np.ndarray]) -> np.ndarray:
+        """The first action of the best plan for each of k games (balls seen from this side)."""
+        k, plans = len(balls[0]), len(self.first)
+        own_x, own_y, own_vx, own_vy, other_x, other_y, other_vx, other_vy = (np.repeat(b, plans) for b in balls)
+        core = DuelCore(self.physics, k * plans)
+        core.state = DuelState(own_x, own_y, other_x, other_y, own_vx, own_vy, other_vx, other_vy)
+        first, second = np.tile(self.first, k), np.tile(self.second, k)
+        score, playing = np.zeros(k * plans), np.ones(k * plans, dtype=bool)
+        for t in range(self.HORIZON):
+            modelled = Seat(side_view(core.state, RIGHT), NUMPY, _no_observation, ())
+            theirs = MIRRORED_ACTION[self.model.act(modelled)]
+            own_out, other_out = core.step(first if t < self.FIRST else second, theirs)
+            ended = playing & (own_out | other_out)
+            sooner = 1.0 + (self.HORIZON - t) / self.HORIZON
+            score = np.where(ended, (other_out * 1.0 - own_out * 1.0) * sooner, score)
+            playing &= ~ended
+        own_r, other_r = core.distances_from_centre()
+        score = np.where(playing, 0.5 * (other_r - own_r) / self.physics.ring_radius, score)
+        return self.first[score.reshape(k, plans).argmax(axis=1)]
+
+
+def _no_observation() -> Any:
+    raise RuntimeError("a modelled player sees the balls, not an observation")
+
+
 class PolicyPlayer(Player):
     """A learned policy: an object with ``predict(obs, deterministic=True) -> (action, state)``
     (any stable-baselines3 model) or a callable ``obs -> action``, fed the side's observation."""
@@ -114,6 +188,8 @@ def make_player(spec: str | Any, physics: DuelPhysics) -> Player:
         "random": RandomPlayer,
         "chaser": Chaser,
         "pusher": lambda: Pusher(physics),
+        "anchor": Anchor,
+        "sprinter": lambda: Sprinter(physics),
     }
     if isinstance(spec, Player):
         return spec

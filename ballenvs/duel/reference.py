@@ -8,14 +8,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ballenvs.duel.game import DUEL_OPTIONS, TwoPlayerDuel
-from ballenvs.duel.match import play_matches, play_pairs
+from ballenvs.duel.match import play_matches, play_pairs, registered_options
 from ballenvs.duel.observe import make_observer
 from ballenvs.duel.players import BUILTIN_PLAYERS, make_player
 from ballenvs.reference import Arena, Reference, Yardstick, win_rate_score
 
 BASELINE_GAMES = 100
-#: The registered time limit; a run's ``max_episode_steps`` option overrides it.
-DEFAULT_GAME_STEPS = 1000
 
 
 def duel_options(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -25,12 +23,16 @@ def duel_options(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class DuelArena(Arena):
-    """BallDuel's two sides, under an env's options (``defaults``: those its id registers)."""
+    """BallDuel's two sides, under an env's options over the rules its id registers."""
 
     players = BUILTIN_PLAYERS
 
-    def __init__(self, defaults: Mapping[str, Any] | None = None) -> None:
-        self.defaults = dict(defaults or {})
+    def __init__(self, env_id: str) -> None:
+        self.env_id = env_id
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return registered_options(self.env_id)
 
     def options(self, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         return duel_options({**self.defaults, **env_kwargs})
@@ -48,29 +50,34 @@ class DuelArena(Arena):
         return observer.observe
 
     def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
-        limit = {**self.defaults, **env_kwargs}.get("max_episode_steps", DEFAULT_GAME_STEPS)
+        limit = {**self.defaults, **env_kwargs}["max_episode_steps"]
         return play_pairs(first, second, games, seed, max_episode_steps=limit, **self.options(env_kwargs))
 
 
 def baselines(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, float]:
     """Mean return (+1 a win, -1 a loss) of each built-in player against the env's opponent."""
-    import gymnasium as gym
-
-    limit = env_kwargs.get("max_episode_steps", gym.spec(env_id).max_episode_steps)
-    sizes = {key: env_kwargs[key] for key in ("ring_radius", "ball_radius") if key in env_kwargs}
-    opponent = env_kwargs.get("opponent", "chaser")
+    options = {**registered_options(env_id), **env_kwargs}
+    opponent = options.pop("opponent", "chaser")
+    rules = {key: value for key, value in options.items() if key in (*DUEL_OPTIONS, "max_episode_steps")}
+    rules.pop("obs_type", None), rules.pop("obs_size", None), rules.pop("shaping", None)
     returns = {}
     for player in BUILTIN_PLAYERS:
-        rates = play_matches(player, opponent, BASELINE_GAMES, seed=0, max_episode_steps=limit, **sizes)
+        rates = play_matches(player, opponent, BASELINE_GAMES, seed=0, **rules)
         returns[player] = rates["left_wins"] - rates["right_wins"]
     return returns
 
 
-REFERENCE = Reference(
-    heuristic="pusher",
-    baselines=baselines,
-    yardsticks=tuple(
-        Yardstick(f"wins vs {name}", {"opponent": name}, win_rate_score("left"), percent=True) for name in BUILTIN_PLAYERS
-    ),
-    arena=DuelArena(),
-)
+def reference(env_id: str) -> Reference:
+    """BallDuel's reference under the rules ``env_id`` registers."""
+    return Reference(
+        heuristic="pusher",
+        baselines=baselines,
+        yardsticks=tuple(
+            Yardstick(f"wins vs {name}", {"opponent": name}, win_rate_score("left"), percent=True) for name in BUILTIN_PLAYERS
+        ),
+        arena=DuelArena(env_id),
+    )
+
+
+REFERENCE = reference("BallDuel-v0")
+REFERENCE_V1 = reference("BallDuel-v1")

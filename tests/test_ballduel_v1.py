@@ -1,0 +1,234 @@
+"""BallDuel-v1's rules (a domed floor, the ball nearer the centre wins at the time limit, the clock
+in both observations), the players anchor and sprinter, the round robin, and BallDuel-v0 kept
+bit for bit."""
+
+from __future__ import annotations
+
+import hashlib
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import ballenvs  # noqa: F401  (registers the ids)
+from ballenvs.duel.core import LEFT, RIGHT, DuelState
+from ballenvs.duel.game import DRAW, LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
+from ballenvs.duel.match import main as match_main
+from ballenvs.duel.match import match_outcomes, registered_options
+from ballenvs.duel.observe import CLOCK, OUTSIDE
+from ballenvs.duel.players import make_player
+
+V1 = registered_options("BallDuel-v1")
+V1_RULES = {key: V1[key] for key in ("floor_slope", "time_limit_rule", "game_steps")}
+
+#: sha256 (first 16 hex digits) of 300 random-action steps of BallDuel-v0 (time limit 120), made
+#: with the code of 46d5471, before v1 existed: the single env and an 8-env vector env, each
+#: opponent, both observations, shaping off and on.
+V0_DIGESTS = {
+    "single-still-pixels-0.0": "99beb001364ba837",
+    "single-still-pixels-0.5": "b02de8a3338feb9c",
+    "single-still-state-0.0": "237fe127d046c06e",
+    "single-still-state-0.5": "c8d09cd8111ce836",
+    "single-random-pixels-0.0": "d9eea07151d65581",
+    "single-random-pixels-0.5": "b8f2ebe49d9ac4ff",
+    "single-random-state-0.0": "cedfc2c7a85933b4",
+    "single-random-state-0.5": "c7e432f698a0f588",
+    "single-chaser-pixels-0.0": "bcbcdaad10f7a6c5",
+    "single-chaser-pixels-0.5": "a668c888d8a3e310",
+    "single-chaser-state-0.0": "79765973735238f9",
+    "single-chaser-state-0.5": "28553b0420c09513",
+    "single-pusher-pixels-0.0": "b062325c92ecaf16",
+    "single-pusher-pixels-0.5": "5ea71a49e0b35fc4",
+    "single-pusher-state-0.0": "d5e62136db7830e1",
+    "single-pusher-state-0.5": "6293dc0427c3f510",
+    "vector-still-pixels-0.0": "bb0b85c17de10c14",
+    "vector-still-pixels-0.5": "aed8ec0941b4dda6",
+    "vector-still-state-0.0": "831310bfb775a446",
+    "vector-still-state-0.5": "a366070183bc8b81",
+    "vector-random-pixels-0.0": "c6d76caf8c2f83fe",
+    "vector-random-pixels-0.5": "41692a10902d42a3",
+    "vector-random-state-0.0": "6308d0268c51e4ae",
+    "vector-random-state-0.5": "facae165ff84387a",
+    "vector-chaser-pixels-0.0": "eb22706f99942848",
+    "vector-chaser-pixels-0.5": "8a6f2d591e4ed5c5",
+    "vector-chaser-state-0.0": "a0af8de3c9563231",
+    "vector-chaser-state-0.5": "c812b88b656df0a3",
+    "vector-pusher-pixels-0.0": "f8c17d1445ad7cc9",
+    "vector-pusher-pixels-0.5": "23652d9353a5d162",
+    "vector-pusher-state-0.0": "ffacea1108ff2158",
+    "vector-pusher-state-0.5": "033bf9ea72c16f47",
+}
+
+
+def v0_digest(single: bool, opponent: str, obs_type: str, shaping: float, steps: int = 300) -> str:
+    digest, rng = hashlib.sha256(), np.random.default_rng(1)
+    kwargs = {"opponent": opponent, "obs_type": obs_type, "shaping": shaping, "max_episode_steps": 120}
+    if single:
+        env = gym.make("BallDuel-v0", **kwargs)
+        obs, _ = env.reset(seed=0)
+        digest.update(np.ascontiguousarray(obs).tobytes())
+        for _ in range(steps):
+            obs, reward, terminated, truncated, info = env.step(int(rng.integers(9)))
+            digest.update(np.ascontiguousarray(obs).tobytes() + np.float64(reward).tobytes())
+            digest.update(bytes([terminated, truncated]) + str(info["winner"]).encode())
+            if terminated or truncated:
+                obs, _ = env.reset()
+                digest.update(np.ascontiguousarray(obs).tobytes())
+        return digest.hexdigest()[:16]
+    env = gym.make_vec("BallDuel-v0", num_envs=8, vectorization_mode="vector_entry_point", **kwargs)
+    obs, _ = env.reset(seed=0)
+    digest.update(np.ascontiguousarray(obs).tobytes())
+    for _ in range(steps):
+        obs, reward, terminated, truncated, info = env.step(rng.integers(9, size=8))
+        digest.update(np.ascontiguousarray(obs).tobytes() + np.asarray(reward, np.float64).tobytes())
+        digest.update(terminated.tobytes() + truncated.tobytes() + str(list(info["winner"])).encode())
+    return digest.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("key", list(V0_DIGESTS))
+def test_ballduel_v0_is_unchanged_bit_for_bit(key):
+    face, opponent, obs_type, shaping = key.split("-")
+    assert v0_digest(face == "single", opponent, obs_type, float(shaping)) == V0_DIGESTS[key]
+
+
+def placed(duel: TwoPlayerDuel, left: tuple[float, float], right: tuple[float, float]) -> None:
+    duel.core.state = DuelState(*left, *right, 0.0, 0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "left,right,winner",
+    [((-0.2, 0.0), (0.5, 0.0), LEFT_WINS), ((-0.6, 0.0), (0.0, 0.3), RIGHT_WINS), ((-0.4, 0.0), (0.4, 0.0), DRAW)],
+    ids=["left-nearer", "right-nearer", "level"],
+)
+def test_at_the_time_limit_the_ball_nearer_the_centre_wins(left, right, winner):
+    duel = TwoPlayerDuel(None, obs_type="state", time_limit_rule="nearer_centre", game_steps=5)
+    duel.reset([np.random.default_rng(0)])
+    placed(duel, left, right)
+    for step in range(1, 6):
+        reward, terminated = duel.play(0, 0)
+        assert terminated == (step == 5)
+    assert duel.winner == winner
+    assert reward == {LEFT_WINS: 1.0, RIGHT_WINS: -1.0, DRAW: 0.0}[winner]
+
+
+def test_under_the_draw_rule_the_time_limit_decides_nothing():
+    duel = TwoPlayerDuel(None, obs_type="state", game_steps=5)
+    duel.reset([np.random.default_rng(0)])
+    placed(duel, (-0.2, 0.0), (0.5, 0.0))
+    assert not any(duel.play(0, 0)[1] for _ in range(10))
+
+
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallDuel-v1"])
+def test_v1_games_end_terminated_with_a_result_never_truncated(env_id):
+    single = gym.make(env_id, obs_type="state", opponent="anchor", game_steps=10)
+    envs = gym.make_vec(env_id, 3, obs_type="state", opponent="anchor", game_steps=10)
+    single.reset(seed=0)
+    envs.reset(seed=0)
+    for _ in range(10):  # the learner stays put; anchor heads for the centre
+        _, _, terminated, truncated, info = single.step(0)
+        _, _, vector_terminated, vector_truncated, _ = envs.step(np.zeros(3, dtype=np.int64))
+    if env_id == "BallDuel-v1":
+        assert terminated and not truncated and info["winner"] == "right"
+        assert vector_terminated.all() and not vector_truncated.any()
+        assert gym.spec(env_id).max_episode_steps > V1["game_steps"], "the registered limit never cuts a game short"
+    else:
+        assert not terminated and not vector_terminated.any() and info["winner"] is None
+
+
+def test_a_domed_floor_pushes_a_still_ball_out_and_a_flat_one_does_not():
+    for slope, leaves in ((0.0, False), (V1["floor_slope"], True)):
+        duel = TwoPlayerDuel(None, obs_type="state", floor_slope=slope)
+        duel.reset([np.random.default_rng(0)])
+        placed(duel, (-0.3, 0.0), (0.0, 0.8))
+        out = any(duel.play(0, 0)[1] for _ in range(300))
+        assert out == leaves, slope
+    with pytest.raises(ValueError, match=r"floor_slope must be in \[0, 10\], got -1.0"):
+        TwoPlayerDuel(None, floor_slope=-1.0)
+
+
+def test_the_clock_is_the_state_vectors_last_entry_and_a_bar_in_the_pixels():
+    state = gym.make("BallDuel-v1", obs_type="state", game_steps=40)
+    obs, _ = state.reset(seed=0)
+    assert state.observation_space.shape == (11,) and obs[-1] == 1.0 and obs in state.observation_space
+    for _ in range(10):
+        obs = state.step(0)[0]
+    assert obs[-1] == pytest.approx(0.75)
+    assert gym.make("BallDuel-v0", obs_type="state").observation_space.shape == (10,), "v0 shows no clock"
+    pixels = gym.make("BallDuel-v1", game_steps=40)
+    frame, _ = pixels.reset(seed=0)
+    assert (frame[0, :, 0] == CLOCK).all(), "a full bar at the start"
+    for _ in range(30):
+        frame = pixels.step(0)[0]
+    top = frame[0, :, 0]
+    assert (top[:16] == CLOCK).all() and (top[16:] == OUTSIDE).all(), "a quarter of 64 columns left"
+    assert not (gym.make("BallDuel-v0").reset(seed=0)[0] == CLOCK).any()
+
+
+def test_the_clock_is_the_same_in_single_and_vector_envs():
+    envs = gym.make_vec("BallDuel-v1", 2, vectorization_mode="vector_entry_point", game_steps=30)
+    single = gym.make("BallDuel-v1", game_steps=30)
+    frames, _ = envs.reset(seed=0)
+    frame, _ = single.reset(seed=0)
+    for _ in range(12):
+        assert np.array_equal(frames[0], frame)
+        frames = envs.step(np.zeros(2, dtype=np.int64))[0]
+        frame = single.step(0)[0]
+
+
+def test_shaping_on_v1_stays_potential_based():
+    """The shaping terms of a game add up to -w * phi(start): a potential with phi = 0 at the end."""
+    env = gym.make("BallDuel-v1", obs_type="state", opponent="chaser", shaping=0.5)
+    plain = gym.make("BallDuel-v1", obs_type="state", opponent="chaser")
+    obs, _ = env.reset(seed=3)
+    plain.reset(seed=3)
+    own, other = np.hypot(*obs[0:2]), np.hypot(*obs[4:6])
+    shaped_total = game_total = 0.0
+    for step in range(1000):
+        _, reward, terminated, truncated, _ = env.step(step % 9)
+        _, unshaped, *_ = plain.step(step % 9)
+        shaped_total += reward
+        game_total += unshaped
+        if terminated or truncated:
+            break
+    assert terminated
+    assert shaped_total - game_total == pytest.approx(-0.5 * (other - own), abs=1e-6)
+
+
+@pytest.mark.parametrize("name", ["anchor", "sprinter"])
+def test_the_new_players_play_the_same_one_game_at_a_time_or_batched(name):
+    batched = match_outcomes(name, "pusher", games=6, seed=2, max_episode_steps=150, **V1_RULES)
+    one_by_one = [
+        match_outcomes(name, "pusher", games=1, seed=int(s.generate_state(1)[0]), max_episode_steps=150, **V1_RULES)[0]
+        for s in np.random.SeedSequence(2).spawn(6)
+    ]
+    assert batched.shape == (6,) and len(one_by_one) == 6
+    duel_one, duel_many = TwoPlayerDuel(None, obs_type="state", **V1_RULES), TwoPlayerDuel(4, obs_type="state", **V1_RULES)
+    rngs = [np.random.default_rng(k) for k in range(4)]
+    duel_many.reset(rngs)
+    one_player, many_player = make_player(name, duel_one.physics), make_player(name, duel_many.physics)
+    many_player.reset(None)
+    for _ in range(30):
+        actions = many_player.act(duel_many.seat(LEFT, rngs))
+        for k in range(4):
+            duel_one.core.state = DuelState(*(float(field[k]) for field in duel_many.core.state))
+            duel_one.core.steps = int(duel_many.core.steps[k])
+            one_player.reset(None)
+            if name == "anchor":  # memoryless: the same action from the same view
+                assert one_player.act(duel_one.seat(LEFT, [rngs[k]])) == actions[k]
+        duel_many.play(actions, many_player.act(duel_many.seat(RIGHT, rngs)))
+
+
+def test_the_sprinter_beats_pusher_and_anchor_holds_against_the_sprinter():
+    sprinter_pusher = match_outcomes("sprinter", "pusher", games=40, seed=0, max_episode_steps=1000, **V1_RULES)
+    assert np.mean(sprinter_pusher == LEFT_WINS) > 0.5
+    anchor_sprinter = match_outcomes("anchor", "sprinter", games=10, seed=0, max_episode_steps=1000, **V1_RULES)
+    assert (anchor_sprinter == LEFT_WINS).all()
+
+
+def test_the_round_robin_prints_every_pairing(capsys):
+    match_main(["--round-robin", "--env", "BallDuel-v1", "--games", "2"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| first")]
+    names = ("still", "random", "chaser", "pusher", "anchor", "sprinter")
+    assert len(rows) == len(names) * (len(names) - 1) // 2
+    assert "| anchor | sprinter | 2 | 0 | 0 | 2 |" in out
