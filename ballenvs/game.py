@@ -111,3 +111,8 @@ class Player:
     def reset(self, games: np.ndarray | None) -> None:
         """``games`` restarted (None: all of them, else a bool mask): a player that remembers
         earlier steps (a policy on stacked frames) forgets those games' past. Most keep nothing."""
+
+    def finished(self, games: np.ndarray | None, scores: Any) -> None:
+        """``games`` ended this step (None: the one game, else a bool mask); ``scores`` holds this
+        player's result in each game (+1 won, -1 lost, 0 drawn; read where ``games`` is set). A
+        player that learns who beats it (self-play's pool) keeps the tally; most ignore it."""

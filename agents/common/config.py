@@ -335,6 +335,9 @@ class SelfPlay:
     p_latest: float = 0.5
     window: int = 10
     scripted_share: float = 0.0
+    scripted: str = "chaser,pusher"  # the built-in players of the scripted share, in turn
+    sampling: str = "uniform"  # how a snapshot is drawn: uniform, or pfsp (weight on those that still win)
+    pfsp_power: float = 2.0  # pfsp: a snapshot's weight is (1 - the learner's score against it) ** power
 
     KEYS = {
         "snapshot_steps": Key(int, 1),
@@ -342,7 +345,15 @@ class SelfPlay:
         "p_latest": Key(float, 0, 1),
         "window": Key(int, 1),
         "scripted_share": Key(float, 0, 1),
+        "scripted": Key(str),
+        "sampling": Key(str),
+        "pfsp_power": Key(float, 0, 16),
     }
+    SAMPLINGS = ("uniform", "pfsp")
+
+    @property
+    def scripted_players(self) -> tuple[str, ...]:
+        return tuple(name.strip() for name in self.scripted.split(",") if name.strip())
 
     @classmethod
     def from_config(cls, value: Any) -> SelfPlay:
@@ -351,4 +362,7 @@ class SelfPlay:
         unknown = sorted(set(settings) - set(valid))
         if unknown:
             raise ConfigError(f"self_play key(s) {', '.join(unknown)} unknown; valid: {', '.join(valid)}")
-        return cls(**{key: cls.KEYS[key].check(f"self_play {key}", value) for key, value in settings.items()})
+        checked = cls(**{key: cls.KEYS[key].check(f"self_play {key}", value) for key, value in settings.items()})
+        if checked.sampling not in cls.SAMPLINGS:
+            raise ConfigError(f"self_play sampling={checked.sampling!r}; valid: {', '.join(cls.SAMPLINGS)}")
+        return checked

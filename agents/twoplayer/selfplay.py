@@ -4,17 +4,18 @@ Unity ML-Agents' recipe: every ``snapshot_steps`` env steps the learner's Q-netw
 into the pool (and written, weights only, to ``snapshots/`` in the run folder); every
 ``swap_steps`` the opponent changes: the learner as it is now with probability ``p_latest``,
 else one of the last ``window`` snapshots, uniformly. ``scripted_share`` of the games face the
-built-in players instead (chaser and pusher in turn), so that the replay buffer also holds
-games against fixed opponents. The opponent acts for all games of the native vector env in one
-forward pass, in the trainer's process: it is the env's ``opponent``, a
-:class:`ballenvs.game.Player`. The game is reached through its env id's arena
-(:class:`ballenvs.reference.Arena`).
+built-in players instead (``scripted``, in turn), so that the replay buffer also holds games
+against fixed opponents. ``sampling="pfsp"`` draws the snapshots with weight on those the
+learner still loses to (prioritised fictitious self-play, as AlphaStar's league). The opponent
+acts for all games of the native vector env in one forward pass, in the trainer's process: it
+is the env's ``opponent``, a :class:`ballenvs.game.Player`. The game is reached through its env
+id's arena (:class:`ballenvs.reference.Arena`).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,38 +23,61 @@ import numpy as np
 import torch
 
 from agents.common.config import SelfPlay
+from agents.common.errors import UsageError
 from agents.common.runs import next_multiple
 from agents.common.snapshots import save_snapshot, snapshot_name
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
 
-#: The built-in players that take the scripted share of the games, in turn.
-SCRIPTED = ("chaser", "pusher")
-
 
 class SelfPlayOpponent(QPlayer):
     """The right ball in self-play: a copy of the learner's Q-network whose weights the
-    :class:`SnapshotPool` swaps, and built-in players for the scripted share of the games."""
+    :class:`SnapshotPool` swaps, and built-in players for the scripted share of the games (the
+    first games of the batch, each player its own games, in turn). The results of the other
+    games go to ``tally`` (the pool's), as the learner's scores."""
 
     def __init__(self, settings: SelfPlay, device: str, frame_stack: int, scripted: list[Any]) -> None:
         super().__init__(None, device, frame_stack)
         self.settings = settings
         self.scripted = scripted
+        self.tally: Callable[[np.ndarray], None] | None = None
+
+    def _scripted_games(self, n: int) -> list[np.ndarray]:
+        """Each scripted player's games of a batch of ``n``."""
+        count = int(round(self.settings.scripted_share * n))
+        return [np.arange(k, count, len(self.scripted)) for k in range(len(self.scripted))]
 
     def act(self, seat: Seat) -> Any:
         actions = super().act(seat)
-        n = len(actions)
-        count = int(round(self.settings.scripted_share * n))
-        if count:
-            for k, player in enumerate(self.scripted):
-                games = np.arange(k, count, len(self.scripted))  # the first games, the players in turn
-                actions[games] = player.act(seat)[games]
+        for player, games in zip(self.scripted, self._scripted_games(len(actions))):
+            if len(games):  # each player sees its own games only: a planner plans for those alone
+                view = type(seat.view)(*(None if field is None else field[games] for field in seat.view))
+                rngs = [seat.rngs[i] for i in games]
+                actions[games] = player.act(Seat(view, seat.xp, lambda games=games: seat.observe()[games], rngs))
         return actions
+
+    def reset(self, games: np.ndarray | None) -> None:
+        super().reset(games)
+        n = None if games is None else len(games)
+        for player, own in zip(self.scripted, self._scripted_games(n or 0)):
+            player.reset(None if games is None else games[own])
+
+    def finished(self, games: np.ndarray | None, scores: Any) -> None:
+        if self.tally is None or games is None:
+            return
+        played = games.copy()
+        played[: int(round(self.settings.scripted_share * len(games)))] = False  # the scripted games
+        if played.any():
+            self.tally(-np.asarray(scores)[played])
 
 
 class SnapshotPool:
-    """The learner's snapshots and the choice of the opponent (see the module docstring)."""
+    """The learner's snapshots and the choice of the opponent (see the module docstring). With
+    ``sampling="pfsp"`` (prioritised fictitious self-play) a snapshot is drawn with weight
+    ``(1 - s) ** pfsp_power``, ``s`` the learner's mean score against it so far (a win 1, a draw
+    1/2), counted from the games it played against that snapshot with a prior of one win and one
+    loss; uniformly otherwise."""
 
     def __init__(
         self, settings: SelfPlay, folder: Path, learner: torch.nn.Module, opponent: SelfPlayOpponent, spec: Any, seed: int
@@ -62,18 +86,36 @@ class SnapshotPool:
         self.rng = np.random.default_rng(seed)
         self.snapshots: list[tuple[int, dict[str, torch.Tensor]]] = []  # the last `window`, in memory
         self.opponent_steps: int | None = None  # the opponent's snapshot; None: the learner as it was at the swap
+        self.scores: dict[int, list[float]] = {}  # snapshot steps -> [the learner's points against it, games]
         opponent.q = copy.deepcopy(learner).eval().requires_grad_(False)
+        opponent.tally = self.record
         self._next_snapshot, self._next_swap = 0.0, 0.0
 
     def start(self, steps: int) -> None:
         self._next_snapshot = next_multiple(steps, self.settings.snapshot_steps)
         self._next_swap = next_multiple(steps, self.settings.swap_steps)
 
+    def record(self, learner_scores: np.ndarray) -> None:
+        """The learner's results (+1, 0, -1) in games against the current opponent."""
+        if self.opponent_steps is not None:
+            tally = self.scores.setdefault(self.opponent_steps, [0.0, 0.0])
+            tally[0] += float(np.sum((learner_scores + 1.0) / 2.0))
+            tally[1] += len(learner_scores)
+
+    def weights(self) -> np.ndarray:
+        """How likely each snapshot in the pool is to be drawn."""
+        if self.settings.sampling == "uniform":
+            return np.full(len(self.snapshots), 1.0 / len(self.snapshots))
+        points = np.array([self.scores.get(steps, [0.0, 0.0]) for steps, _ in self.snapshots])
+        learner_score = (points[:, 0] + 1.0) / (points[:, 1] + 2.0)
+        weights = (1.0 - learner_score) ** self.settings.pfsp_power
+        return weights / weights.sum()
+
     def choose(self) -> int | None:
         """The index of the snapshot to play against, or None for the learner as it is now."""
         if not self.snapshots or self.rng.random() < self.settings.p_latest:
             return None
-        return int(self.rng.integers(len(self.snapshots)))
+        return int(self.rng.choice(len(self.snapshots), p=self.weights()))
 
     def on_step(self, steps: int) -> None:
         if steps >= self._next_snapshot:
@@ -107,5 +149,11 @@ def make_opponent(
     if settings is None:
         return None
     arena = reference_for(env_id).arena
-    scripted = [arena.make_player(name, env_kwargs) for name in SCRIPTED]
+    unknown = [name for name in settings.scripted_players if name not in arena.players]
+    if unknown or not settings.scripted_players:
+        raise UsageError(
+            f"self_play scripted={settings.scripted!r}: name built-in players of {env_id}, comma-separated: "
+            f"{', '.join(arena.players)}"
+        )
+    scripted = [arena.make_player(name, env_kwargs) for name in settings.scripted_players]
     return SelfPlayOpponent(settings, device, frame_stack or 1, scripted)

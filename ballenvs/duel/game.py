@@ -216,6 +216,11 @@ class DuelGame(Game):
         duel = self.duel
         opponent_actions = self.opponent.act(duel.seat(RIGHT, rngs))
         reward, terminated = duel.play(actions, opponent_actions)
+        ended = terminated if active is None else terminated & active  # inactive games are being reset
+        if duel.xp.any(ended):
+            # The right side's unshaped result: +1 when the left ball went out alone, -1 the other way.
+            scores = (duel.winner == RIGHT_WINS) * 1.0 - (duel.winner == LEFT_WINS) * 1.0
+            self.opponent.finished(None if duel.num_games is None else ended, scores)
         return reward, terminated, duel.info()
 
     def observe(self) -> np.ndarray:
