@@ -33,13 +33,40 @@ def model_opponent(path: str, device: str, env_id: str, env_kwargs: dict[str, An
     return make_entrant_player(model_entrant(path), device, env_id, env_kwargs)
 
 
+def against_every_builtin(
+    model_path: Path, device: str, env_id: str, env_kwargs: dict[str, Any], games: int, seed: int
+) -> dict[str, dict[str, Any]]:
+    """``--opponent all``: the model against each built-in player of its game, ``games`` games a
+    player, half from each side (the model seeing the game as it was trained to), as a table."""
+    from agents.twoplayer.league import make_entrant_player, model_entrant
+
+    arena = reference_for(env_id).arena
+    player = make_entrant_player(model_entrant(model_path), device, env_id, env_kwargs)
+    print(f"{model_path} against every built-in player of {env_id}: {games} games each, half from each side, seed {seed}")
+    print("| opponent | wins | draws | losses | time-outs | win rate |\n|---|---:|---:|---:|---:|---:|")
+    table = {}
+    for name in arena.players:
+        table[name] = arena.play_pairs(player, name, games, seed, env_kwargs)
+        row = table[name]
+        cells = (
+            name,
+            row["first_wins"],
+            row["draws"],
+            row["second_wins"],
+            row["time_outs"],
+            f"{row['first_wins'] / games:.0%}",
+        )
+        print("| " + " | ".join(map(str, cells)) + " |")
+    return table
+
+
 def has_display() -> bool:
     from ballenvs.play import has_display
 
     return has_display()
 
 
-def main(argv: list[str] | None = None) -> EvalResult:
+def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]]:
     parser = Parser(prog="python -m agents.evaluate", description=__doc__.split("\n\n")[0].strip())
     parser.add_argument(
         "path", metavar="RUN_DIR_OR_MODEL", help="a run folder (runs/dqn/BallDuel-v0_1) or a model file in one"
@@ -52,7 +79,8 @@ def main(argv: list[str] | None = None) -> EvalResult:
         "--opponent",
         default=None,
         help="play against this opponent instead of the run's (games with an opponent option): a built-in player's name, "
-        "or another model (a model file, a snapshot or a run folder), playing the other side as it was trained to see it",
+        "or another model (a model file, a snapshot or a run folder), playing the other side as it was trained to see it; "
+        "all: a table against every built-in player, --episodes games each, half from each side (always greedy)",
     )
     parser.add_argument("--device", choices=DEVICES, default="auto")
     args = parser.parse_args(argv)
@@ -73,6 +101,8 @@ def main(argv: list[str] | None = None) -> EvalResult:
         env_id, env_kwargs = config["env_id"], dict(config["hyperparams"].get("env_kwargs") or {})
         if not reference_for(env_id).players:
             raise UsageError(f"--opponent {args.opponent!r}: {env_id} has no opponent to choose")
+        if args.opponent == "all":
+            return against_every_builtin(model_path, device, env_id, env_kwargs, args.episodes, args.seed)
         builtin = args.opponent in reference_for(env_id).players
         overrides["opponent"] = args.opponent if builtin else model_opponent(args.opponent, device, env_id, env_kwargs)
     if args.render:

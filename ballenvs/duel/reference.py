@@ -9,7 +9,6 @@ from typing import Any
 
 from ballenvs.duel.game import DUEL_OPTIONS, TwoPlayerDuel
 from ballenvs.duel.match import play_matches, play_pairs, registered_options
-from ballenvs.duel.observe import make_observer
 from ballenvs.duel.players import BUILTIN_PLAYERS, make_player
 from ballenvs.reference import Arena, Reference, Yardstick, win_rate_score
 
@@ -37,17 +36,16 @@ class DuelArena(Arena):
     def options(self, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         return duel_options({**self.defaults, **env_kwargs})
 
-    def _physics(self, env_kwargs: Mapping[str, Any]) -> Any:
-        sizes = {key: value for key, value in self.options(env_kwargs).items() if key in ("ring_radius", "ball_radius")}
-        return TwoPlayerDuel(None, **sizes).physics
+    def _duel(self, env_kwargs: Mapping[str, Any]) -> TwoPlayerDuel:
+        """One game under these options (its physics, and whether it has a clock)."""
+        return TwoPlayerDuel(None, **self.options(env_kwargs))
 
     def make_player(self, spec: Any, env_kwargs: Mapping[str, Any]) -> Any:
-        return make_player(spec, self._physics(env_kwargs))
+        return make_player(spec, self._duel(env_kwargs).physics)
 
     def observer(self, env_kwargs: Mapping[str, Any]) -> Callable[[Any, Any], Any]:
-        options = self.options(env_kwargs)
-        observer, _ = make_observer(self._physics(env_kwargs), options.get("obs_type", "pixels"), options.get("obs_size", 64))
-        return observer.observe
+        duel = self._duel(env_kwargs)
+        return duel.observer.observe
 
     def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
         limit = {**self.defaults, **env_kwargs}["max_episode_steps"]
