@@ -32,7 +32,15 @@ from agents.common.evaluation import Evaluator
 from agents.common.models import resume_model
 from agents.common.runs import BEST_MODEL, CHECKPOINTS, REPLAY_BUFFER, checkpoint_name, next_multiple
 from agents.common.snapshots import SNAPSHOTS
-from agents.common.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
+from agents.common.training import (
+    EVAL_SEED_OFFSET,
+    RunSetup,
+    make_eval_envs,
+    make_train_env,
+    prepare_run,
+    run_training,
+    starting,
+)
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
 from agents.custom.core import Hooks, Progress, QLearner, make_steps
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
@@ -148,30 +156,31 @@ def main(argv: list[str] | None = None) -> Path:
             print(f"--{flag}: not applied on CPU (it only pays off on a GPU)")
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
 
-    agent_kwargs = {"seed": setup.seed, "amp": args.amp, "compile": args.compile}
-    if checked["state"] is not None:
-        agent, progress = restore_agent(checked["state"], checked["config"], setup.device, **agent_kwargs)
-        progress.exploration_horizon = progress.num_timesteps + setup.timesteps  # see Progress
-        print(f"resumed from {setup.resume} at step {progress.num_timesteps}")
-    else:
-        agent = algorithm.Agent(checked["spec"], checked["config"], setup.device, **agent_kwargs)
-        progress = Progress(exploration_horizon=setup.timesteps)
-    opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
-    train_env = make_train_env(setup, functools.partial(make_steps, stagger=algorithm.STAGGER_ENVS), opponent)
-    buffer = algorithm.replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)
-    if buffer is not None and setup.resume_buffer is not None:
-        buffer.load(setup.resume_buffer)
-        print(f"replay buffer restored: {len(buffer)} transitions")
-    learning_starts = getattr(agent.config, "learning_starts", 0)
+    with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
+        agent_kwargs = {"seed": setup.seed, "amp": args.amp, "compile": args.compile}
+        if checked["state"] is not None:
+            agent, progress = restore_agent(checked["state"], checked["config"], setup.device, **agent_kwargs)
+            progress.exploration_horizon = progress.num_timesteps + setup.timesteps  # see Progress
+            print(f"resumed from {setup.resume} at step {progress.num_timesteps}")
+        else:
+            agent = algorithm.Agent(checked["spec"], checked["config"], setup.device, **agent_kwargs)
+            progress = Progress(exploration_horizon=setup.timesteps)
+        opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
+        train_env = make_train_env(setup, functools.partial(make_steps, stagger=algorithm.STAGGER_ENVS), opponent)
+        buffer = algorithm.replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)
+        if buffer is not None and setup.resume_buffer is not None:
+            buffer.load(setup.resume_buffer)
+            print(f"replay buffer restored: {len(buffer)} transitions")
+        learning_starts = getattr(agent.config, "learning_starts", 0)
 
-    def learn() -> None:
-        algorithm.learn(agent, train_env, progress, setup.timesteps, hooks, buffer)
+        def learn() -> None:
+            algorithm.learn(agent, train_env, progress, setup.timesteps, hooks, buffer)
 
-    console = Console(setup.timesteps, progress.num_timesteps, learning_starts, enabled=not args.no_progress)
-    hooks = RunHooks(agent, setup, args, configure(str(run_dir), ["csv", "tensorboard"]), console, progress)
-    if opponent is not None:
-        hooks.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, agent.q, opponent, agent.spec, setup.seed)
-        hooks.pool.start(progress.num_timesteps)
+        console = Console(setup.timesteps, progress.num_timesteps, learning_starts, enabled=not args.no_progress)
+        hooks = RunHooks(agent, setup, args, configure(str(run_dir), ["csv", "tensorboard"]), console, progress)
+        if opponent is not None:
+            hooks.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, agent.q, opponent, agent.spec, setup.seed)
+            hooks.pool.start(progress.num_timesteps)
 
     def save(name: str) -> Path:
         """Replay buffer first, then the model: a model beside no buffer means none was asked for."""

@@ -17,12 +17,13 @@ against their training step; the built-in players as lines).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from agents.common.cli import DEVICES, MAX_SEED, Parser, resolve_device, run_cli
+from agents.common.cli import DEVICES, MAX_SEED, Interrupted, Parser, ignore_stops, resolve_device, run_cli, signal_of
 from agents.common.config import parse_overrides
 from agents.common.envs import check_two_player_env
 from agents.common.errors import UsageError
@@ -65,14 +66,28 @@ def main(argv: list[str] | None = None) -> Path:
     league = entrants(args.players, reference_for(args.env or DEFAULT_ENV).players)
     env_id = args.env or _models_env(league)
     players = [make_entrant_player(entrant, device, env_id, env_kwargs) for entrant in league]
-    print(f"{env_id}: {len(league)} players, {len(league) * (len(league) - 1) // 2} pairs of {args.games} games")
-    results = play_league(players, args.games, args.seed, env_id, env_kwargs)
+    pairs = len(league) * (len(league) - 1) // 2
+    print(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games")
+    results = np.zeros((len(league), len(league), 3), dtype=np.int64)
+    try:
+        play_league(players, args.games, args.seed, env_id, env_kwargs, results)
+    except KeyboardInterrupt as stop:  # Ctrl-C or a stop signal: the pairs played so far are kept
+        ignore_stops()
+        played = int(np.count_nonzero(results.sum(axis=2)))
+        folder = write(args, league, results)
+        raise Interrupted(f"the {played} of {pairs} pairs played so far are rated in {folder}", signal_of(stop)) from None
+    folder = write(args, league, results)
+    print(f"wrote {folder / 'league.csv'}, {folder / 'results.csv'}, {folder / 'report.md'}, {folder / 'elo.png'}")
+    return folder
+
+
+def write(args: argparse.Namespace, league: list, results: np.ndarray) -> Path:
+    """A new league folder with the ratings fitted to ``results``."""
     scores, games = tables(results)
     ratings = fit_elo(scores, games)
     errors = bootstrap_elo(results, np.random.default_rng(args.seed))
     folder = new_run_dir(args.log_dir, "league", "league")
     print(write_outputs(folder, league, results, ratings, errors))
-    print(f"wrote {folder / 'league.csv'}, {folder / 'results.csv'}, {folder / 'report.md'}, {folder / 'elo.png'}")
     return folder
 
 

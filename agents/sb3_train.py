@@ -26,7 +26,15 @@ from agents.common.evaluation import Evaluator
 from agents.common.policies import check_net_arch, check_policy
 from agents.common.runs import CHECKPOINTS, REPLAY_BUFFER
 from agents.common.snapshots import SNAPSHOTS
-from agents.common.training import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_train_env, prepare_run, run_training
+from agents.common.training import (
+    EVAL_SEED_OFFSET,
+    RunSetup,
+    make_eval_envs,
+    make_train_env,
+    prepare_run,
+    run_training,
+    starting,
+)
 from agents.sb3.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate, SelfPlayPool
 from agents.sb3.dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
@@ -72,37 +80,38 @@ def main(argv: list[str] | None = None) -> Path:
     print(f"device: {describe_device(setup.device)}")
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
 
-    opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
-    train_env = make_train_env(setup, opponent=opponent)
-    model = build_dqn(section, train_env, setup.seed, setup.device)
-    if setup.resume is not None:
-        restore(model, setup.resume, setup.device)
-        message = f"resumed from {setup.resume} at step {model.num_timesteps}"
-        if setup.resume_buffer is not None:
-            message += f" with its replay buffer ({load_replay_buffer(model, setup.resume_buffer)} transitions)"
-        print(message)
-    model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
+    with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
+        opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
+        train_env = make_train_env(setup, opponent=opponent)
+        model = build_dqn(section, train_env, setup.seed, setup.device)
+        if setup.resume is not None:
+            restore(model, setup.resume, setup.device)
+            message = f"resumed from {setup.resume} at step {model.num_timesteps}"
+            if setup.resume_buffer is not None:
+                message += f" with its replay buffer ({load_replay_buffer(model, setup.resume_buffer)} transitions)"
+            print(message)
+        model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
 
-    console = Console(setup.timesteps, model.num_timesteps, model.learning_starts, enabled=not args.no_progress)
-    callbacks: list[Any] = [ConsoleProgress(console)]
-    if opponent is not None:
-        callbacks.append(
-            SelfPlayPool(SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, model.q_net, opponent, None, setup.seed))
-        )
-    if args.save_freq:
-        callbacks.append(AtomicCheckpoint(args.save_freq, run_dir / CHECKPOINTS))
-    evaluator = None
-    if args.eval_freq:
-        evaluator = Evaluator(
-            make_eval_envs(setup, args.eval_episodes),
-            args.eval_episodes,
-            setup.seed + EVAL_SEED_OFFSET,
-            run_dir,
-            model.logger,
-            console,
-            save_best=lambda: save_model(model, run_dir / "best_model.zip"),
-        )
-        callbacks.append(Evaluate(evaluator, args.eval_freq))
+        console = Console(setup.timesteps, model.num_timesteps, model.learning_starts, enabled=not args.no_progress)
+        callbacks: list[Any] = [ConsoleProgress(console)]
+        if opponent is not None:
+            callbacks.append(
+                SelfPlayPool(SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, model.q_net, opponent, None, setup.seed))
+            )
+        if args.save_freq:
+            callbacks.append(AtomicCheckpoint(args.save_freq, run_dir / CHECKPOINTS))
+        evaluator = None
+        if args.eval_freq:
+            evaluator = Evaluator(
+                make_eval_envs(setup, args.eval_episodes),
+                args.eval_episodes,
+                setup.seed + EVAL_SEED_OFFSET,
+                run_dir,
+                model.logger,
+                console,
+                save_best=lambda: save_model(model, run_dir / "best_model.zip"),
+            )
+            callbacks.append(Evaluate(evaluator, args.eval_freq))
 
     def save(name: str) -> Path:
         """Replay buffer first, then the model: a model beside no buffer means none was asked for."""

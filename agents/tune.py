@@ -29,6 +29,7 @@ import contextlib
 import io
 import multiprocessing
 import os
+import signal
 import socket
 import sys
 import time
@@ -40,7 +41,7 @@ import numpy as np
 import yaml
 
 from agents.common.algorithms import ALGORITHMS, Algorithm, algorithm
-from agents.common.cli import DEVICES, MAX_SEED, Parser, run_cli
+from agents.common.cli import DEVICES, MAX_SEED, STOP_SIGNALS, Parser, Stopped, ignore_stops, run_cli, signal_of
 from agents.common.config import Key, load_section, load_sections, parse_overrides, shipped_config
 from agents.common.envs import check_env_id
 from agents.common.errors import ConfigError, UsageError
@@ -189,6 +190,8 @@ def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: in
             code = run_cli(trainer.main, trial_argv(plan, params, seed, trial_dir))
     finally:
         (trial_dir / "output.log").write_text(output.getvalue())
+    if code > 128:  # Ctrl-C or a stop signal: the trainer saved its model; this worker stops too
+        raise Stopped(code - 128) if code - 128 in STOP_SIGNALS else KeyboardInterrupt()
     if code != 0:
         raise RuntimeError(f"trial {trial.number}: the trainer exited {code}: {output.getvalue().strip().splitlines()[-1:]}")
     run_dir = next(trial_dir.glob("*/*_1"))
@@ -196,8 +199,10 @@ def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: in
     return last_evaluation(run_dir)
 
 
-def worker(plan: dict[str, Any], n_trials: int, index: int) -> None:
-    """One worker process: its share of the trials, on the shared study."""
+def worker(plan: dict[str, Any], n_trials: int, index: int) -> int | None:
+    """One worker: its share of the trials, on the shared study. Ctrl-C or a stop signal stops the
+    trial running (its trainer saves its model in the trial's folder; Optuna records the trial as
+    pruned, stopped early) and the worker: it returns the signal, else None."""
     import optuna
     import torch
 
@@ -213,34 +218,72 @@ def worker(plan: dict[str, Any], n_trials: int, index: int) -> None:
     space = plan["space"]
     algo = ALGORITHMS[plan["algo"]]
 
+    stopped_by: list[int] = []
+
     def objective(trial: Any) -> float:
-        if plan["fixed"] is not None:  # a seed sweep: trial n runs seed n of one configuration
-            return run_trial(trial, plan, plan["fixed"], trial.number, prune=False)
-        return run_trial(trial, plan, SearchSpace(space, algo, "").sample(trial), 0, prune=True)
+        try:
+            if plan["fixed"] is not None:  # a seed sweep: trial n runs seed n of one configuration
+                return run_trial(trial, plan, plan["fixed"], trial.number, prune=False)
+            return run_trial(trial, plan, SearchSpace(space, algo, "").sample(trial), 0, prune=True)
+        except KeyboardInterrupt as stop:
+            ignore_stops()
+            stopped_by.append(signal_of(stop))
+            trial.set_user_attr("stopped_by", signal.Signals(stopped_by[0]).name)
+            study.stop()
+            raise optuna.TrialPruned(f"stopped by {signal.Signals(stopped_by[0]).name}") from None
 
     def tell(study: Any, trial: Any) -> None:
         value = "" if trial.value is None else f" {trial.value:.3f}"
-        print(f"[worker {index}] trial {trial.number}: {trial.state.name.lower()}{value}", flush=True)
+        state = "stopped (its model saved in its folder)" if "stopped_by" in trial.user_attrs else trial.state.name.lower()
+        print(f"[worker {index}] trial {trial.number}: {state}{value}", flush=True)
 
     callbacks: list[Any] = [tell]
     if plan["max_total_trials"]:
         states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
         callbacks.append(optuna.study.MaxTrialsCallback(plan["max_total_trials"], states=states))
-    study.optimize(objective, n_trials=n_trials, callbacks=callbacks, catch=(Exception,))
+    try:
+        study.optimize(objective, n_trials=n_trials, callbacks=callbacks, catch=(Exception,))
+    except KeyboardInterrupt as stop:  # between trials
+        ignore_stops()
+        stopped_by.append(signal_of(stop))
+    return stopped_by[0] if stopped_by else None
+
+
+def worker_process(plan: dict[str, Any], n_trials: int, index: int) -> None:
+    """A worker in its own process: its exit status says which signal stopped it (128 + signal)."""
+    stopped_by = worker(plan, n_trials, index)
+    if stopped_by is not None:
+        sys.exit(128 + stopped_by)
 
 
 def run_workers(plan: dict[str, Any], trials: int) -> None:
     workers = plan["workers"]
     shares = [trials // workers + (1 if k < trials % workers else 0) for k in range(workers)]
     if workers == 1:
-        worker(plan, shares[0], 0)
+        stopped_by = worker(plan, shares[0], 0)
+        if stopped_by is not None:
+            raise Stopped(stopped_by) if stopped_by in STOP_SIGNALS else KeyboardInterrupt()
         return
     context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=worker, args=(plan, share, k)) for k, share in enumerate(shares) if share]
+    processes = [context.Process(target=worker_process, args=(plan, share, k)) for k, share in enumerate(shares) if share]
     for process in processes:
         process.start()
-    for process in processes:
-        process.join()
+    try:
+        for process in processes:
+            process.join()
+    except KeyboardInterrupt as stop:
+        # Ctrl-C reaches the workers too (one process group); a signal sent to this process alone is
+        # passed on. Either way each saves its trial's model and stops; wait for them.
+        ignore_stops()
+        for process in processes:
+            if process.is_alive():
+                os.kill(process.pid, signal_of(stop))
+        for process in processes:
+            process.join()
+        raise
+    stops = [process.exitcode - 128 for process in processes if process.exitcode and process.exitcode > 128]
+    if stops:
+        raise Stopped(stops[0]) if stops[0] in STOP_SIGNALS else KeyboardInterrupt()
     if any(process.exitcode != 0 for process in processes):
         import optuna
 
@@ -452,7 +495,15 @@ def main(argv: list[str] | None = None) -> Path:
     trials = args.seeds if fixed is not None else args.trials
     print(f"study {study_name}: {len(study.trials)} trials so far; {trials} more, on {args.workers} worker(s) -> {study_dir}")
     start = time.perf_counter()
-    run_workers(plan, trials)
+    try:
+        run_workers(plan, trials)
+    except KeyboardInterrupt:
+        print(
+            f"study {study_name}: its finished trials are kept, a stopped trial's model is in its folder; "
+            "the same command continues the study",
+            file=sys.stderr,
+        )
+        raise
     finished = len([t for t in study.trials if t.state.is_finished()])
     print(f"{trials} trials in {time.perf_counter() - start:.0f} s; the study has {finished} finished. Report: --report")
     return study_dir

@@ -8,9 +8,11 @@ a bug keeps its traceback (exit status 1).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
-from pathlib import Path
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from agents.common.envs import VEC_ENVS
@@ -21,12 +23,58 @@ DEFAULT_ENV = "BallDuel-v0"
 MAX_SEED = 2**32 - 1  # numpy's and torch's seeds
 
 
-class Interrupted(Exception):
-    """Ctrl-C during training, after the interrupted model was saved at ``model_path``."""
+class Stopped(KeyboardInterrupt):
+    """A stop asked for by a signal other than Ctrl-C's: SIGTERM (what job schedulers send before
+    they kill: SLURM, Kubernetes) or SIGUSR1 (SLURM's ``--signal`` to requeue). Handled as Ctrl-C:
+    what was being trained is saved."""
 
-    def __init__(self, model_path: Path, run_dir: Path) -> None:
-        super().__init__(f"interrupted: model saved to {model_path}; continue with --resume {run_dir}")
-        self.model_path, self.run_dir = model_path, run_dir
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def signal_of(stop: BaseException) -> int:
+    """The signal behind a KeyboardInterrupt: Ctrl-C's SIGINT, or a :class:`Stopped`'s."""
+    return getattr(stop, "signum", signal.SIGINT)
+
+
+class Interrupted(Exception):
+    """Ctrl-C or a stop signal, after the command saved what it had: ``what`` says what and where
+    (the interrupted model and how to resume it, a league's results so far, ...)."""
+
+    def __init__(self, what: str, signum: int = signal.SIGINT) -> None:
+        how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+        super().__init__(f"{how}: {what}")
+        self.signum = signum
+
+
+#: The signals a command stops on as it does on Ctrl-C, saving what it has.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1") if hasattr(signal, name))
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise Stopped(signum)
+
+
+def ignore_stops() -> None:
+    """Let no further Ctrl-C or stop signal cut short what the command does on its way out (saving)."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, *STOP_SIGNALS):
+            signal.signal(signum, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def stopping_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGUSR1 raise :class:`Stopped` while the block runs (in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -162,15 +210,18 @@ def describe_device(device: str) -> str:
 
 def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> int:
     """Run ``main`` and turn its outcome into an exit status (see the module docstring)."""
-    try:
-        main(argv)
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except Interrupted as interrupted:
-        print(interrupted, file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    with stopping_on_signals():
+        try:
+            main(argv)
+        except UsageError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        except Interrupted as interrupted:
+            print(interrupted, file=sys.stderr)
+            return 128 + interrupted.signum
+        except KeyboardInterrupt as stop:
+            ignore_stops()
+            signum = signal_of(stop)
+            print("interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}", file=sys.stderr)
+            return 128 + signum
     return 0

@@ -11,9 +11,11 @@ run it continues; a flag that contradicts them is refused.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.common.algorithms import RESUMABLE_KEYS, Algorithm, algorithm
-from agents.common.cli import DEFAULT_ENV, Interrupted, check_flags, resolve_device
+from agents.common.cli import DEFAULT_ENV, Interrupted, check_flags, ignore_stops, resolve_device, signal_of
 from agents.common.config import Section, SelfPlay, build_section, load_section, parse_overrides
 from agents.common.console import Console
 from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
@@ -248,6 +250,22 @@ def close_quietly(envs: Iterable[Any], interrupted: bool) -> None:
                 raise
 
 
+@contextlib.contextmanager
+def starting(setup: RunSetup) -> Iterator[None]:
+    """Around what a trainer builds between its run folder and its first step (envs, model): Ctrl-C,
+    a stop signal or bad input found there (a replay buffer that does not load) removes the new
+    folder, which holds nothing but its config, and says so."""
+    try:
+        yield
+    except UsageError:
+        shutil.rmtree(setup.run_dir, ignore_errors=True)
+        raise
+    except KeyboardInterrupt as stop:
+        ignore_stops()
+        shutil.rmtree(setup.run_dir, ignore_errors=True)
+        raise Interrupted("nothing was trained yet, and the new run folder was removed", signal_of(stop)) from None
+
+
 def run_training(
     setup: RunSetup,
     learn: Callable[[], Any],
@@ -256,16 +274,18 @@ def run_training(
     console: Console,
     closables: Iterable[Any],
 ) -> Path:
-    """Run ``learn``, then ``save`` the final model and write the summary. Ctrl-C saves the
-    interrupted model instead and raises :class:`agents.common.cli.Interrupted` with its path; the
-    console and ``closables`` (envs, evaluators, loggers) are closed either way."""
+    """Run ``learn``, then ``save`` the final model and write the summary. Ctrl-C (or SIGTERM,
+    SIGUSR1) saves the interrupted model instead and raises :class:`agents.common.cli.Interrupted`
+    with its path; the console and ``closables`` (envs, evaluators, loggers) are closed either way."""
     start_steps, start, interrupted = steps(), time.perf_counter(), False
     try:
         learn()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         interrupted = True
+        ignore_stops()  # a second Ctrl-C must not cut the save short
         console.close()
-        raise Interrupted(save(INTERRUPTED_MODEL), setup.run_dir) from None
+        saved = save(INTERRUPTED_MODEL)
+        raise Interrupted(f"model saved to {saved}; continue with --resume {setup.run_dir}", signal_of(stop)) from None
     finally:
         console.close()
         close_quietly(closables, interrupted)

@@ -185,12 +185,15 @@ def tables(results: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # -- the league -----------------------------------------------------------------------------------
 
 
-def play_league(players: list[Any], games: int, seed: int, env_id: str, env_kwargs: dict[str, Any]) -> np.ndarray:
+def play_league(
+    players: list[Any], games: int, seed: int, env_id: str, env_kwargs: dict[str, Any], results: np.ndarray | None = None
+) -> np.ndarray:
     """Every pair plays ``games`` games of ``env_id``'s game, half with each on the left; (wins,
-    draws, losses) of i against j."""
+    draws, losses) of i against j, written into ``results`` (if given) pair by pair, so that an
+    interrupted league keeps the pairs it played."""
     arena = reference_for(env_id).arena
     n = len(players)
-    results = np.zeros((n, n, 3), dtype=np.int64)
+    results = np.zeros((n, n, 3), dtype=np.int64) if results is None else results
     for i in range(n):
         for j in range(i + 1, n):
             outcome = arena.play_pairs(players[i], players[j], games, seed + 1000 * i + j, env_kwargs)

@@ -1,0 +1,114 @@
+"""Preemption: SIGTERM (a job scheduler's stop) and Ctrl-C save what each tool has, exit 128 + the
+signal, and leave nothing half made; a trainer stopped before its first step leaves no run folder."""
+
+from __future__ import annotations
+
+import functools
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import UAV
+
+from agents import custom_train, sb3_train
+from agents.common.cli import run_cli
+from agents.common.runs import read_config
+from agents.custom.checkpoint import load_checkpoint
+
+TRAINERS = {"sb3_train": sb3_train, "custom_train": custom_train}
+# A shell that starts the tests in the background leaves SIGINT ignored in its children.
+DEFAULT_SIGINT = functools.partial(signal.signal, signal.SIGINT, signal.SIG_DFL)
+
+
+def start(command: list[str], cwd: Path | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=DEFAULT_SIGINT,
+        cwd=cwd,
+    )
+
+
+def stop_when(process: subprocess.Popen, ready: Callable[[], bool], signum: int, timeout: float = 120) -> tuple[str, str]:
+    """Send ``signum`` to the process alone once ``ready()``; its output. Never leaves it running."""
+    try:
+        deadline = time.time() + timeout
+        while not ready() and time.time() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        process.send_signal(signum)
+        return process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TRAINERS)
+def test_sigterm_saves_the_interrupted_model_and_resume_continues_it(name, tmp_path):
+    command = [f"agents.{name}", *UAV, "--timesteps", "1000000", "--log-dir", str(tmp_path), "--save-freq", "0"]
+    command += ["--hyperparams", "buffer_size=2000", "learning_starts=200", "--save-replay-buffer", "--no-progress"]
+    process = start(command)
+    out, err = stop_when(process, lambda: bool(list(tmp_path.glob("*/UAVGrid-v0_1/progress.csv"))), signal.SIGTERM)
+    assert process.returncode == 143, err
+    assert err.strip().count("\n") == 0 and err.startswith("stopped by SIGTERM: model saved to"), err
+    run = next(tmp_path.glob("*/UAVGrid-v0_1"))
+    model = next(run.glob("interrupted_model.*"))
+    assert (run / "replay_buffer.npz").is_file() and not (run / "summary.yml").exists()
+    resumed = run_cli(TRAINERS[name].main, ["--resume", str(run), "--timesteps", "40", "--log-dir", str(tmp_path / "out")])
+    assert resumed == 0
+    continued = next((tmp_path / "out").glob("*/UAVGrid-v0_1"))
+    assert read_config(continued)["resumed_from"] == str(model)
+    if name == "custom_train":  # the steps counted on from where SIGTERM stopped them
+        stopped_at = load_checkpoint(model)["progress"]["num_timesteps"]
+        assert load_checkpoint(continued / "final_model.pt")["progress"]["num_timesteps"] == stopped_at + 40
+
+
+@pytest.mark.parametrize("name", TRAINERS)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stop_before_the_first_step_leaves_no_run_folder(name, signum, tmp_path, monkeypatch, capsys):
+    from agents.common.cli import Stopped
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
+
+    monkeypatch.setattr(TRAINERS[name], "make_train_env", stopped)
+    assert run_cli(TRAINERS[name].main, [*UAV, "--log-dir", str(tmp_path)]) == 128 + signum
+    assert "nothing was trained yet, and the new run folder was removed" in capsys.readouterr().err
+    assert not any(path.is_dir() for path in tmp_path.glob("*/*")), "no run folder is left"
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # the stop ignored further Ctrl-Cs in this process
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_tune_worker_its_trial_saved_and_the_study_continues(tmp_path):
+    command = ["agents.tune", "--env", "UAVGrid-v0", "--trainer", "custom", "--trials", "3", "--timesteps", "400000"]
+    command += ["--eval-freq", "200000", "--n-envs", "2", "--hyperparams", "buffer_size=2000", "learning_starts=200"]
+    command += ["--log-dir", str(tmp_path)]
+    process = start(command)
+    out, err = stop_when(process, lambda: bool(list(tmp_path.glob("*/trial_0/*/*/progress.csv"))), signal.SIGTERM)
+    assert process.returncode == 143, err
+    assert "Traceback" not in err and "stopped by SIGTERM" in err
+    assert "trial 0: stopped (its model saved in its folder)" in out
+    assert list(tmp_path.glob("*/trial_0/*/*/interrupted_model.pt"))
+    assert not list(tmp_path.glob("*/trial_1")), "the worker stopped: no next trial"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_league_which_keeps_the_pairs_it_played(tmp_path):
+    players = ["still", "random", "chaser", "pusher", "anchor", "sprinter"]
+    process = start(["agents.league", *players, "--env", "BallDuel-v1", "--games", "200", "--log-dir", str(tmp_path)])
+    time.sleep(6.0)  # some pairs played (those with the planner take seconds each)
+    out, err = stop_when(process, lambda: True, signal.SIGTERM)
+    assert process.returncode == 143, err
+    assert err.startswith("stopped by SIGTERM: the ") and "pairs played so far are rated in" in err
+    folder = next(tmp_path.glob("league/league_*"))
+    rows = (folder / "results.csv").read_text().splitlines()
+    assert rows[0] == "player,opponent,wins,draws,losses" and len(rows) == 1 + 15
+    played = [row for row in rows[1:] if sum(map(int, row.split(",")[2:])) > 0]
+    assert len(played) < 15, "stopped before its last pair"
