@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from agents.common.algorithms import ALGORITHMS, algorithm
 from agents.common.cli import Parser, add_run_flags, run_cli
@@ -34,7 +33,17 @@ from agents.common.errors import UsageError
 from agents.common.evaluation import evaluate
 from agents.common.hardware import machine
 from agents.common.models import MODEL_SUFFIXES, load_policy
-from agents.common.runs import FINAL_MODEL, SUMMARY_NAME, atomic_path, check_log_dir, model_file, new_run_dir, read_config
+from agents.common.readers import npz_arrays, parse_json, read_text
+from agents.common.runs import (
+    FINAL_MODEL,
+    SUMMARY_NAME,
+    atomic_path,
+    check_log_dir,
+    model_file,
+    new_run_dir,
+    read_config,
+    read_summary,
+)
 from ballenvs.reference import reference_for
 
 MANIFEST = "manifest.json"
@@ -63,25 +72,45 @@ def score(run_dir: Path, env_id: str, episodes: int) -> dict[str, tuple[float, f
 # -- reading run folders ------------------------------------------------------------------------
 
 
+def read_evaluations(run_dir: Path) -> dict[str, np.ndarray]:
+    """A run's ``eval/evaluations.npz``, checked: evaluation steps (ints, rising) and a row of
+    finite returns for each."""
+    path = run_dir / "eval" / "evaluations.npz"
+    what = f"evaluations {str(path)!r}"
+    data = npz_arrays(path, "evaluations", ("timesteps", "results"))
+    timesteps, results = data["timesteps"], data["results"]
+    if timesteps.ndim != 1 or not len(timesteps) or timesteps.dtype.kind not in "iu":
+        raise UsageError(f"{what}: timesteps must be a list of evaluation steps, got {timesteps.dtype} {timesteps.shape}")
+    if results.ndim != 2 or len(results) != len(timesteps) or results.dtype.kind not in "iuf":
+        raise UsageError(f"{what}: results must hold one row of returns per evaluation, got {results.dtype} {results.shape}")
+    if not np.isfinite(results).all() or (np.diff(timesteps) <= 0).any():
+        raise UsageError(f"{what}: returns must be finite and evaluation steps rising")
+    return data
+
+
 def run_curve(run_dir: Path) -> dict[str, Any]:
     """Evaluation timesteps, mean returns, and the wall-clock seconds of each evaluation."""
     if not (run_dir / "eval" / "evaluations.npz").is_file() or not (run_dir / SUMMARY_NAME).is_file():
         raise UsageError(f"run {str(run_dir)!r} has no evaluations or did not finish: compare needs finished, evaluated runs")
-    data = np.load(run_dir / "eval" / "evaluations.npz", allow_pickle=False)
+    data = read_evaluations(run_dir)
     timesteps, returns = data["timesteps"], data["results"].mean(axis=1)
     steps_at, seconds_at = [], []
-    with open(run_dir / "progress.csv") as file:
-        for row in csv.DictReader(file):
-            if row.get("time/time_elapsed") and row.get("time/total_timesteps"):
-                steps_at.append(float(row["time/total_timesteps"]))
-                seconds_at.append(float(row["time/time_elapsed"]))
-    summary = yaml.safe_load((run_dir / SUMMARY_NAME).read_text())
+    try:
+        with open(run_dir / "progress.csv") as file:
+            for row in csv.DictReader(file):
+                if row.get("time/time_elapsed") and row.get("time/total_timesteps"):
+                    steps_at.append(float(row["time/total_timesteps"]))
+                    seconds_at.append(float(row["time/time_elapsed"]))
+    except (OSError, ValueError, csv.Error, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {str(run_dir / 'progress.csv')!r}: {type(error).__name__}") from None
+    summary = read_summary(run_dir)
     # The last point: the end of training, from the trainer's own summary.
     steps_at.append(summary["total_steps"])
     seconds_at.append(summary["seconds"])
     order = np.argsort(steps_at)
     seconds = np.interp(timesteps, np.asarray(steps_at)[order], np.asarray(seconds_at)[order])
-    return {"timesteps": timesteps, "returns": returns, "seconds": seconds, "steps_per_s": summary["steps_per_s"]}
+    rate = summary["steps"] / summary["seconds"] if summary["seconds"] > 0 else float("nan")
+    return {"timesteps": timesteps, "returns": returns, "seconds": seconds, "steps_per_s": rate}
 
 
 # -- analysis and output --------------------------------------------------------------------------
@@ -239,15 +268,17 @@ def save_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
 
 def read_manifest(folder: str) -> dict[str, Any]:
     path = Path(folder) / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-    except OSError:
-        raise UsageError(f"--from-runs {folder!r}: no {MANIFEST} there (not a compare folder?)") from None
-    except ValueError:
-        raise UsageError(f"--from-runs {folder!r}: {MANIFEST} is not valid JSON") from None
+    if not path.is_file():
+        raise UsageError(f"--from-runs {folder!r}: no {MANIFEST} there (not a compare folder?)")
+    manifest = parse_json(read_text(path, "manifest"), f"--from-runs manifest {str(path)!r}")
     missing = [key for key in _MANIFEST_KEYS if not isinstance(manifest, dict) or key not in manifest]
     if missing:
         raise UsageError(f"--from-runs {folder!r}: {MANIFEST} is not a compare manifest (it lacks {', '.join(missing)})")
+    runs = manifest["runs"]
+    if not isinstance(runs, dict) or not all(
+        isinstance(d, list) and all(isinstance(r, str) for r in d) for d in runs.values()
+    ):
+        raise UsageError(f"--from-runs {folder!r}: its runs must map each agent to a list of run folders")
     return manifest
 
 
@@ -310,8 +341,8 @@ def evaluation_schedule(runs: dict[str, list[str]]) -> dict[str, Any]:
     ``eval/evaluations.npz`` (the first evaluation is one interval in)."""
     eval_freq, eval_episodes = {}, 0
     for label, dirs in runs.items():
-        with np.load(Path(dirs[0]) / "eval" / "evaluations.npz", allow_pickle=False) as data:
-            eval_freq[label], eval_episodes = int(data["timesteps"][0]), int(data["results"].shape[1])
+        data = read_evaluations(Path(dirs[0]))
+        eval_freq[label], eval_episodes = int(data["timesteps"][0]), int(data["results"].shape[1])
     return {"eval_freq": eval_freq, "eval_episodes": eval_episodes}
 
 

@@ -17,7 +17,7 @@ from agents.common.errors import UsageError
 from agents.common.evaluation import evaluate
 from agents.common.runs import read_config
 from agents.custom.buffer import ReplayBuffer
-from agents.custom.checkpoint import load_checkpoint, load_policy, restore_agent, save_checkpoint
+from agents.custom.checkpoint import CustomPolicy, load_checkpoint, load_policy, restore_agent, save_checkpoint
 from agents.custom.core import Progress, linear_epsilon, real_next_observations
 from agents.custom.dqn import DQNAgent, DQNConfig, td_targets
 from agents.custom.networks import network_spec
@@ -199,14 +199,14 @@ def test_checkpoint_round_trip_restores_everything(tmp_path):
     probe = torch.randn(5, 3)
     assert torch.equal(agent.q(probe), restored.q(probe)) and torch.equal(agent.target(probe), restored.target(probe))
     assert restored.optimizer.state_dict()["state"][0]["step"] == agent.optimizer.state_dict()["state"][0]["step"]
-    policy = load_policy(tmp_path / "model.pt")
+    policy = CustomPolicy(restored.q, 0.0, "cpu")
     actions, _ = policy.predict(probe.numpy(), deterministic=True)
     assert actions.tolist() == agent.q(probe).argmax(1).tolist()
 
 
 def test_corrupt_and_foreign_checkpoints_are_refused(tmp_path):
     (tmp_path / "junk.pt").write_bytes(b"junk")
-    with pytest.raises(UsageError, match="cannot load checkpoint .*: not a weights-only checkpoint file"):
+    with pytest.raises(UsageError, match="cannot load checkpoint .*: not a weights-only tensor file"):
         load_checkpoint(tmp_path / "junk.pt")
     torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
     with pytest.raises(UsageError, match="is not a custom agent's checkpoint"):
@@ -288,7 +288,8 @@ def test_learns_a_small_uav_grid_better_than_random(tmp_path):
     ]  # fmt: skip
     assert run_cli(custom_train.main, argv) == 0
     run_dir = tmp_path / "custom" / "UAVGrid-v0_1"
-    trained = evaluate(load_policy(run_dir / "final_model.pt"), read_config(run_dir), episodes=20, deterministic=True)
+    config = read_config(run_dir)
+    trained = evaluate(load_policy(run_dir / "final_model.pt", config), config, episodes=20, deterministic=True)
     random = episode_returns("random", 20, **SMALL_UAV)
     stay = episode_returns("stay", 20, **SMALL_UAV)
     assert np.mean(trained.returns) > 2 * random.mean()

@@ -162,7 +162,7 @@ def test_crafted_custom_checkpoints_never_run_their_payload(custom_run, tmp_path
     marker = tmp_path / "pwned"
     torch.save({"format": "ballenvs-custom-dqn/1", "spec": Payload(marker)}, run / "final_model.pt")
     err = refuses(capsys, evaluate_main, [str(run / "final_model.pt")])
-    assert "not a weights-only checkpoint file" in err and "weights_only" not in err.split(":", 2)[-1]
+    assert "not a weights-only tensor file" in err and "weights_only" not in err.split(":", 2)[-1]
     assert not marker.exists()
 
 
@@ -499,12 +499,15 @@ def test_evaluate_refuses_bad_seeds_configs_and_envs(custom_run, tmp_path, capsy
     for text, message in [
         ("", "is not a run's config"),
         ("algo: [unclosed", "is not valid YAML"),
-        ("algo: custom\nenv_id: Pong-v5\nhyperparams: {}\n", "unknown env 'Pong-v5'"),
+        (
+            "algo: custom\nenv_id: Pong-v5\nseed: 0\nvec_env: native\ntimesteps: 1\nhyperparams: {}\n",
+            "env_id 'Pong-v5' is unknown",
+        ),
     ]:
         (run / "config.yml").write_text(text)
         assert message in refuses(capsys, evaluate_main, [str(run)])
     (run / "config.yml").write_bytes(b"\xff\xfe\x00bad")
-    assert "cannot read" in refuses(capsys, evaluate_main, [str(run)])
+    assert "is not UTF-8 text" in refuses(capsys, evaluate_main, [str(run)])
 
 
 def test_evaluate_with_a_window_but_no_display_is_refused(custom_run, monkeypatch, capsys):

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from agents.common.errors import ConfigError
+from agents.common.errors import ConfigError, UsageError
+from agents.common.readers import read_yaml
 
 #: Where the shipped hyperparameter files are (inside the wheel too).
 CONFIG_PACKAGE = "agents.zoo_configs"
@@ -210,21 +209,11 @@ def parse_kwargs(key: str, value: Any) -> dict[str, Any]:
 
 def load_sections(path: str | Path) -> dict[str, Any]:
     """Every section of the YAML file at ``path``; a file that is unreadable, not UTF-8, not
-    YAML or not a mapping is a one-line ConfigError naming it."""
-    path = Path(path)
+    YAML (or YAML with aliases or deep nesting) or not a mapping is a one-line ConfigError naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"config {str(path)!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
-    except OSError as error:
-        raise ConfigError(f"cannot read config {str(path)!r}: {error.strerror}") from None
-    try:
-        sections = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ConfigError(f"config {str(path)!r} is not valid YAML{where}: {problem}") from None
+        sections = read_yaml(path, "config")
+    except UsageError as error:
+        raise ConfigError(str(error)) from None
     if not isinstance(sections, dict):
         raise ConfigError(f"config {str(path)!r} must map env ids to sections, got {type(sections).__name__}")
     return sections

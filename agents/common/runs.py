@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from agents.common.errors import UsageError
+from agents.common.readers import count, finite, mapping_of, parse_yaml, read_text
 
 CONFIG_NAME = "config.yml"
 SUMMARY_NAME = "summary.yml"
@@ -104,25 +105,78 @@ def write_yaml(path: str | Path, data: dict[str, Any]) -> None:
         tmp.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
+#: What a run's config.yml holds besides its hyperparameters, and the type of each.
+_RUN_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "algo": str,
+    "env_id": str,
+    "seed": int,
+    "vec_env": str,
+    "timesteps": int,
+    "hyperparams": dict,
+}
+_OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "device": str,
+    "resumed_from": (str, type(None)),
+    "save_replay_buffer": bool,
+    "opponent": (str, type(None)),
+}
+MAX_SEED = 2**32 - 1
+
+
 def read_config(run_dir: str | Path) -> dict[str, Any]:
-    """A run folder's config.yml, checked to be one: a one-line UsageError otherwise."""
+    """A run folder's config.yml, checked to be one: a one-line UsageError otherwise. Its fields
+    are checked for type and range here, its hyperparameters where they are built into a section
+    (:func:`agents.common.training.section_of`)."""
     path = Path(run_dir) / CONFIG_NAME
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{str(path)!r} not found: is {str(run_dir)!r} a run folder?") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read {str(path)!r}: {getattr(error, 'strerror', None) or error}") from None
-    try:
-        config = yaml.safe_load(text)
-    except yaml.YAMLError:
-        raise UsageError(f"{str(path)!r} is not valid YAML: not a run's config") from None
-    missing = [key for key in ("algo", "env_id", "hyperparams") if not isinstance(config, dict) or key not in config]
+    if not path.is_file():
+        raise UsageError(f"{str(path)!r} not found: is {str(run_dir)!r} a run folder?")
+    what = f"{str(path)!r}"
+    config = parse_yaml(read_text(path, "run config"), what)
+    if not isinstance(config, dict):
+        raise UsageError(f"{what} is not a run's config: it holds {type(config).__name__}, not a mapping")
+    missing = [key for key in _RUN_FIELDS if key not in config]
     if missing:
-        raise UsageError(f"{str(path)!r} is not a run's config: it lacks {', '.join(missing)}")
-    if not isinstance(config["hyperparams"], dict):
-        raise UsageError(f"{str(path)!r} is not a run's config: hyperparams is not a mapping")
+        raise UsageError(f"{what} is not a run's config: it lacks {', '.join(missing)}")
+    mapping_of(config, f"run config {what}", _RUN_FIELDS)
+    mapping_of({k: v for k, v in config.items() if k in _OPTIONAL_FIELDS}, f"run config {what}", {})
+    for key, kind in _OPTIONAL_FIELDS.items():
+        if key in config:
+            mapping_of(config, f"run config {what}", {key: kind})
+    count(config["seed"], f"run config {what}: seed", 0, MAX_SEED)
+    count(config["timesteps"], f"run config {what}: timesteps", 1)
+    check_run_fields(config, what)
     return config
+
+
+def check_run_fields(config: dict[str, Any], what: str) -> None:
+    """The algorithm, env, vec env and env options a run config names are ones that exist."""
+    import ballenvs
+    from agents.common.algorithms import ALGORITHMS
+
+    if config["algo"] not in ALGORITHMS:
+        raise UsageError(f"run config {what}: algo {config['algo']!r} is unknown; valid: {', '.join(ALGORITHMS)}")
+    if config["env_id"] not in ballenvs.ENV_IDS:
+        raise UsageError(f"run config {what}: env_id {config['env_id']!r} is unknown; valid: {', '.join(ballenvs.ENV_IDS)}")
+    if config["vec_env"] not in ("native", "dummy", "subproc"):
+        raise UsageError(f"run config {what}: vec_env {config['vec_env']!r}; valid: native, dummy, subproc")
+    env_kwargs = config["hyperparams"].get("env_kwargs") or {}
+    if not isinstance(env_kwargs, dict):
+        raise UsageError(f"run config {what}: env_kwargs must be a mapping of env options, got {type(env_kwargs).__name__}")
+    if env_kwargs.get("render_mode") is not None:
+        raise UsageError(f"run config {what}: env_kwargs render_mode={env_kwargs['render_mode']!r}; a run trains unrendered")
+
+
+def read_summary(run_dir: str | Path) -> dict[str, Any]:
+    """A finished run's summary.yml, checked: its step counts and seconds."""
+    path = Path(run_dir) / SUMMARY_NAME
+    what = f"summary {str(path)!r}"
+    summary = parse_yaml(read_text(path, "summary"), what)
+    mapping_of(summary, what, {"steps": int, "seconds": (int, float), "total_steps": int})
+    count(summary["steps"], f"{what}: steps")
+    count(summary["total_steps"], f"{what}: total_steps")
+    if finite(summary["seconds"], f"{what}: seconds") < 0:
+        raise UsageError(f"{what}: seconds must be >= 0, got {summary['seconds']!r}")
+    return summary
 
 
 def next_multiple(steps: int, every: int) -> float:

@@ -5,7 +5,6 @@ every one holds a QNetwork ``spec``."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import torch
 
 from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER
 from agents.common.errors import UsageError
+from agents.common.readers import count, finite, mapping_of, torch_weights
 from agents.common.runs import atomic_path
 from agents.custom.core import Progress, QLearner, to_tensor
 from agents.custom.networks import QNetwork
@@ -42,21 +42,39 @@ def save_checkpoint(path: str | Path, agent: QLearner, progress: Progress) -> No
 
 
 def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
-    """The checkpoint's contents (tensors and plain values only: ``weights_only=True``); a
-    missing, corrupt or foreign file is a one-line UsageError."""
+    """The checkpoint's contents (tensors and plain values only: ``weights_only=True``), each part
+    checked for type and range; a missing, corrupt or foreign file is a one-line UsageError."""
     path = Path(path)
+    what = f"checkpoint {str(path)!r}"
     if not path.is_file():
         raise UsageError(f"no checkpoint at {str(path)!r}")
-    try:
-        with warnings.catch_warnings():  # torch warns about odd pickle protocols: the error below says it all
-            warnings.simplefilter("ignore")
-            state = torch.load(path, map_location=device, weights_only=True)
-    except Exception:  # torch raises many kinds for a corrupt file, with advice we must not print
-        raise UsageError(f"cannot load checkpoint {str(path)!r}: not a weights-only checkpoint file") from None
+    state = torch_weights(path, what, device)
     formats = agent_classes()
     if not isinstance(state, dict) or state.get("format") not in formats:
         raise UsageError(f"{str(path)!r} is not a custom agent's checkpoint (formats: {', '.join(formats)})")
+    mapping_of(state, what, {"spec": dict, "config": dict, "progress": dict, "agent": dict, "exploration_rate": (int, float)})
+    check_spec(state["spec"], what)
+    progress = mapping_of(state["progress"], f"{what}: progress", {})
+    for counter in ("num_timesteps", "episodes", "exploration_horizon"):
+        count(progress.get(counter), f"{what}: progress {counter}")
+    unknown = sorted(set(progress) - {"num_timesteps", "episodes", "exploration_horizon"})
+    if unknown:
+        raise UsageError(f"{what}: progress holds unknown {', '.join(map(str, unknown))}")
+    rate = finite(state["exploration_rate"], f"{what}: exploration_rate")
+    if not 0.0 <= rate <= 1.0:
+        raise UsageError(f"{what}: exploration_rate must be in [0, 1], got {rate!r}")
+    weights = mapping_of(state["agent"], f"{what}: agent", {"q": dict})["q"]
+    if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
+        raise UsageError(f"{what}: its Q-network weights are not a mapping of tensors")
     return state
+
+
+def check_spec(spec: Any, what: str) -> None:
+    """A network spec (:func:`agents.custom.networks.network_spec`) as a file may hold it."""
+    mapping_of(spec, f"{what}: spec", {"parts": dict, "net_arch": list, "n_actions": int, "layer_norm": bool})
+    count(spec["n_actions"], f"{what}: spec n_actions", 1, 1024)
+    if not all(isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= 65536 for width in spec["net_arch"]):
+        raise UsageError(f"{what}: spec net_arch must be layer widths in [1, 65536], got {spec['net_arch']!r}")
 
 
 def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwargs: Any) -> tuple[QLearner, Progress]:
@@ -93,13 +111,40 @@ class CustomPolicy:
         return actions, None
 
 
-def load_policy(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
-    """A saved agent that plays (the loader :mod:`agents.common.algorithms` registers): the network comes
-    from the checkpoint's own spec, the weights from its state."""
+def load_policy(path: str | Path, run_config: dict[str, Any], device: str = "cpu") -> CustomPolicy:
+    """A saved agent that plays (the loader :mod:`agents.common.algorithms` registers): the network
+    is the one the run's config and env make, and the checkpoint must hold that network's weights."""
     state = load_checkpoint(path, device)
-    q = QNetwork(state["spec"]).to(device)
-    q.load_state_dict(state["agent"]["q"])
-    return CustomPolicy(q, float(state["exploration_rate"]), device)
+    spec = run_spec(run_config)
+    if state["spec"] != spec:
+        raise UsageError(
+            f"checkpoint {str(path)!r} holds a network ({_shape(state['spec'])}) other than its run's config makes "
+            f"({_shape(spec)})"
+        )
+    return CustomPolicy(_network(spec, state["agent"]["q"], device, path), float(state["exploration_rate"]), device)
+
+
+def run_spec(run_config: dict[str, Any]) -> dict[str, Any]:
+    """The network spec a run's config and env make."""
+    from agents.common.algorithms import algorithm
+    from agents.common.training import section_of, spaces_of
+
+    observation_space, action_space = spaces_of(run_config)
+    return algorithm(run_config["algo"]).implementation().settings(section_of(run_config), observation_space, action_space)[1]
+
+
+def _shape(spec: dict[str, Any]) -> str:
+    return f"net_arch {spec['net_arch']}, {spec['n_actions']} actions, layer_norm {spec['layer_norm']}"
+
+
+def _network(spec: dict[str, Any], weights: dict[str, Any], device: str, path: Any) -> QNetwork:
+    q = QNetwork(spec).to(device)
+    try:
+        q.load_state_dict(weights)
+    except RuntimeError as error:
+        first = str(error).strip().splitlines()[0]
+        raise UsageError(f"{str(path)!r}: its weights do not fit the run's network ({first})") from None
+    return q
 
 
 def load_snapshot(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
@@ -107,6 +152,4 @@ def load_snapshot(path: str | Path, run_config: dict[str, Any] | None = None, de
     from agents.common.snapshots import read_snapshot
 
     state = read_snapshot(Path(path), device)
-    q = QNetwork(state["spec"]).to(device)
-    q.load_state_dict(state["q"])
-    return CustomPolicy(q, 0.0, device)
+    return CustomPolicy(_network(run_spec(run_config), state["q"], device, path), 0.0, device)

@@ -10,10 +10,6 @@ read. Replay buffers are written as ``.npz`` arrays and read with ``allow_pickle
 
 from __future__ import annotations
 
-import io
-import json
-import warnings
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +20,7 @@ from stable_baselines3 import DQN
 
 from agents.common.config import LinearSchedule, Section, parse_kwargs, schedule
 from agents.common.errors import UsageError
+from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
 from agents.common.runs import atomic_path
 from agents.sb3.buffers import DictNStepReplayBuffer
 
@@ -82,26 +79,29 @@ def save_model(model: DQN, path: Path) -> None:
 
 
 def read_model_file(path: Path, device: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The plain JSON entries and the weights of an SB3 .zip, never unpickling anything."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            data = json.loads(archive.read("data"))
-            weights = {name: archive.read(f"{name}.pth") for name in _WEIGHTS}
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
-        raise UsageError(f"cannot load model {str(path)!r}: not a stable-baselines3 DQN .zip ({reason})") from None
+    """The plain JSON entries and the weights of an SB3 .zip, never unpickling anything; its
+    entries' sizes and the JSON's depth capped, the counters a resumed run continues checked."""
+    what = f"model {str(path)!r}"
+    with open_zip(path, "model") as archive:
+        data = parse_json(zip_member(archive, "data", what, MAX_TEXT_BYTES), f"{what}: its data entry")
+        raw = {name: zip_member(archive, f"{name}.pth", what) for name in _WEIGHTS}
     if not isinstance(data, dict):
-        raise UsageError(f"cannot load model {str(path)!r}: its data entry is not a mapping")
-    params = {}
-    for name, raw in weights.items():
-        try:
-            with warnings.catch_warnings():  # torch warns about odd pickle protocols: the error below says it all
-                warnings.simplefilter("ignore")
-                params[name] = torch.load(io.BytesIO(raw), map_location=device, weights_only=True)
-        except Exception:  # torch raises many kinds for a file that is not plain tensors
-            raise UsageError(f"cannot load model {str(path)!r}: its {name}.pth is not a weights-only tensor file") from None
+        raise UsageError(f"cannot load {what}: its data entry is not a mapping")
+    params = {name: torch_weights(blob, f"{what}: its {name}.pth", device) for name, blob in raw.items()}
+    if not all(isinstance(v, torch.Tensor) for v in _mapping(params["policy"], f"{what}: its policy.pth").values()):
+        raise UsageError(f"cannot load {what}: its policy.pth is not a mapping of tensors")
+    _mapping(params["policy.optimizer"], f"{what}: its policy.optimizer.pth")
     plain = {key: value for key, value in data.items() if not (isinstance(value, dict) and ":serialized:" in value)}
+    for counter in _COUNTERS:
+        if counter in plain:
+            plain[counter] = count(plain[counter], f"{what}: {counter}")
     return plain, params
+
+
+def _mapping(value: Any, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise UsageError(f"cannot load {what}: not a mapping")
+    return value
 
 
 def restore(model: DQN, path: Path, device: str) -> DQN:
@@ -113,7 +113,7 @@ def restore(model: DQN, path: Path, device: str) -> DQN:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UsageError(f"cannot load model {str(path)!r}: its weights do not fit the run's network ({first_line})") from None
     for counter in _COUNTERS:
-        if isinstance(plain.get(counter), int):
+        if counter in plain:
             setattr(model, counter, plain[counter])
     return model
 
@@ -157,21 +157,25 @@ def save_replay_buffer(model: DQN, path: Path) -> None:
 
 
 def load_replay_buffer(model: DQN, path: Path) -> int:
-    """Fill the model's replay buffer from an .npz of :func:`save_replay_buffer`; returns how many transitions."""
+    """Fill the model's replay buffer from an .npz of :func:`save_replay_buffer`; returns how many
+    transitions. Every array must have the run's shape and kind, its position fit the buffer."""
     buffer = model.replay_buffer
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            for name in _BUFFER_ARRAYS:
-                target = getattr(buffer, name, None)
-                parts = target.items() if isinstance(target, dict) else [(None, target)] if target is not None else []
-                for key, array in parts:
-                    stored = data[name if key is None else f"{name}/{key}"]
-                    if stored.shape != array.shape:
-                        raise UsageError(
-                            f"replay buffer {str(path)!r}: {name} has shape {stored.shape}, the run's is {array.shape}"
-                        )
-                    array[...] = stored
-            buffer.pos, buffer.full = int(data["pos"]), bool(data["full"])
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
-        raise UsageError(f"cannot load replay buffer {str(path)!r}: {type(error).__name__}") from None
+    what = f"replay buffer {str(path)!r}"
+    targets = {}
+    for name in _BUFFER_ARRAYS:
+        target = getattr(buffer, name, None)
+        parts = target.items() if isinstance(target, dict) else [(None, target)] if target is not None else []
+        targets |= {(name if key is None else f"{name}/{key}"): array for key, array in parts}
+    stored = npz_arrays(path, "replay buffer", ("pos", "full", *targets))
+    for name, array in targets.items():
+        if stored[name].shape != array.shape or stored[name].dtype.kind != array.dtype.kind:
+            raise UsageError(
+                f"{what}: {name} holds {stored[name].dtype} {stored[name].shape}, the run's is {array.dtype} {array.shape}"
+            )
+    if stored["pos"].shape != () or stored["full"].shape != () or stored["full"].dtype != bool:
+        raise UsageError(f"{what}: pos and full must be a number and a boolean")
+    pos = count(stored["pos"].item(), f"{what}: pos", 0, buffer.buffer_size - 1)
+    for name, array in targets.items():
+        array[...] = stored[name]
+    buffer.pos, buffer.full = pos, bool(stored["full"])
     return buffer.size() * buffer.n_envs

@@ -15,8 +15,8 @@ import numpy as np
 
 from agents.common.errors import UsageError
 from agents.common.models import MODEL_SUFFIXES, find_model, load_policy
-from agents.common.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, atomic_path, model_file, read_config
-from agents.common.snapshots import SNAPSHOTS, load_snapshot_policy
+from agents.common.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, atomic_path, model_file, read_config, read_summary
+from agents.common.snapshots import SNAPSHOTS, load_snapshot_policy, snapshot_steps
 from agents.twoplayer.players import QPlayer
 from ballenvs.reference import reference_for
 
@@ -41,7 +41,8 @@ def model_entrant(path: str | Path, names: tuple[str, ...] = (FINAL_MODEL, BEST_
     path = Path(path)
     if path.is_file() and path.parent.name == SNAPSHOTS:
         run = _run_name(path.parent.parent)
-        return Entrant(f"{run}@{_steps_of(path)}", (path, path.parent.parent), run, _steps_of(path))
+        steps = snapshot_steps(path)
+        return Entrant(f"{run}@{steps}", (path, path.parent.parent), run, steps)
     model, run_dir = find_model(path, names)
     run = _run_name(run_dir)
     return Entrant(f"{run}/{model.stem}", (model, run_dir), run, _steps_of(model))
@@ -59,8 +60,8 @@ def entrants_of(argument: str, builtins: tuple[str, ...]) -> list[Entrant]:
         return [model_entrant(path)]
     run = _run_name(path)
     found = [
-        Entrant(f"{run}@{_steps_of(snapshot)}", (snapshot, path), run, _steps_of(snapshot))
-        for snapshot in sorted((path / SNAPSHOTS).glob("snapshot_*_steps.pt"), key=_steps_of)
+        Entrant(f"{run}@{snapshot_steps(snapshot)}", (snapshot, path), run, snapshot_steps(snapshot))
+        for snapshot in sorted((path / SNAPSHOTS).glob("snapshot_*_steps.pt"), key=snapshot_steps)
     ]
     final = model_file(path, FINAL_MODEL, MODEL_SUFFIXES)
     if final is not None:
@@ -90,12 +91,7 @@ def _steps_of(path: Path) -> int | None:
 
 
 def _final_steps(run_dir: Path, fallback: Any) -> int | None:
-    summary = run_dir / "summary.yml"
-    if summary.is_file():
-        import yaml
-
-        return int(yaml.safe_load(summary.read_text())["total_steps"])
-    return fallback
+    return read_summary(run_dir)["total_steps"] if (run_dir / "summary.yml").is_file() else fallback
 
 
 def model_env_id(entrant: Entrant) -> str | None:
