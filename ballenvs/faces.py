@@ -24,7 +24,7 @@ from gymnasium.vector.utils import batch_space
 
 from ballenvs._checks import check_action, check_int, check_options
 from ballenvs.game import Game
-from ballenvs.render import RENDER_MODES, Renderer
+from ballenvs.render import RENDER_MODES, Renderer, check_render_mode
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 
@@ -33,9 +33,19 @@ AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMo
 _DISCARDED = np.random.default_rng(0)
 
 
+class RenderModes(list):
+    """The render modes, as a list that refuses a mode that is not a string with a clear error:
+    gym.make checks ``render_mode in metadata["render_modes"]`` before the env is made, and on a
+    mode that is not a string would fail further on with an AttributeError of its own."""
+
+    def __contains__(self, mode: object) -> bool:
+        check_render_mode(mode)  # a ValueError naming the mode and the valid ones
+        return super().__contains__(mode)
+
+
 def metadata_for(render_fps: int, vector: bool = False) -> dict[str, Any]:
     """A face's class metadata (gym.make reads it before making the env)."""
-    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": render_fps}
+    metadata: dict[str, Any] = {"render_modes": RenderModes(RENDER_MODES), "render_fps": render_fps}
     return metadata | {"autoreset_mode": AutoresetMode.NEXT_STEP} if vector else metadata
 
 
