@@ -286,11 +286,12 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     """A comparison of agents.tune studies' finished runs (typically seed sweeps), one agent per study."""
     import optuna
 
-    from agents.common.studies import load_existing_study
+    from agents.common.studies import check_study_name, load_existing_study
 
     runs: dict[str, list[str]] = {}
     env_ids, plan = set(), {}
     for name in args.from_study:
+        check_study_name(name, "--from-study")
         study = load_existing_study(name, args.storage, Path(args.tune_dir) / name, flag="--from-study: ")
         finished = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE and "run_dir" in t.user_attrs]
         if not finished:

@@ -59,12 +59,61 @@ def check_section(
         )
     if "net_arch" in policy_kwargs:
         check_net_arch(policy_kwargs["net_arch"])
+    check_roles(
+        section.policy, policy_kwargs, parse_kwargs("replay_buffer_kwargs", section.algo_kwargs.get("replay_buffer_kwargs"))
+    )
     if resume is not None:  # the weights fit this run's network, or the file is refused here
         restore(
             build_dqn(section, (observation_space, action_space), None, device, buffer_size=1, learning_starts=0),
             resume,
             device,
         )
+
+
+def check_roles(policy: str, policy_kwargs: dict[str, Any], replay_buffer_kwargs: dict[str, Any]) -> None:
+    """Each class in the kwargs is one of its role (an activation, an optimiser, a features
+    extractor), and each kwargs dict holds only what its class takes."""
+    import inspect
+
+    import torch
+    from stable_baselines3.common.buffers import ReplayBuffer
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
+
+    roles = {
+        "activation_fn": (torch.nn.Module, "an activation such as nn.ReLU"),
+        "optimizer_class": (torch.optim.Optimizer, "an optimiser such as th.optim.Adam"),
+        "features_extractor_class": (BaseFeaturesExtractor, "a stable-baselines3 features extractor"),
+    }
+    for key, (base, role) in roles.items():
+        value = policy_kwargs.get(key)
+        if value is not None and not (inspect.isclass(value) and issubclass(value, base)):
+            raise UsageError(f"policy_kwargs {key}={getattr(value, '__name__', value)!r} is not {role}")
+    activation = policy_kwargs.get("activation_fn")
+    if activation is not None and issubclass(activation, (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)):
+        raise UsageError(f"policy_kwargs activation_fn={activation.__name__!r} is not an activation such as nn.ReLU")
+    optimizer = policy_kwargs.get("optimizer_class", torch.optim.Adam)
+    defaults = {"CnnPolicy": NatureCNN, "MlpPolicy": FlattenExtractor, "MultiInputPolicy": CombinedExtractor}
+    extractor = policy_kwargs.get("features_extractor_class", defaults[policy])
+    # The optimiser gets the parameters and the learning rate from SB3, an extractor the space.
+    targets = {"optimizer_kwargs": (optimizer, 2), "features_extractor_kwargs": (extractor, 1)}
+    for key, (target, skip) in targets.items():
+        given = policy_kwargs.get(key) or {}
+        if not isinstance(given, dict):
+            raise UsageError(f"policy_kwargs {key} must be a dict, got {given!r}")
+        if given and target is not None:
+            _check_arguments(f"policy_kwargs {key}", given, target, skip)
+    if replay_buffer_kwargs:
+        _check_arguments("replay_buffer_kwargs", replay_buffer_kwargs, ReplayBuffer, 5)
+
+
+def _check_arguments(what: str, given: dict[str, Any], target: Any, skip: int) -> None:
+    """``given`` holds only keyword arguments ``target`` takes, past its first ``skip`` (which we pass)."""
+    import inspect
+
+    parameters = list(inspect.signature(target).parameters)[skip:]
+    unknown = sorted(set(given) - set(parameters))
+    if unknown:
+        raise UsageError(f"{what}: {', '.join(unknown)} not taken by {target.__name__}; it takes {', '.join(parameters)}")
 
 
 def prepare(argv: list[str] | None, make_folder: bool = True) -> tuple[argparse.Namespace, RunSetup]:

@@ -47,7 +47,7 @@ from agents.common.envs import check_env_id
 from agents.common.errors import ConfigError, UsageError
 from agents.common.evaluation import listening
 from agents.common.runs import atomic_path, process_alive
-from agents.common.studies import load_existing_study, open_storage
+from agents.common.studies import check_study_name, load_existing_study, open_storage
 
 PRUNERS = ("median", "halving", "none")
 DEFAULT_LOG_DIR = "runs/tune"
@@ -76,7 +76,7 @@ class SearchSpace:
             if kind == "categorical" and isinstance(spec.get("choices"), list) and spec["choices"]:
                 for choice in spec["choices"]:
                     key.check(name, choice)
-            elif kind in ("float", "int") and {"low", "high"} <= set(spec) and spec["low"] <= spec["high"]:
+            elif kind in ("float", "int") and _bounds(spec) and spec["low"] <= spec["high"]:
                 for bound in (spec["low"], spec["high"]):
                     key.check(name, self._scheduled(spec, bound))
                 if spec.get("log") and spec["low"] <= 0:
@@ -113,6 +113,12 @@ class SearchSpace:
             name: SearchSpace._scheduled(space.get(name, {}), value) if space.get(name, {}).get("type") == "float" else value
             for name, value in params.items()
         }
+
+
+def _bounds(spec: dict[str, Any]) -> bool:
+    """A sampler's low and high are there and are numbers."""
+    numbers = [spec.get(key) for key in ("low", "high")]
+    return all(isinstance(n, (int, float)) and not isinstance(n, bool) and np.isfinite(n) for n in numbers)
 
 
 def load_space(algo: Algorithm, path: str | None) -> tuple[dict[str, Any], str]:
@@ -431,6 +437,8 @@ def parse(argv: list[str] | None) -> Any:
         )
     if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
         raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
+    if args.from_trial is not None and args.from_trial < 0:
+        raise UsageError(f"--from-trial must be a trial number >= 0, got {args.from_trial}")
     if (args.from_trial is not None or args.params) and args.seeds is None:
         raise UsageError("--from-trial and --params go with --seeds")
     if args.seeds is not None and (args.from_trial is None) == (args.params is None):
@@ -444,7 +452,7 @@ def main(argv: list[str] | None = None) -> Path:
     args = parse(argv)
     check_env_id(args.env)
     algo = algorithm(args.trainer)
-    study_name = args.study_name or f"{args.env}-{args.trainer}"
+    study_name = check_study_name(args.study_name or f"{args.env}-{args.trainer}")
     study_dir = Path(args.log_dir) / study_name
     if args.report:
         study = load_existing_study(study_name, args.storage, study_dir, args.heartbeat)

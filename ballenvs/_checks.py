@@ -8,10 +8,17 @@ from typing import Any
 import numpy as np
 
 
-def check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
+    """An int (not a bool) >= ``minimum`` (and <= ``maximum``: sizes that would not fit in memory)."""
+    wrong = isinstance(value, bool) or not isinstance(value, (int, np.integer))
+    if wrong or value < minimum or (maximum is not None and value > maximum):
+        valid = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an int {valid}, got {value!r}")
     return int(value)
+
+
+#: The largest observation image side: a frame of 1024 x 1024 already costs 1 MiB per env and step.
+MAX_OBS_SIZE = 1024
 
 
 def check_float(name: str, value: Any, *, positive: bool = False) -> float:

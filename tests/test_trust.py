@@ -386,7 +386,7 @@ def test_ctrl_c_to_the_process_group_saves_an_interrupted_model_to_resume_from(t
 BAD_INPUT = [
     (["--hyperparams", "learning_rate=-1.0"], "learning_rate=-1.0 must be a number > 0"),
     (["--hyperparams", "learning_rate=1e999"], "learning_rate=inf must be a number > 0"),
-    (["--hyperparams", "n_envs=0"], "n_envs=0 must be an integer >= 1"),
+    (["--hyperparams", "n_envs=0"], "n_envs=0 must be an integer in [1, 65536]"),
     (["--hyperparams", "buffer_size=1e11"], "buffer_size=100000000000 needs"),
     (["--hyperparams", "buffer_size=-1"], "buffer_size=-1 must be an integer >= 1"),
     (["--hyperparams", "buffer_size=0"], "buffer_size=0 must be an integer >= 1"),

@@ -181,12 +181,12 @@ def test_greedy_heads_for_a_waiting_request():
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        ({"size": 1}, "size must be an int >= 2, got 1"),
-        ({"n_ues": 0}, "n_ues must be an int >= 1, got 0"),
+        ({"size": 1}, r"size must be an int in \[2, 100000\], got 1"),
+        ({"n_ues": 0}, r"n_ues must be an int in \[1, 100000\], got 0"),
         ({"coverage_radius": 0}, "coverage_radius must be a finite positive number, got 0"),
         ({"coverage_radius": -2.0}, "coverage_radius must be a finite positive number, got -2.0"),
         ({"obs_type": "pixels"}, "obs_type 'pixels'.*'vector', 'image'"),
-        ({"obs_type": "image", "obs_size": 20}, "obs_size must be an int >= 36, got 20"),
+        ({"obs_type": "image", "obs_size": 20}, r"obs_size must be an int in \[36, 1024\], got 20"),
         ({"speed": 0}, "speed must be an int >= 1"),
         ({"class_probs": (0.5, 0.5, 0.5)}, "class_probs must be 3 non-negative numbers summing to 1"),
         ({"deadlines": (10, 0, 5)}, "deadlines must be 3 ints in 1..100000"),

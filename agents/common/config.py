@@ -125,8 +125,8 @@ class Key:
 RUN_KEYS: dict[str, Key] = {
     "n_timesteps": Key(int, 1),
     "policy": Key(str),
-    "n_envs": Key(int, 1),
-    "frame_stack": Key(int, 1),
+    "n_envs": Key(int, 1, 65536),
+    "frame_stack": Key(int, 1, 64),
     "env_kwargs": Key(dict),
     "self_play": Key(dict),  # the self-play pool's settings (agents.twoplayer.selfplay.SelfPlay), used with --opponent self
 }

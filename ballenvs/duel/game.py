@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ballenvs._checks import check_choice, check_float, check_int
+from ballenvs._checks import MAX_OBS_SIZE, check_choice, check_float, check_int
 from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
@@ -87,10 +87,10 @@ class TwoPlayerDuel:
     ) -> None:
         self.num_games = num_games
         self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
-        obs_size = check_int("obs_size", obs_size, MIN_OBS_SIZE)
+        obs_size = check_int("obs_size", obs_size, MIN_OBS_SIZE, MAX_OBS_SIZE)
         self.shaping = check_float("shaping", shaping)
         self.time_limit_rule = check_choice("time_limit_rule", time_limit_rule, TIME_LIMIT_RULES)
-        self.game_steps = check_int("game_steps", game_steps, 1)
+        self.game_steps = check_int("game_steps", game_steps, 1, 10**9)
         self.clock = self.time_limit_rule == "nearer_centre"
         slope = check_float("floor_slope", floor_slope)
         self.physics = DuelPhysics(

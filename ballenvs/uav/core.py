@@ -39,11 +39,11 @@ class UAVParams:
     initial_request_prob: float = 0.5  # chance that a UE has a request at reset
 
     def __post_init__(self) -> None:
-        check_int("size", self.size, 2)
-        check_int("n_ues", self.n_ues, 1)
+        check_int("size", self.size, 2, 100_000)
+        check_int("n_ues", self.n_ues, 1, 100_000)
         check_int("speed", self.speed, 1)
         check_float("coverage_radius", self.coverage_radius, positive=True)
-        check_int("n_hotspots", self.n_hotspots, 1)
+        check_int("n_hotspots", self.n_hotspots, 1, 100_000)
         for name in ("request_prob", "initial_request_prob", "move_cost", "hotspot_spread"):
             value = check_float(name, getattr(self, name))
             if value < 0 or (name.endswith("prob") and value > 1):

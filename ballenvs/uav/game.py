@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ballenvs._checks import check_bool, check_choice, check_int
+from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_int
 from ballenvs.directions import N_ACTIONS
 from ballenvs.game import Game, RenderSpec
 from ballenvs.uav.core import UAVCore, UAVParams, make_layout
@@ -58,7 +58,7 @@ class UAVGame(Game):
             self.observer: VectorObserver | ImageObserver = VectorObserver(self.params)
         else:
             size = DEFAULT_OBS_SIZE if obs_size is None else obs_size
-            self.observer = ImageObserver(self.params, check_int("obs_size", size, MIN_OBS_SIZE))
+            self.observer = ImageObserver(self.params, check_int("obs_size", size, MIN_OBS_SIZE, MAX_OBS_SIZE))
         self.observation_space = self.observer.space
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.render_spec = RenderSpec(RENDER_SIZE, 0.0, float(self.params.size), RENDER_FPS, self.NAME)
