@@ -31,3 +31,14 @@ def heading_to_action(xp: Any, hx: Any, hy: Any) -> Any:
     tan_x, tan_y = _TAN_22_5 * abs(hx), _TAN_22_5 * abs(hy)
     octant = 4 + 1 * (hx > tan_y) - (hx < -tan_y) + 3 * (hy > tan_x) - 3 * (hy < -tan_x)
     return _OCTANT_ACTION[octant] if xp is NUMPY else int(_OCTANT_ACTION[octant])
+
+
+def arrow_keys() -> dict[tuple[int, ...], int]:
+    """Arrow keys (pygame key codes; two at once for the diagonals) to actions, as
+    ``gymnasium.utils.play.play`` takes them (no key held: action 0). Imports pygame."""
+    from ballenvs.render import import_pygame
+
+    pygame = import_pygame()
+    up, down, left, right = pygame.K_UP, pygame.K_DOWN, pygame.K_LEFT, pygame.K_RIGHT
+    held = {1: (up,), 2: (up, right), 3: (right,), 4: (down, right), 5: (down,), 6: (down, left), 7: (left,), 8: (up, left)}
+    return {tuple(sorted(keys)): action for action, keys in held.items()}

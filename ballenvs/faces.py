@@ -23,6 +23,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ballenvs._checks import check_action, check_int, check_options
+from ballenvs.directions import arrow_keys
 from ballenvs.game import Game
 from ballenvs.render import RENDER_MODES, Renderer, check_render_mode
 
@@ -113,6 +114,10 @@ class GameEnv(gym.Env):
     def render(self) -> np.ndarray | None:
         return self._renderer.render(lambda canvas: self.game.draw(canvas, None))
 
+    def get_keys_to_action(self) -> dict[tuple[int, ...], int]:
+        """Arrow keys to actions, for ``gymnasium.utils.play.play`` (two keys for a diagonal)."""
+        return arrow_keys()
+
     def close(self) -> None:
         self._renderer.close()
 
@@ -125,12 +130,14 @@ class GameVectorEnv(VectorEnv):
     (gymnasium's default: an env that ended is reset by the next ``step``, whose action it
     ignores), SAME_STEP (reset at once; the last observation and info in ``final_obs`` and
     ``final_info``) and DISABLED (reset ended envs with ``reset(options={"reset_mask": mask})``).
-    ``render()`` draws the first env.
+    ``render()`` draws every env (``render_envs``: the first ones only).
 
     Args:
         num_envs: how many games.
         render_mode, max_episode_steps, **options: as the single env's.
         autoreset_mode: an ``AutoresetMode`` or its value ("NextStep", "SameStep", "Disabled").
+        render_envs: how many envs ``render()`` draws in "rgb_array" mode, the first ones (default:
+            all; 1 keeps a video of the first env cheap).
     """
 
     game_class: ClassVar[type[Game]]
@@ -141,9 +148,11 @@ class GameVectorEnv(VectorEnv):
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         max_episode_steps: int | None = None,
+        render_envs: int | None = None,
         **options: Any,
     ) -> None:
         self.num_envs = check_int("num_envs", num_envs, 1)
+        self.render_envs = self.num_envs if render_envs is None else check_int("render_envs", render_envs, 1, self.num_envs)
         try:
             mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -266,8 +275,13 @@ class GameVectorEnv(VectorEnv):
         return self._observe(), rewards, terminated, truncated, info
 
     def render(self) -> list[np.ndarray] | None:
-        frame = self._renderer.render(lambda canvas: self.game.draw(canvas, 0))
-        return None if frame is None else [frame]
+        """ "rgb_array": a picture of each of the first ``render_envs`` envs (all by default), as
+        gymnasium's vector wrappers (RecordVideo, HumanRendering) expect; "human": the first env in
+        a window."""
+        if self.render_mode == "human":
+            return self._renderer.render(lambda canvas: self.game.draw(canvas, 0))
+        frames = [self._renderer.render(lambda canvas, i=i: self.game.draw(canvas, i)) for i in range(self.render_envs)]
+        return None if frames[0] is None else frames
 
     def close_extras(self, **kwargs: Any) -> None:
         self._renderer.close()

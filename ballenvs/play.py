@@ -1,7 +1,8 @@
-"""Play BallDuel-v0 yourself: ``python -m ballenvs.play [--opponent pusher]``.
+"""Play any ballenvs game yourself: ``python -m ballenvs.play [--env BallDuel-v1] [--opponent pusher]``.
 
-You are the blue (left) ball; steer with the arrow keys (two at once for diagonals).
-Esc or closing the window quits.
+Steer with the arrow keys (two at once for diagonals): in BallDuel you are the blue (left)
+ball, in UAVGrid the UAV. Esc or closing the window quits. Every env also plays with
+gymnasium's own ``gymnasium.utils.play.play(gym.make(id, render_mode="rgb_array"))``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 
 import gymnasium as gym
 
-import ballenvs  # noqa: F401  (registers the ids)
+import ballenvs
 from ballenvs.backend import SCALAR
 from ballenvs.directions import heading_to_action
 from ballenvs.duel.players import BUILTIN_PLAYERS
@@ -33,14 +34,16 @@ def keys_to_action(up: bool, down: bool, left: bool, right: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m ballenvs.play", description="Play BallDuel-v0 with the arrow keys against a built-in opponent."
-    )
+    parser = argparse.ArgumentParser(prog="python -m ballenvs.play", description="Play a ballenvs game with the arrow keys.")
+    parser.add_argument("--env", choices=ballenvs.ENV_IDS, default="BallDuel-v0", help="the game (default: BallDuel-v0)")
     parser.add_argument(
-        "--opponent", choices=BUILTIN_PLAYERS, default="chaser", help="who plays the right ball (default: chaser)"
+        "--opponent", choices=BUILTIN_PLAYERS, default=None, help="BallDuel: who plays the right ball (default: chaser)"
     )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
+    duel = args.env.startswith("BallDuel")
+    if args.opponent and not duel:
+        parser.error(f"--opponent: {args.env} has no opponent")
     if not has_display():
         print(
             "ballenvs.play needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy).",
@@ -48,9 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     pygame = import_pygame()
-    env = gym.make("BallDuel-v0", render_mode="human", opponent=args.opponent)
+    env = gym.make(args.env, render_mode="human", **({"opponent": args.opponent or "chaser"} if duel else {}))
     env.reset(seed=args.seed)
     wins = losses = draws = 0
+    episode_return = 0.0
     try:
         while True:
             for event in pygame.event.get():
@@ -59,8 +63,13 @@ def main(argv: list[str] | None = None) -> int:
                     return 0
             keys = pygame.key.get_pressed()
             action = keys_to_action(keys[pygame.K_UP], keys[pygame.K_DOWN], keys[pygame.K_LEFT], keys[pygame.K_RIGHT])
-            _, _, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
+            _, reward, terminated, truncated, info = env.step(action)
+            episode_return += reward
+            if (terminated or truncated) and not duel:
+                print(f"episode return {episode_return:.2f}")
+                episode_return = 0.0
+                env.reset()
+            elif terminated or truncated:
                 winner = info["winner"]
                 wins += winner == "left"
                 losses += winner == "right"

@@ -36,7 +36,7 @@ def test_importing_ballenvs_never_imports_pettingzoo():
 
 
 def test_rewards_are_zero_sum_shaping_included_and_name_the_winner():
-    env = parallel_env(obs_type="state", shaping=1.0, max_episode_steps=400)
+    env = parallel_env(obs_type="state", shaping=1.0, max_cycles=400)
     env.reset(seed=3)
     rng = np.random.default_rng(0)
     winners = set()

@@ -10,8 +10,9 @@ Agents ``"left"`` and ``"right"`` each see the game from their own side (the rig
 mirrored in x, as ``BallDuel-v0``'s opponent sees it), so one policy can play either side, and
 act in that frame. Rewards are zero-sum: +1 to the winner, -1 to the loser, 0 on a draw and
 while playing, the shaping term (``shaping``) given to one side and taken from the other.
-Episodes end for both at once; ``max_episode_steps`` (1000) truncates them. The options are
-``BallDuel-v0``'s, less the opponent. The rules are :class:`ballenvs.duel.game.TwoPlayerDuel`'s,
+Episodes end for both at once; ``max_cycles`` (PettingZoo's name for the time limit, 1000)
+truncates them. The options are BallDuel's, less the opponent: BallDuel-v1's rules are
+``parallel_env(**ballenvs.duel.V1_RULES)``. The rules are :class:`ballenvs.duel.game.TwoPlayerDuel`'s,
 the same code ``BallDuel-v0`` runs with one side driven by its opponent.
 """
 
@@ -41,10 +42,12 @@ class BallDuelParallelEnv(ParallelEnv):
 
     metadata = {"name": "ballduel_v0", "render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS, "is_parallelizable": True}
 
-    def __init__(self, render_mode: str | None = None, max_episode_steps: int = 1000, **options: Any) -> None:
-        check_options(NAME, options, ("render_mode", "max_episode_steps", *DUEL_OPTIONS))
+    def __init__(self, render_mode: str | None = None, max_cycles: int = 1000, **options: Any) -> None:
+        if "max_episode_steps" in options:
+            raise ValueError(f"max_episode_steps={options['max_episode_steps']!r}: the PettingZoo faces call it max_cycles")
+        check_options(NAME, options, ("render_mode", "max_cycles", *DUEL_OPTIONS))
         self.duel = TwoPlayerDuel(None, **options)
-        self.max_episode_steps = check_int("max_episode_steps", max_episode_steps, 1)
+        self.max_cycles = check_int("max_cycles", max_cycles, 1)
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
         # One space object per agent, so that seeding one agent's space leaves the other's alone.
@@ -78,7 +81,7 @@ class BallDuelParallelEnv(ParallelEnv):
         left = check_action(actions["left"], self._action_spaces["left"].n)
         right = check_action(actions["right"], self._action_spaces["right"].n)
         reward, terminated = self.duel.play(left, right)
-        truncated = self.duel.steps >= self.max_episode_steps
+        truncated = self.duel.steps >= self.max_cycles
         winner = WINNER_NAMES[self.duel.winner]
         rewards = {"left": float(reward), "right": -float(reward)}
         terminations = dict.fromkeys(AGENTS, bool(terminated))
