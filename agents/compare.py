@@ -35,6 +35,7 @@ from agents.common.hardware import machine
 from agents.common.models import MODEL_SUFFIXES, load_policy
 from agents.common.readers import npz_arrays, parse_json, read_text
 from agents.common.runs import (
+    EVALUATIONS,
     FINAL_MODEL,
     SUMMARY_NAME,
     atomic_path,
@@ -73,9 +74,9 @@ def score(run_dir: Path, env_id: str, episodes: int) -> dict[str, tuple[float, f
 
 
 def read_evaluations(run_dir: Path) -> dict[str, np.ndarray]:
-    """A run's ``eval/evaluations.npz``, checked: evaluation steps (ints, rising) and a row of
+    """A run's ``evaluations.npz``, checked: evaluation steps (ints, rising) and a row of
     finite returns for each."""
-    path = run_dir / "eval" / "evaluations.npz"
+    path = run_dir / EVALUATIONS
     what = f"evaluations {str(path)!r}"
     data = npz_arrays(path, "evaluations", ("timesteps", "results"))
     timesteps, results = data["timesteps"], data["results"]
@@ -90,7 +91,7 @@ def read_evaluations(run_dir: Path) -> dict[str, np.ndarray]:
 
 def run_curve(run_dir: Path) -> dict[str, Any]:
     """Evaluation timesteps, mean returns, and the wall-clock seconds of each evaluation."""
-    if not (run_dir / "eval" / "evaluations.npz").is_file() or not (run_dir / SUMMARY_NAME).is_file():
+    if not (run_dir / EVALUATIONS).is_file() or not (run_dir / SUMMARY_NAME).is_file():
         raise UsageError(f"run {str(run_dir)!r} has no evaluations or did not finish: compare needs finished, evaluated runs")
     data = read_evaluations(run_dir)
     timesteps, returns = data["timesteps"], data["results"].mean(axis=1)
@@ -339,7 +340,7 @@ def new_comparison(
 
 def evaluation_schedule(runs: dict[str, list[str]]) -> dict[str, Any]:
     """Steps between evaluations (per agent) and episodes per evaluation, read from the runs'
-    ``eval/evaluations.npz`` (the first evaluation is one interval in)."""
+    ``evaluations.npz`` (the first evaluation is one interval in)."""
     eval_freq, eval_episodes = {}, 0
     for label, dirs in runs.items():
         data = read_evaluations(Path(dirs[0]))

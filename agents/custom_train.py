@@ -30,7 +30,7 @@ from agents.common.console import Console
 from agents.common.errors import UsageError
 from agents.common.evaluation import Evaluator
 from agents.common.models import resume_model
-from agents.common.runs import BEST_MODEL, CHECKPOINTS, REPLAY_BUFFER, checkpoint_name, next_multiple
+from agents.common.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, checkpoint_name, next_multiple, read_config
 from agents.common.snapshots import SNAPSHOTS
 from agents.common.training import (
     EVAL_SEED_OFFSET,
@@ -39,10 +39,14 @@ from agents.common.training import (
     make_train_env,
     prepare_run,
     run_training,
+    section_of,
+    spaces_of,
     starting,
 )
+from agents.common.zoo import write_zoo_files
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
 from agents.custom.core import Hooks, Progress, QLearner, make_steps
+from agents.sb3.dqn import from_q_network, save_model
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
 DEFAULT_ALGO = "custom"
@@ -146,6 +150,19 @@ def prepare(argv: list[str] | None, make_folder: bool = True) -> tuple[argparse.
     return args, prepare_run(args, algo, checker(algo), make_folder)
 
 
+def zoo_model_writer(setup: RunSetup, agent: QLearner) -> Callable[[Path], None] | None:
+    """Writes the agent's Q-network as an SB3 DQN .zip; None for a network SB3 has not (LayerNorm)."""
+    if agent.spec.get("layer_norm"):
+        return None
+
+    def write(path: Path) -> None:
+        config = read_config(setup.run_dir)
+        model = from_q_network(section_of(config), spaces_of(config), agent.q.state_dict())
+        save_model(model, path)
+
+    return write
+
+
 def main(argv: list[str] | None = None) -> Path:
     args, setup = prepare(argv)
     checked, section, run_dir = setup.checked, setup.section, setup.run_dir
@@ -187,6 +204,8 @@ def main(argv: list[str] | None = None) -> Path:
         if setup.save_replay_buffer:
             buffer.save(run_dir / REPLAY_BUFFER)
         save_checkpoint(run_dir / f"{name}{SUFFIX}", agent, progress)
+        if name == FINAL_MODEL:  # and the RL Zoo's files, the network as an SB3 DQN where it has one
+            write_zoo_files(run_dir, read_config(run_dir), zoo_model_writer(setup, agent))
         return run_dir / f"{name}{SUFFIX}"
 
     return run_training(setup, learn, save, lambda: progress.num_timesteps, console, [train_env, hooks])

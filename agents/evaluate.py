@@ -4,7 +4,9 @@
 
 Given a run folder it loads the best model (else the final one, else the interrupted one) and
 rebuilds the env and wrappers from the run's config.yml. Models of every trainer load alike,
-from weights only. Episode k is reset with seed ``--seed + k``.
+from weights only; so do an RL Zoo run folder (``logs/dqn/<env>_<n>``: its ``<env>.zip`` and
+``<env>/config.yml``) and, with ``--env``, a bare stable-baselines3 DQN .zip. Episode k is
+reset with seed ``--seed + k``.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agents.common.algorithms import algorithm
 from agents.common.cli import DEVICES, MAX_SEED, Parser, describe_device, resolve_device, run_cli
 from agents.common.envs import check_env_id
 from agents.common.errors import UsageError
 from agents.common.evaluation import EvalResult, evaluate
-from agents.common.models import find_model, load_policy
-from agents.common.runs import read_config
+from agents.common.models import bare_model, find_model, zoo_run
+from agents.common.runs import CONFIG_NAME, read_config
+from agents.common.video import check_video_path, write_video
+from ballenvs import ENV_IDS
 from ballenvs.reference import reference_for
 
 
@@ -60,6 +65,35 @@ def against_every_builtin(
     return table
 
 
+def locate(path: Path, env_id: str | None) -> tuple[Path, dict[str, Any]]:
+    """The model to play and its run's config: one of our runs (a folder or a model file in one), an
+    RL Zoo run folder, or, with ``--env``, a bare stable-baselines3 DQN .zip."""
+    zoo = zoo_run(path)
+    if zoo is not None and not (path / CONFIG_NAME).is_file():
+        return zoo
+    if path.is_file() and path.suffix == ".zip" and not (path.parent / CONFIG_NAME).is_file():
+        if env_id is None:
+            raise UsageError(f"{str(path)!r} has no run folder: say which env it plays with --env ({', '.join(ENV_IDS)})")
+        check_env_id(env_id)
+        return bare_model(path, env_id)
+    if env_id is not None:
+        raise UsageError("--env is for a bare model file; a run folder says its own env")
+    model_path, run_dir = find_model(path)
+    config = read_config(run_dir)
+    if model_path.suffix != algorithm(config["algo"]).suffix:
+        raise UsageError(
+            f"model {str(model_path)!r}: a {config['algo']} run's models are {algorithm(config['algo']).suffix} files"
+        )
+    return model_path, config
+
+
+def render_fps(env_id: str) -> int:
+    """The frames per second an env is drawn at for people (its metadata's)."""
+    import gymnasium as gym
+
+    return int(gym.make(env_id).metadata.get("render_fps", 30))
+
+
 def has_display() -> bool:
     from ballenvs.play import has_display
 
@@ -83,19 +117,27 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         "all: a table against every built-in player, --episodes games each, half from each side (always greedy)",
     )
     parser.add_argument("--device", choices=DEVICES, default="auto")
+    parser.add_argument(
+        "--env", default=None, help="for a bare stable-baselines3 .zip without its run folder: the env it plays"
+    )
+    parser.add_argument(
+        "--video", default=None, metavar="FILE", help="record the episodes played, headless: an .mp4 or a .gif file"
+    )
     args = parser.parse_args(argv)
     if args.episodes < 1:
         raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
     if not 0 <= args.seed <= MAX_SEED:
         raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
+    video = check_video_path(args.video) if args.video else None
+    if video and (args.render or args.opponent == "all"):
+        raise UsageError("--video records the episodes played one at a time: not with --render or --opponent all")
     if args.render and not has_display():
         raise UsageError(
             "--render human needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy)"
         )
-    model_path, run_dir = find_model(args.path)
-    check_env_id(read_config(run_dir)["env_id"])
     device = resolve_device(args.device)
-    model, config = load_policy(model_path, run_dir, device)
+    model_path, config = locate(Path(args.path), args.env)
+    model = algorithm(config["algo"]).load(model_path, config, device)
     overrides: dict[str, Any] = {}
     if args.opponent:
         env_id, env_kwargs = config["env_id"], dict(config["hyperparams"].get("env_kwargs") or {})
@@ -105,11 +147,14 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
             return against_every_builtin(model_path, device, env_id, env_kwargs, args.episodes, args.seed)
         builtin = args.opponent in reference_for(env_id).players
         overrides["opponent"] = args.opponent if builtin else model_opponent(args.opponent, device, env_id, env_kwargs)
-    if args.render:
-        overrides["render_mode"] = args.render
+    if args.render or video:
+        overrides["render_mode"] = args.render or "rgb_array"
     print(f"{model_path} ({config['algo']}) on {describe_device(device)}")
-    result = evaluate(model, config, args.episodes, args.seed, args.deterministic, overrides)
+    frames: list | None = [] if video else None
+    result = evaluate(model, config, args.episodes, args.seed, args.deterministic, overrides, frames)
     print(result.summary(config["env_id"]))
+    if video:
+        print(f"wrote {write_video(video, frames, render_fps(config['env_id']))} ({len(frames)} frames)")
     return result
 
 

@@ -24,7 +24,7 @@ from agents.common.console import Console
 from agents.common.errors import UsageError
 from agents.common.evaluation import Evaluator
 from agents.common.policies import check_net_arch, check_policy
-from agents.common.runs import CHECKPOINTS, REPLAY_BUFFER
+from agents.common.runs import CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, read_config
 from agents.common.snapshots import SNAPSHOTS
 from agents.common.training import (
     EVAL_SEED_OFFSET,
@@ -35,6 +35,7 @@ from agents.common.training import (
     run_training,
     starting,
 )
+from agents.common.zoo import write_zoo_files
 from agents.sb3.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate, SelfPlayPool
 from agents.sb3.dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
@@ -167,6 +168,8 @@ def main(argv: list[str] | None = None) -> Path:
         if setup.save_replay_buffer:
             save_replay_buffer(model, run_dir / REPLAY_BUFFER)
         save_model(model, run_dir / f"{name}.zip")
+        if name == FINAL_MODEL:  # and the RL Zoo's copy of it, with its config and arguments
+            write_zoo_files(run_dir, read_config(run_dir), None, final_model=run_dir / f"{name}.zip")
         return run_dir / f"{name}.zip"
 
     return run_training(

@@ -46,7 +46,7 @@ from agents.common.config import Key, load_section, load_sections, parse_overrid
 from agents.common.envs import check_env_id
 from agents.common.errors import ConfigError, UsageError
 from agents.common.evaluation import listening
-from agents.common.runs import atomic_path, process_alive
+from agents.common.runs import EVALUATIONS, atomic_path, process_alive
 from agents.common.studies import check_study_name, load_existing_study, open_storage
 
 PRUNERS = ("median", "halving", "none")
@@ -168,7 +168,7 @@ def trial_argv(plan: dict[str, Any], params: dict[str, Any], seed: int, trial_di
 
 
 def last_evaluation(run_dir: Path) -> float:
-    with np.load(run_dir / "eval" / "evaluations.npz", allow_pickle=False) as data:
+    with np.load(run_dir / EVALUATIONS, allow_pickle=False) as data:
         return float(data["results"][-1].mean())
 
 

@@ -229,8 +229,8 @@ def test_short_run_writes_the_same_layout_as_sb3(tmp_path, env_id, extra, capsys
         "final_model.pt",
         "best_model.pt",
         "progress.csv",
-        "monitor/native.monitor.csv",
-        "eval/evaluations.npz",
+        "native.monitor.csv",
+        "evaluations.npz",
     ):
         assert (run_dir / name).is_file(), name
     assert list(run_dir.glob("events.out.tfevents.*"))

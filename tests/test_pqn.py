@@ -122,7 +122,7 @@ def test_a_short_pqn_run_writes_a_model_that_evaluate_plays_and_resume_continues
     assert run_cli(custom_train.main, argv) == 0
     run = tmp_path / "pqn" / f"{env_id}_1"
     assert read_config(run)["algo"] == "pqn"
-    for name in ("final_model.pt", "best_model.pt", "checkpoints/model_128_steps.pt", "eval/evaluations.npz", "progress.csv"):
+    for name in ("final_model.pt", "best_model.pt", "checkpoints/model_128_steps.pt", "evaluations.npz", "progress.csv"):
         assert (run / name).is_file(), name
     state = load_checkpoint(run / "final_model.pt")
     assert state["format"] == "ballenvs-custom-pqn/1" and state["progress"]["num_timesteps"] == 256

@@ -68,8 +68,8 @@ def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
         "final_model.zip",
         "best_model.zip",
         "progress.csv",
-        "monitor/native.monitor.csv",
-        "eval/evaluations.npz",
+        "native.monitor.csv",
+        "evaluations.npz",
     ):
         assert (run_dir / name).is_file(), name
     assert list(run_dir.glob("events.out.tfevents.*"))

@@ -360,7 +360,7 @@ def test_ctrl_c_to_the_process_group_saves_an_interrupted_model_to_resume_from(t
     )
     try:
         deadline = time.time() + 120
-        while not list(tmp_path.glob("*/UAVGrid-v0_1/monitor/1.monitor.csv")) and time.time() < deadline:
+        while not list(tmp_path.glob("*/UAVGrid-v0_1/1.monitor.csv")) and time.time() < deadline:
             time.sleep(0.2)
         time.sleep(2.0)  # learning has started
         os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the trainer and its workers

@@ -355,5 +355,5 @@ def test_trainers_run_on_the_native_vector_env(tmp_path, trainer_name):
     run_dir = next((tmp_path).glob("*/UAVGrid-v0_1"))
     assert read_config(run_dir)["vec_env"] == "native"
     assert list(run_dir.glob("final_model.*")) and list(run_dir.glob("checkpoints/model_*"))
-    episodes = (run_dir / "monitor" / "native.monitor.csv").read_text().splitlines()[2:]
+    episodes = (run_dir / "native.monitor.csv").read_text().splitlines()[2:]
     assert len(episodes) >= 8 and all(line.split(",")[1] == "50" for line in episodes)

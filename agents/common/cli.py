@@ -140,7 +140,8 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
         description=description,
         epilog="Hyperparameters come from the env's section of --config; --hyperparams overrides them. "
         "Output goes to <log-dir>/<algo>/<env>_<n>/: config.yml, checkpoints/, best_model, final_model, "
-        "monitor/ CSVs, progress.csv and TensorBoard events (tensorboard --logdir runs). "
+        "evaluations.npz, monitor CSVs, progress.csv, TensorBoard events (tensorboard --logdir runs) and the RL Zoo's "
+        "files (<env>.zip, <env>/config.yml, <env>/args.yml). "
         "Exit status: 0 done, 2 bad input (nothing written), 130 interrupted (model saved), 1 a bug.",
     )
     parser.add_argument(

@@ -50,16 +50,6 @@ def schedule(value: float | str) -> tuple[float, bool]:
     return float(value), False
 
 
-class LinearSchedule:
-    """The zoo's ``lin_<x>``: x times the fraction of training left (SB3 calls it with that)."""
-
-    def __init__(self, initial: float) -> None:
-        self.initial = initial
-
-    def __call__(self, progress_remaining: float) -> float:
-        return progress_remaining * self.initial
-
-
 @dataclass(frozen=True)
 class Key:
     """What a hyperparameter may be: ``kind`` (int, float, bool, str or dict), a range

@@ -21,7 +21,7 @@ import numpy as np
 from agents.common.console import Console
 from agents.common.envs import make_eval_vec
 from agents.common.errors import UsageError
-from agents.common.runs import atomic_path
+from agents.common.runs import EVALUATIONS, atomic_path
 from ballenvs.reference import Episodes, win_rate
 
 _LISTENERS: list[Callable[[int, float], None]] = []
@@ -38,10 +38,13 @@ def listening(listener: Callable[[int, float], None]) -> Iterator[None]:
         _LISTENERS.remove(listener)
 
 
-def play_episodes(policy: Any, env: Any, episodes: int, seed: int, deterministic: bool = True) -> tuple[Episodes, np.ndarray]:
+def play_episodes(
+    policy: Any, env: Any, episodes: int, seed: int, deterministic: bool = True, frames: list | None = None
+) -> tuple[Episodes, np.ndarray]:
     """Play ``episodes`` episodes with ``policy.predict`` on a stable-baselines3 VecEnv of n envs,
     n at a time (one forward pass for all): episode k is the first episode of an env reset with
-    seed ``seed + k``, so the result does not depend on n. Returns the episodes and their lengths."""
+    seed ``seed + k``, so the result does not depend on n. Returns the episodes and their lengths.
+    ``frames``: a list to append the first env's picture to before every step (a rendered env)."""
     n = env.num_envs
     returns, lengths, final_infos = np.zeros(episodes), np.zeros(episodes, dtype=np.int64), [{}] * episodes
     for first in range(0, episodes, n):
@@ -50,6 +53,8 @@ def play_episodes(policy: Any, env: Any, episodes: int, seed: int, deterministic
         observation = env.reset()
         playing = np.arange(n) < count  # envs past the last episode only keep the batch full
         while playing.any():
+            if frames is not None and playing[0]:
+                frames.append(env.render())
             action, _ = policy.predict(observation, deterministic=deterministic)
             observation, reward, dones, infos = env.step(action)
             rows = np.flatnonzero(playing)
@@ -63,7 +68,7 @@ def play_episodes(policy: Any, env: Any, episodes: int, seed: int, deterministic
 
 class Evaluator:
     """Deterministic episodes on separate envs every ``eval_freq`` steps, as stable-baselines3's
-    EvalCallback: the results in ``eval/evaluations.npz`` (its layout), the figures in the
+    EvalCallback: the results in ``evaluations.npz`` (its layout, where the RL Zoo's plots read it), the figures in the
     logger (``eval/mean_reward``, ``eval/mean_ep_length``, ``eval/win_rate``), the best model
     kept (``save_best``), and one line on the console. ``envs`` maps a name to each env to play
     (``""``: the run's own env; a self-play run is evaluated against each built-in opponent,
@@ -92,9 +97,7 @@ class Evaluator:
         self.history["timesteps"].append(num_timesteps)
         self.history["results"].append(returns)
         self.history["ep_lengths"].append(lengths)
-        folder = self.run_dir / "eval"
-        folder.mkdir(exist_ok=True)
-        with atomic_path(folder / "evaluations.npz") as tmp, open(tmp, "wb") as file:
+        with atomic_path(self.run_dir / EVALUATIONS) as tmp, open(tmp, "wb") as file:
             np.savez(file, **{key: np.array(values) for key, values in self.history.items()})
         mean = float(returns.mean())
         # Steps and seconds beside each evaluation: agents.compare draws curves against both.
@@ -154,8 +157,10 @@ def evaluate(
     seed: int = 0,
     deterministic: bool = True,
     env_overrides: dict[str, Any] | None = None,
+    frames: list | None = None,
 ) -> EvalResult:
-    """Play ``episodes`` episodes of the run's env (with ``env_overrides``) with ``model.predict``."""
+    """Play ``episodes`` episodes of the run's env (with ``env_overrides``) with ``model.predict``;
+    ``frames``: a list to collect every step's picture in (the env must render "rgb_array")."""
     hyper = config["hyperparams"]
     env_kwargs = {**(hyper.get("env_kwargs") or {}), **(env_overrides or {})}
     try:
@@ -163,7 +168,7 @@ def evaluate(
     except (ValueError, TypeError) as error:
         raise UsageError(f"{config['env_id']} options {env_kwargs}: {error}") from None
     try:
-        played, lengths = play_episodes(model, env, episodes, seed, deterministic)
+        played, lengths = play_episodes(model, env, episodes, seed, deterministic, frames)
     finally:
         env.close()
     outcomes = Counter(info["winner"] or "time-out" for info in played.final_infos if "winner" in info)

@@ -75,3 +75,71 @@ def load_policy(model_path: Path, run_dir: Path, device: str) -> tuple[Any, dict
     if model_path.suffix != algo.suffix:
         raise UsageError(f"model {str(model_path)!r}: a {config['algo']} run's models are {algo.suffix} files")
     return algo.load(model_path, config, device), config
+
+
+# -- models of other tools -------------------------------------------------------------------------
+
+#: Zoo hyperparameters that change what a model sees, which a rebuilt env would not apply.
+_ZOO_WRAPPERS = ("env_wrapper", "normalize", "vec_env_wrapper", "frame_skip")
+
+
+def zoo_run(path: Path) -> tuple[Path, dict[str, Any]] | None:
+    """An RL Zoo run folder (``<env>.zip`` beside ``<env>/config.yml``, one of our env ids) as a
+    model file and the run config our loaders take; None if ``path`` is not one. The zoo's
+    config.yml is read as data (its OrderedDict tag only); keys that wrap the env differently
+    from ours are refused."""
+    import ballenvs
+
+    if not path.is_dir():
+        return None
+    found = [env_id for env_id in ballenvs.ENV_IDS if (path / f"{env_id}.zip").is_file() and (path / env_id).is_dir()]
+    if not found:
+        return None
+    env_id = found[0]
+    hyper = read_zoo_hyperparams(path / env_id / "config.yml")
+    return path / f"{env_id}.zip", foreign_config(env_id, hyper, f"RL Zoo run {str(path)!r}")
+
+
+def read_zoo_hyperparams(path: Path) -> dict[str, Any]:
+    from agents.common.readers import parse_yaml, read_text
+
+    hyper = parse_yaml(read_text(path, "RL Zoo config"), f"RL Zoo config {str(path)!r}", zoo=True)
+    if not isinstance(hyper, dict):
+        raise UsageError(f"RL Zoo config {str(path)!r} must be a mapping of hyperparameters")
+    wrapped = [key for key in _ZOO_WRAPPERS if hyper.get(key)]
+    if wrapped:
+        raise UsageError(
+            f"RL Zoo config {str(path)!r}: {', '.join(wrapped)} wrap the env as our tools do not; play it with rl_zoo3.enjoy"
+        )
+    return hyper
+
+
+def bare_model(path: Path, env_id: str) -> tuple[Path, dict[str, Any]]:
+    """A stable-baselines3 DQN .zip with no run folder, played on ``env_id`` with the env's shipped
+    config section (its network and frame stacking); the zip's plain ``policy_kwargs`` (net_arch),
+    when it has them, take the section's place. Weights only, as ever: a zip whose weights do not
+    fit that network is refused."""
+    from agents.common.config import load_section
+    from agents.sb3.dqn import read_model_file
+
+    plain, _ = read_model_file(path, "cpu")
+    hyper = load_section(ALGORITHMS["dqn"].config_path(), env_id)
+    if isinstance(plain.get("policy_kwargs"), dict) and plain["policy_kwargs"]:
+        hyper["policy_kwargs"] = plain["policy_kwargs"]
+    hyper.pop("self_play", None)
+    if isinstance(hyper.get("env_kwargs"), dict) and hyper["env_kwargs"].get("opponent") == "self":
+        hyper["env_kwargs"] = {k: v for k, v in hyper["env_kwargs"].items() if k != "opponent"}
+    return path, foreign_config(env_id, hyper, f"model {str(path)!r}")
+
+
+def foreign_config(env_id: str, hyper: dict[str, Any], what: str) -> dict[str, Any]:
+    """A run config (as our config.yml holds it) for a model another tool trained: SB3's DQN on
+    ``env_id`` with the keys of ``hyper`` that our DQN section takes."""
+    from agents.common.config import RUN_KEYS
+
+    keys = {**RUN_KEYS, **ALGORITHMS["dqn"].keys}
+    taken = {key: value for key, value in hyper.items() if key in keys}
+    if "policy" not in taken:
+        raise UsageError(f"{what}: its hyperparameters name no policy")
+    taken.setdefault("n_timesteps", 1)
+    return {"algo": "dqn", "env_id": env_id, "seed": 0, "vec_env": "dummy", "timesteps": 1, "hyperparams": taken}

@@ -56,6 +56,23 @@ class _PlainLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
+class _ZooLoader(_PlainLoader):
+    """The RL Zoo writes a run's hyperparameters as an OrderedDict, tagged
+    ``!!python/object/apply:collections.OrderedDict``: that one tag is read, as a dict of its
+    pairs; every other Python tag is refused, as the plain loader refuses them."""
+
+
+def _ordered_dict(loader: _ZooLoader, node: yaml.Node) -> dict[str, Any]:
+    pairs = loader.construct_sequence(node, deep=True)
+    items = pairs[0] if len(pairs) == 1 and isinstance(pairs[0], list) else pairs
+    if not all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) for pair in items):
+        raise yaml.YAMLError("an OrderedDict that is not a list of (name, value) pairs")
+    return dict(items)
+
+
+_ZooLoader.add_constructor("tag:yaml.org,2002:python/object/apply:collections.OrderedDict", _ordered_dict)
+
+
 def read_text(path: str | Path, what: str, limit: int = MAX_TEXT_BYTES) -> str:
     """A UTF-8 text file of at most ``limit`` bytes."""
     path = Path(path)
@@ -72,10 +89,11 @@ def read_text(path: str | Path, what: str, limit: int = MAX_TEXT_BYTES) -> str:
         raise UsageError(f"cannot read {what} {str(path)!r}: {error.strerror or type(error).__name__}") from None
 
 
-def parse_yaml(text: str, what: str) -> Any:
-    """YAML as plain data: no tags beyond the safe ones, no aliases, bounded depth."""
+def parse_yaml(text: str, what: str, zoo: bool = False) -> Any:
+    """YAML as plain data: no tags beyond the safe ones (``zoo``: and the RL Zoo's OrderedDict),
+    no aliases, bounded depth."""
     try:
-        return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 (a SafeLoader)
+        return yaml.load(text, Loader=_ZooLoader if zoo else _PlainLoader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -28,6 +28,8 @@ BEST_MODEL = "best_model"
 INTERRUPTED_MODEL = "interrupted_model"
 CHECKPOINTS = "checkpoints"
 REPLAY_BUFFER = "replay_buffer.npz"
+#: Where a run's evaluations are: the run folder's root, as the RL Zoo keeps them (its plots read them there).
+EVALUATIONS = "evaluations.npz"
 
 _TMP = re.compile(r"^\..+\.tmp-(\d+)(\.[^.]*)?$")
 _CHECKPOINT = re.compile(r"^model_(\d+)_steps(\.[^.]+)$")

@@ -270,7 +270,8 @@ def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec, opponen
     ``opponent``: a player object to play instead of the config's (self-play)."""
     s = setup.section
     env_kwargs = s.env_kwargs if opponent is None else {**s.env_kwargs, "opponent": opponent}
-    return make(s.env_id, env_kwargs, s.n_envs, setup.seed, setup.vec_env, s.frame_stack, str(setup.run_dir / "monitor"))
+    # Monitor files in the run folder itself, where the RL Zoo's plot_train reads them.
+    return make(s.env_id, env_kwargs, s.n_envs, setup.seed, setup.vec_env, s.frame_stack, str(setup.run_dir))
 
 
 def make_eval_envs(setup: RunSetup, episodes: int) -> dict[str, VecEnv]:

@@ -17,8 +17,9 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3 import DQN
+from stable_baselines3.common.utils import LinearSchedule
 
-from agents.common.config import LinearSchedule, Section, parse_kwargs, schedule
+from agents.common.config import Section, parse_kwargs, schedule
 from agents.common.errors import UsageError
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
 from agents.common.runs import atomic_path
@@ -40,7 +41,8 @@ def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> 
             kwargs[key] = parse_kwargs(key, kwargs[key])
     if "learning_rate" in kwargs:
         initial, linear = schedule(kwargs["learning_rate"])
-        kwargs["learning_rate"] = LinearSchedule(initial) if linear else initial
+        # SB3's own class, so that a saved model unpickles where agents is not installed.
+        kwargs["learning_rate"] = LinearSchedule(initial, 0.0, 1.0) if linear else initial
     n_steps = kwargs.get("n_steps", 1)
     if n_steps > 1 and isinstance(observation_space, spaces.Dict):
         kwargs["n_steps"] = 1
@@ -73,9 +75,13 @@ def build_dqn(section: Section, env: Any, seed: int | None, device: str, **overr
 
 
 def save_model(model: DQN, path: Path) -> None:
-    """SB3's .zip, written atomically (stable-baselines3 and the RL Zoo can read it as usual)."""
+    """SB3's .zip, written atomically, loadable by a plain ``DQN.load`` where ``agents`` is not
+    installed (the RL Zoo, another project): nothing of ours is pickled in it. Our n-step buffer
+    for Dict observations is left out (a loaded model gets SB3's default buffer; our own loading
+    rebuilds the model from its run's config anyway)."""
+    ours = model.replay_buffer_class is DictNStepReplayBuffer
     with atomic_path(path) as tmp:
-        model.save(tmp)
+        model.save(tmp, exclude=["replay_buffer_class", "replay_buffer_kwargs"] if ours else None)
 
 
 def read_model_file(path: Path, device: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -139,6 +145,28 @@ def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
         model.q_net.load_state_dict(read_snapshot(path, device)["q"])
     except RuntimeError:
         raise UsageError(f"snapshot {str(path)!r}: its weights do not fit the run's network") from None
+    return model
+
+
+def from_q_network(section: Section, spaces_: tuple[Any, Any], weights: dict[str, torch.Tensor]) -> DQN:
+    """An SB3 DQN that plays the weights of one of our Q-networks (:mod:`agents.custom.networks`):
+    the architectures match (the Nature CNN, or SB3's flattened and one-hot features, then the
+    ``net_arch`` head), only the names differ. A network with LayerNorm (PQN's) has no SB3
+    counterpart and is refused."""
+    model = build_dqn(section, spaces_, seed=None, device="cpu", buffer_size=1, learning_starts=0)
+    mapped = {}
+    for name, value in weights.items():
+        if name.startswith("head."):
+            mapped["q_net." + name.removeprefix("head.")] = value
+        elif name.startswith("encoders."):
+            _, part, module, rest = name.split(".", 3)
+            extractor = "features_extractor." + ("" if part == "observation" else f"extractors.{part}.")
+            mapped[extractor + {"convs": "cnn", "linear": "linear"}[module] + "." + rest] = value
+    try:
+        model.q_net.load_state_dict(mapped)
+        model.q_net_target.load_state_dict(mapped)
+    except (RuntimeError, KeyError) as error:
+        raise UsageError(f"this network has no stable-baselines3 counterpart ({str(error).splitlines()[0]})") from None
     return model
 
 

@@ -1,0 +1,39 @@
+"""Videos of played episodes: an .mp4 (ffmpeg, from imageio-ffmpeg) or a .gif, written atomically."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from agents.common.errors import UsageError
+from agents.common.runs import atomic_path
+
+VIDEO_SUFFIXES = (".mp4", ".gif")
+
+
+def check_video_path(path: str | Path) -> Path:
+    """A video file to write: .mp4 or .gif, in a folder that exists."""
+    path = Path(path)
+    if path.suffix.lower() not in VIDEO_SUFFIXES:
+        raise UsageError(f"--video {str(path)!r}: a video is an .mp4 or a .gif file")
+    if not path.parent.is_dir():
+        raise UsageError(f"--video {str(path)!r}: no folder {str(path.parent)!r} to write it in")
+    return path
+
+
+def write_video(path: str | Path, frames: Sequence[np.ndarray], fps: int, every: int = 1) -> Path:
+    """``frames`` (each (h, w, 3) uint8) as a video at ``fps``, every ``every``-th frame (a smaller gif)."""
+    import imageio.v2 as imageio
+
+    path = Path(path)
+    kept = [np.asarray(frame) for frame in frames[::every] if frame is not None]
+    if not kept:
+        raise UsageError(f"--video {str(path)!r}: no frames were drawn")
+    with atomic_path(path) as tmp:
+        if path.suffix.lower() == ".gif":
+            imageio.mimsave(tmp, kept, format="GIF", duration=1000 * every / fps, loop=0)
+        else:
+            imageio.mimsave(tmp, kept, format="FFMPEG", fps=max(1, fps // every), macro_block_size=8)
+    return path
