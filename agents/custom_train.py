@@ -32,6 +32,7 @@ from agents.common.evaluation import Evaluator
 from agents.common.models import resume_model
 from agents.common.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, checkpoint_name, next_multiple, read_config
 from agents.common.snapshots import SNAPSHOTS
+from agents.common.tracking import Tracker, log_hyperparameters
 from agents.common.training import (
     EVAL_SEED_OFFSET,
     RunSetup,
@@ -174,6 +175,7 @@ def main(argv: list[str] | None = None) -> Path:
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
 
     with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
+        tracker = Tracker(args, run_dir)  # before TensorBoard's writer: W&B mirrors it
         agent_kwargs = {"seed": setup.seed, "amp": args.amp, "compile": args.compile}
         if checked["state"] is not None:
             agent, progress = restore_agent(checked["state"], checked["config"], setup.device, **agent_kwargs)
@@ -195,6 +197,7 @@ def main(argv: list[str] | None = None) -> Path:
 
         console = Console(setup.timesteps, progress.num_timesteps, learning_starts, enabled=not args.no_progress)
         hooks = RunHooks(agent, setup, args, configure(str(run_dir), ["csv", "tensorboard"]), console, progress)
+        log_hyperparameters(hooks.logger, run_dir)
         if opponent is not None:
             hooks.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, agent.q, opponent, agent.spec, setup.seed)
             hooks.pool.start(progress.num_timesteps)
@@ -208,7 +211,9 @@ def main(argv: list[str] | None = None) -> Path:
             write_zoo_files(run_dir, read_config(run_dir), zoo_model_writer(setup, agent))
         return run_dir / f"{name}{SUFFIX}"
 
-    return run_training(setup, learn, save, lambda: progress.num_timesteps, console, [train_env, hooks])
+    return tracker.around(
+        lambda: run_training(setup, learn, save, lambda: progress.num_timesteps, console, [train_env, hooks])
+    )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from agents.common.errors import UsageError
 from agents.common.evaluation import EvalResult, evaluate
 from agents.common.models import bare_model, find_model, zoo_run
 from agents.common.runs import CONFIG_NAME, read_config
+from agents.common.tracking import render_fps
 from agents.common.video import check_video_path, write_video
 from ballenvs import ENV_IDS
 from ballenvs.reference import reference_for
@@ -85,13 +86,6 @@ def locate(path: Path, env_id: str | None) -> tuple[Path, dict[str, Any]]:
             f"model {str(model_path)!r}: a {config['algo']} run's models are {algorithm(config['algo']).suffix} files"
         )
     return model_path, config
-
-
-def render_fps(env_id: str) -> int:
-    """The frames per second an env is drawn at for people (its metadata's)."""
-    import gymnasium as gym
-
-    return int(gym.make(env_id).metadata.get("render_fps", 30))
 
 
 def has_display() -> bool:

@@ -26,6 +26,7 @@ from agents.common.evaluation import Evaluator
 from agents.common.policies import check_net_arch, check_policy
 from agents.common.runs import CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, read_config
 from agents.common.snapshots import SNAPSHOTS
+from agents.common.tracking import Tracker, log_hyperparameters
 from agents.common.training import (
     EVAL_SEED_OFFSET,
     RunSetup,
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> Path:
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
 
     with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
+        tracker = Tracker(args, run_dir)  # before TensorBoard's writer: W&B mirrors it
         opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
         train_env = make_train_env(setup, opponent=opponent)
         model = build_dqn(section, train_env, setup.seed, setup.device)
@@ -141,6 +143,7 @@ def main(argv: list[str] | None = None) -> Path:
                 message += f" with its replay buffer ({load_replay_buffer(model, setup.resume_buffer)} transitions)"
             print(message)
         model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
+        log_hyperparameters(model.logger, run_dir)
 
         console = Console(setup.timesteps, model.num_timesteps, model.learning_starts, enabled=not args.no_progress)
         callbacks: list[Any] = [ConsoleProgress(console)]
@@ -172,14 +175,16 @@ def main(argv: list[str] | None = None) -> Path:
             write_zoo_files(run_dir, read_config(run_dir), None, final_model=run_dir / f"{name}.zip")
         return run_dir / f"{name}.zip"
 
-    return run_training(
-        setup,
-        # A resumed run continues its schedules over all its steps, as custom_train does.
-        lambda: model.learn(setup.timesteps, callback=callbacks, reset_num_timesteps=setup.resume is None),
-        save,
-        lambda: model.num_timesteps,
-        console,
-        [train_env, *([evaluator] if evaluator else []), model.logger],
+    return tracker.around(
+        lambda: run_training(
+            setup,
+            # A resumed run continues its schedules over all its steps, as custom_train does.
+            lambda: model.learn(setup.timesteps, callback=callbacks, reset_num_timesteps=setup.resume is None),
+            save,
+            lambda: model.num_timesteps,
+            console,
+            [train_env, *([evaluator] if evaluator else []), model.logger],
+        )
     )
 
 

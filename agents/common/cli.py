@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from agents.common.envs import VEC_ENVS
 from agents.common.errors import UsageError
+from agents.common.tracking import add_tracking_flags, check_tracking
 
 DEVICES = ("auto", "cpu", "cuda")
 DEFAULT_ENV = "BallDuel-v0"
@@ -150,6 +151,7 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
         help=f"the algorithm: {', '.join(algos)} (default: {algos[0]}; with --resume: the run's)",
     )
     add_run_flags(parser)
+    add_tracking_flags(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -173,7 +175,8 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
 
 
 def check_flags(args: argparse.Namespace) -> None:
-    """Counts, frequencies and the seed, as far as the parser has them."""
+    """Counts, frequencies, the seed and tracking, as far as the parser has them."""
+    check_tracking(args)
     for flag in ("timesteps", "n_envs", "eval_episodes"):
         value = getattr(args, flag, None)
         if value is not None and value < 1:
