@@ -144,7 +144,7 @@ def test_reset_without_seed_continues_each_envs_generator():
 @pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
 def test_registered_time_limits(env_id):
     limit = gym.spec(env_id).max_episode_steps
-    assert limit == {"BallDuel-v0": 1000, "BallDuel-v1": 1001}.get(env_id, 300)  # v1's games end at 1000, decided
+    assert limit == {"BallDuel-v0": 1000, "BallDuel-v1": 301}.get(env_id, 300)  # v1 games end at 300, decided
     assert gym.make(env_id).spec.max_episode_steps == limit
     envs = gym.make_vec(env_id, 2)
     assert envs.unwrapped.max_episode_steps == limit and envs.spec.kwargs["max_episode_steps"] == limit
@@ -238,13 +238,19 @@ def test_vector_env_takes_the_same_options_and_errors():
 
 
 @pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
-def test_vector_env_renders_the_first_env(env_id):
+def test_vector_env_renders_every_env_as_sync_does(env_id):
     envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", render_mode="rgb_array")
-    envs.reset(seed=0)
-    envs.step(np.zeros(3, dtype=np.int64))
+    sync = gym.make_vec(env_id, num_envs=3, vectorization_mode="sync", render_mode="rgb_array")
+    for vector in (envs, sync):
+        vector.reset(seed=0)
+        vector.step(np.zeros(3, dtype=np.int64))
     frames = envs.render()
-    assert len(frames) == 1 and frames[0].dtype == np.uint8 and frames[0].shape[2] == 3
+    assert len(frames) == 3 and frames[0].dtype == np.uint8 and frames[0].shape[2] == 3
+    assert all(np.array_equal(ours, theirs) for ours, theirs in zip(frames, sync.render()))
     envs.close()
+    first = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", render_mode="rgb_array", render_envs=1)
+    first.reset(seed=0)
+    assert len(first.render()) == 1
     human = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", render_mode="human")
     human.reset(seed=0)
     human.step(np.zeros(2, dtype=np.int64))
