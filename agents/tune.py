@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> Path:
     args = parse(argv)
     check_env_id(args.env)
     algo = algorithm(args.trainer)
-    study_name = check_study_name(args.study_name or f"{args.env}-{args.trainer}")
+    study_name = check_study_name(f"{args.env}-{args.trainer}" if args.study_name is None else args.study_name)
     study_dir = Path(args.log_dir) / study_name
     if args.report:
         study = load_existing_study(study_name, args.storage, study_dir, args.heartbeat)

@@ -24,6 +24,7 @@ import yaml
 from helpers import TINY, UAV
 
 from agents import compare, custom_train, sb3_train
+from agents.common.algorithms import trained_by
 from agents.common.cli import run_cli
 from agents.common.config import ConfigError, parse_kwargs, parse_overrides
 from agents.common.runs import atomic_path, latest_model, read_config
@@ -46,12 +47,8 @@ class Payload:
 def train(trainer, log_dir, *extra, timesteps=300):
     argv = [*UAV, "--timesteps", str(timesteps), "--save-freq", "100", "--log-dir", str(log_dir), *TINY, *extra]
     assert run_cli(trainer.main, argv) == 0
-    runs = sorted(
-        (
-            Path(log_dir) / trainer.__name__.split(".")[-1].replace("sb3_train", "dqn").replace("custom_train", "custom")
-        ).iterdir()
-    )
-    return max(runs, key=lambda p: int(p.name.rsplit("_", 1)[1]))
+    algo = trained_by(trainer.__name__)[0]  # the trainer's default algorithm names its run folders
+    return max((Path(log_dir) / algo).iterdir(), key=lambda p: int(p.name.rsplit("_", 1)[1]))
 
 
 @pytest.fixture(scope="module")
@@ -133,11 +130,15 @@ def test_crafted_sb3_models_never_run_their_payload(sb3_run, tmp_path, capsys):
     assert not marker.exists(), "a model file ran code"
 
 
-def test_a_model_without_its_run_folder_is_refused_not_unpickled(sb3_run, tmp_path, capsys):
+def test_a_model_without_its_run_folder_needs_its_env_and_is_never_unpickled(sb3_run, tmp_path, capsys):
     lone = tmp_path / "model.zip"
     shutil.copy(sb3_run / "final_model.zip", lone)
     err = refuses(capsys, evaluate_main, [str(lone)])
-    assert "has no config.yml in its run folder" in err
+    assert "has no run folder: say which env it plays with --env" in err
+    marker = tmp_path / "pwned"
+    plant_in_zip(lone, marker)
+    assert run_cli(evaluate_main, [str(lone), "--env", "UAVGrid-v0", "--episodes", "1"]) == 0
+    assert not marker.exists()
 
 
 @pytest.mark.parametrize("trainer", TRAINERS, ids=TRAINER_IDS)

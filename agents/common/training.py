@@ -87,8 +87,9 @@ def probe_spaces(env_id: str, env_kwargs: dict[str, Any], frame_stack: int | Non
 
 
 def spaces_of(run_config: dict[str, Any]) -> tuple[spaces.Space, spaces.Space]:
-    hyper = run_config["hyperparams"]
-    return probe_spaces(run_config["env_id"], dict(hyper.get("env_kwargs") or {}), hyper.get("frame_stack"))
+    """The spaces a run's model sees, from its config (its values checked first)."""
+    section = section_of(run_config)
+    return probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
 
 
 def replay_bytes(buffer_size: int, observation_space: spaces.Space) -> int:

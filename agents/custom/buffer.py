@@ -4,7 +4,6 @@ uint8: 4x less memory than float32)."""
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -13,6 +12,7 @@ import torch
 from gymnasium import spaces
 
 from agents.common.errors import UsageError
+from agents.common.readers import count, npz_arrays
 from agents.common.returns import n_step_returns
 from agents.common.runs import atomic_path
 from agents.custom.core import observation_parts, torch_dtype
@@ -111,19 +111,29 @@ class _Ring:
             np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **arrays)
 
     def load(self, path: str | Path) -> None:
-        """Refill from a file :meth:`save` wrote (read with ``allow_pickle=False``)."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                size = int(data["size"])
-                if size > self.capacity:
-                    raise UsageError(
-                        f"replay buffer {str(path)!r} holds {size} transitions, more than buffer_size={self.capacity}"
-                    )
-                for name, store in self._stores().items():
-                    self._fill(store, data[name])
-                self.size, self.pos, self.stride = size, int(data["pos"]) % self.capacity, int(data["stride"])
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
-            raise UsageError(f"cannot load replay buffer {str(path)!r}: {type(error).__name__}: {error}") from None
+        """Refill from a file :meth:`save` wrote (read with ``allow_pickle=False``); its counters
+        must fit this buffer and its arrays, each array the kind and shape of this buffer's."""
+        what = f"replay buffer {str(path)!r}"
+        stores = self._stores()
+        data = npz_arrays(path, "replay buffer", ("pos", "size", "stride", *stores))
+        size = count(_scalar(data["size"], what), f"{what}: size", 0, self.capacity)
+        pos = count(_scalar(data["pos"], what), f"{what}: pos", 0, self.capacity - 1)
+        stride = count(_scalar(data["stride"], what), f"{what}: stride", 0, self.capacity)
+        for name, store in stores.items():
+            stored, kind = data[name], self._to_host(store[:0])
+            if stored.shape != (size, *kind.shape[1:]) or stored.dtype.kind != kind.dtype.kind:
+                raise UsageError(
+                    f"{what}: {name} holds {stored.dtype} {stored.shape}, this run's is {kind.dtype} {(size, *kind.shape[1:])}"
+                )
+        for name, store in stores.items():
+            self._fill(store, data[name])
+        self.size, self.pos, self.stride = size, pos, stride
+
+
+def _scalar(array: np.ndarray, what: str) -> Any:
+    if array.shape != () or array.dtype.kind not in "iu":
+        raise UsageError(f"{what}: its counters must be integers, got {array.dtype} {array.shape}")
+    return array.item()
 
 
 class ReplayBuffer(_Ring):
