@@ -45,6 +45,8 @@ from agents.common.runs import (
     read_config,
     read_summary,
 )
+from agents.common.tracking import render_fps
+from agents.common.video import check_video_path, write_video
 from ballenvs.reference import reference_for
 
 MANIFEST = "manifest.json"
@@ -250,7 +252,7 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(out_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def write_outputs(out_dir: Path, manifest: dict[str, Any], video: str | None = None) -> dict[str, Any]:
     agents = analyse(manifest)
     write_csv(out_dir / "curves.csv", agents, manifest)
     plot(out_dir / "curves.png", agents, manifest)
@@ -259,7 +261,27 @@ def write_outputs(out_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         tmp.write_text(text)
     print(text)
     print(f"wrote {out_dir / 'curves.png'}, {out_dir / 'report.md'}, {out_dir / 'curves.csv'}")
+    if video and agents:
+        best = max(agents, key=lambda label: agents[label]["final_mean"])
+        path = write_video(video, film_final_model(Path(manifest["runs"][best][0])), render_fps(manifest["env_id"]))
+        print(f"wrote {path}: {best}, seed 0, final model")
     return agents
+
+
+def film_final_model(run_dir: Path) -> list:
+    """One episode of a run's final model, as pictures."""
+    model_path = model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES)
+    config = read_config(run_dir)
+    frames: list = []
+    evaluate(
+        load_policy(model_path, run_dir, "cpu")[0],
+        config,
+        1,
+        SCORE_SEED,
+        env_overrides={"render_mode": "rgb_array"},
+        frames=frames,
+    )
+    return frames
 
 
 def save_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
@@ -308,7 +330,7 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     figures = {"timesteps": plan["timesteps"], "seeds": max(len(dirs) for dirs in runs.values()), **evaluation_schedule(runs)}
     out_dir, manifest = new_comparison(args, argv, env_id, env_kwargs, figures, runs)
     save_manifest(out_dir, manifest)
-    return write_outputs(out_dir, manifest)
+    return write_outputs(out_dir, manifest, args.video)
 
 
 def new_comparison(
@@ -376,7 +398,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--storage", default=None, help="with --from-study: the studies' storage (default: their journal files)"
     )
     parser.add_argument("--tune-dir", default="runs/tune", help="with --from-study: agents.tune's --log-dir")
+    parser.add_argument(
+        "--video", default=None, metavar="FILE", help="an episode of the best agent's final model (seed 0), .mp4 or .gif"
+    )
     args = parser.parse_args(argv)
+    if args.video:
+        check_video_path(args.video)
     for flag in ("seeds", "score_episodes"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
@@ -389,7 +416,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse(argv)
     if args.from_runs:
         out_dir = Path(args.from_runs)
-        return write_outputs(out_dir, read_manifest(args.from_runs))
+        return write_outputs(out_dir, read_manifest(args.from_runs), args.video)
     if args.from_study:
         return from_studies(args, argv)
 
@@ -431,7 +458,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         run_dir = trainer.main([*flags[label], "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
         manifest["runs"][label].append(str(run_dir))
         save_manifest(out_dir, manifest)  # after every run: an interrupted compare can be re-plotted
-    return write_outputs(out_dir, manifest)
+    return write_outputs(out_dir, manifest, args.video)
 
 
 def _per_agent(value: Any) -> str:

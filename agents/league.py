@@ -28,6 +28,8 @@ from agents.common.config import parse_overrides
 from agents.common.envs import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.runs import new_run_dir
+from agents.common.tracking import render_fps
+from agents.common.video import check_video_path, write_video
 from agents.twoplayer.league import (
     bootstrap_elo,
     entrants,
@@ -54,7 +56,11 @@ def main(argv: list[str] | None = None) -> Path:
         "--env", default=None, help=f"the game: a two-player env id (default: the models' own, else {DEFAULT_ENV})"
     )
     parser.add_argument("--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="the game's options")
+    parser.add_argument(
+        "--video", default=None, metavar="FILE", help="a game of the two best-rated players, as an .mp4 or a .gif"
+    )
     args = parser.parse_args(argv)
+    video = check_video_path(args.video) if args.video else None
     if args.games < 2 or args.games % 2:
         raise UsageError(f"--games must be an even number >= 2 (half from each side), got {args.games}")
     if not 0 <= args.seed <= MAX_SEED:
@@ -78,6 +84,13 @@ def main(argv: list[str] | None = None) -> Path:
         raise Interrupted(f"the {played} of {pairs} pairs played so far are rated in {folder}", signal_of(stop)) from None
     folder = write(args, league, results)
     print(f"wrote {folder / 'league.csv'}, {folder / 'results.csv'}, {folder / 'report.md'}, {folder / 'elo.png'}")
+    if video:
+        ratings = fit_elo(*tables(results))
+        best, second = np.argsort(-ratings)[:2]
+        frames = reference_for(env_id).arena.film(players[best], players[second], args.seed, env_kwargs)
+        print(
+            f"wrote {write_video(video, frames, render_fps(env_id))}: {league[best].name} (left) against {league[second].name}"
+        )
     return folder
 
 

@@ -66,6 +66,10 @@ class Arena(ABC):
         made from a :class:`ballenvs.game.Seat`'s view (so a model can play under other options)."""
 
     @abstractmethod
+    def film(self, first: Any, second: Any, seed: int, env_kwargs: Mapping[str, Any]) -> list[Any]:
+        """One game of ``first`` (the left side) against ``second``, as pictures of every step."""
+
+    @abstractmethod
     def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
         """``games`` games between two players (names or Players), half with each on the first
         side: ``first_wins``, ``second_wins`` and ``draws`` (time-outs included)."""

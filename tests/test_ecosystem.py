@@ -241,3 +241,21 @@ def test_the_package_ships_its_license_and_type_marker():
     assert (REPO / "LICENSE").read_text().startswith("MIT License")
     assert (REPO / "ballenvs" / "py.typed").is_file() and (REPO / "agents" / "py.typed").is_file()
     assert "## " in (REPO / "CHANGELOG.md").read_text()
+
+
+def test_league_and_compare_film_their_best_player(runs, tmp_path, monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    from agents import compare, league
+
+    clip = tmp_path / "league.gif"
+    argv = ["chaser", "pusher", "anchor", "--env", "BallDuel-v1", "--games", "4", "--log-dir", str(tmp_path)]
+    assert run_cli(league.main, [*argv, "--video", str(clip)]) == 0
+    assert clip.stat().st_size > 1000
+    folder = tmp_path / "compare"
+    folder.mkdir()
+    manifest = {"env_id": "BallDuel-v0", "env_kwargs": {"max_episode_steps": 60}, "timesteps": 600, "seeds": 1}
+    manifest |= {"eval_freq": 300, "eval_episodes": 2, "score_episodes": 1, "hardware": "x", "command": "x"}
+    manifest |= {"baselines": {"pusher": 0.0}, "heuristic": "pusher", "runs": {"custom DQN": [str(runs["custom"])]}}
+    (folder / "manifest.json").write_text(__import__("json").dumps(manifest))
+    assert run_cli(compare.main, ["--from-runs", str(folder), "--video", str(tmp_path / "best.mp4")]) == 0
+    assert (tmp_path / "best.mp4").stat().st_size > 1000

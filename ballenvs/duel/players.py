@@ -20,7 +20,9 @@ from ballenvs.duel.core import RIGHT, DuelCore, DuelPhysics, DuelState
 from ballenvs.duel.observe import side_view
 from ballenvs.game import Player, Seat
 
-BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter")
+BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion")
+#: The built-in players written by hand (the champion was learned).
+SCRIPTED_PLAYERS = BUILTIN_PLAYERS[:-1]
 
 
 def _no_thrust(seat: Seat) -> Any:
@@ -155,6 +157,12 @@ class Sprinter(Player):
         return self.first[score.reshape(k, plans).argmax(axis=1)]
 
 
+def _champion(physics: DuelPhysics) -> Player:
+    from ballenvs.duel.champion import Champion  # its weights are read on first use only
+
+    return Champion(physics)
+
+
 def _no_observation() -> Any:
     raise RuntimeError("a modelled player sees the balls, not an observation")
 
@@ -190,6 +198,7 @@ def make_player(spec: str | Any, physics: DuelPhysics) -> Player:
         "pusher": lambda: Pusher(physics),
         "anchor": Anchor,
         "sprinter": lambda: Sprinter(physics),
+        "champion": lambda: _champion(physics),
     }
     if isinstance(spec, Player):
         return spec

@@ -47,6 +47,31 @@ class DuelArena(Arena):
         duel = self._duel(env_kwargs)
         return duel.observer.observe
 
+    def film(self, first: Any, second: Any, seed: int, env_kwargs: Mapping[str, Any]) -> list[Any]:
+        import numpy as np
+
+        from ballenvs.duel.core import LEFT, RIGHT
+        from ballenvs.render import Renderer
+
+        duel = self._duel(env_kwargs)
+        players = {LEFT: self.make_player(first, env_kwargs), RIGHT: self.make_player(second, env_kwargs)}
+        rngs = [np.random.default_rng(seed)]
+        duel.reset(rngs)
+        for player in players.values():
+            player.reset(None)
+        renderer = Renderer("rgb_array", duel.render_spec("BallDuel"))
+        limit = {**self.defaults, **env_kwargs}["max_episode_steps"]
+        frames = [renderer.render(lambda canvas: duel.draw(canvas, None))]
+        try:
+            for _ in range(limit):
+                _, terminated = duel.play(*(players[side].act(duel.seat(side, rngs)) for side in (LEFT, RIGHT)))
+                frames.append(renderer.render(lambda canvas: duel.draw(canvas, None)))
+                if terminated:
+                    break
+        finally:
+            renderer.close()
+        return frames
+
     def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
         limit = {**self.defaults, **env_kwargs}["max_episode_steps"]
         return play_pairs(first, second, games, seed, max_episode_steps=limit, **self.options(env_kwargs))
