@@ -139,7 +139,7 @@ register(
         "custom",
         "custom DQN",
         config="dqn.yml",
-        keys={**DQN_KEYS, "double_q": Key(bool)},
+        keys={**DQN_KEYS, "double_q": Key(bool), "exploration_repeat": Key(int, 1, 1000)},
         module="agents.custom.dqn",
         **_CUSTOM,
     )

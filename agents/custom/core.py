@@ -52,6 +52,10 @@ class QConfig:
     exploration_initial_eps: float = 1.0
     exploration_final_eps: float = 0.05
     max_grad_norm: float = 10.0
+    # ez-greedy (Dabney et al., 2021): an exploring env repeats its random action for a duration
+    # drawn uniformly from 1..exploration_repeat steps (1: plain epsilon-greedy). Long dashes
+    # reach states that single random steps seldom do.
+    exploration_repeat: int = 1
 
     def __post_init__(self) -> None:
         self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
@@ -85,6 +89,8 @@ class QLearner:
         # RAdam, whose per-tensor loop took a third of an update's time here.
         self.optimizer = torch.optim.Adam(self.q.parameters(), lr=config.initial_learning_rate, fused=True)
         self.rng = np.random.default_rng(seed)
+        self._dash_left: np.ndarray | None = None  # ez-greedy: steps each env's random dash has left
+        self._dash_action: np.ndarray | None = None
         self.n_updates = 0
         self.n_actions = spec["n_actions"]
         # bf16 autocast and torch.compile pay off on a GPU; on this CPU they were slower.
@@ -96,9 +102,21 @@ class QLearner:
         return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
 
     def explore(self, greedy: np.ndarray, epsilon: float) -> np.ndarray:
-        """Each greedy action, replaced by a uniform one with probability ``epsilon``."""
-        explore = self.rng.random(len(greedy)) < epsilon
-        return np.where(explore, self.rng.integers(self.n_actions, size=len(greedy)), greedy)
+        """Each greedy action, replaced by a uniform one with probability ``epsilon``; with
+        ``exploration_repeat`` > 1 a replaced action is kept for a random number of steps."""
+        repeat = getattr(self.config, "exploration_repeat", 1)
+        if repeat <= 1:
+            explore = self.rng.random(len(greedy)) < epsilon
+            return np.where(explore, self.rng.integers(self.n_actions, size=len(greedy)), greedy)
+        if self._dash_left is None or len(self._dash_left) != len(greedy):
+            self._dash_left = np.zeros(len(greedy), dtype=np.int64)
+            self._dash_action = np.zeros(len(greedy), dtype=np.int64)
+        start = (self._dash_left == 0) & (self.rng.random(len(greedy)) < epsilon)
+        self._dash_action = np.where(start, self.rng.integers(self.n_actions, size=len(greedy)), self._dash_action)
+        self._dash_left = np.where(start, self.rng.integers(1, repeat + 1, size=len(greedy)), self._dash_left)
+        dashing = self._dash_left > 0
+        self._dash_left = np.maximum(self._dash_left - 1, 0)
+        return np.where(dashing, self._dash_action, greedy)
 
     def gradient_step(self, loss: torch.Tensor) -> None:
         """One clipped Adam step on ``loss``."""
