@@ -23,6 +23,7 @@ from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool
 
 STATE_GAMES = ["--env", "BallDuel-v0", "--env-kwargs", "obs_type=state", "max_episode_steps=60"]
 STATE_GAMES += ["--hyperparams", "policy=MlpPolicy", "frame_stack=1", "learning_starts=100", "buffer_size=2000"]
+TINY_PIXELS = ["--no-progress", "--eval-freq", "0", "--hyperparams", "learning_starts=100", "buffer_size=500"]
 
 
 def test_the_pool_plays_the_latest_with_p_latest_else_one_of_the_last_window(tmp_path):
@@ -48,6 +49,26 @@ def test_the_pool_plays_the_latest_with_p_latest_else_one_of_the_last_window(tmp
     pool.swap()
     assert pool.opponent_steps == pool.snapshots[choice][0]
     assert torch.all(opponent.q.weight == pool.opponent_steps), "the opponent plays that snapshot's weights"
+
+
+def test_pfsp_draws_the_snapshots_the_learner_still_loses_to(tmp_path):
+    settings = SelfPlay(p_latest=0.0, window=3, sampling="pfsp", pfsp_power=2.0)
+    learner = torch.nn.Linear(2, 3)
+    opponent = SelfPlayOpponent(settings, "cpu", 1, [])
+    pool = SnapshotPool(settings, tmp_path, learner, opponent, None, seed=0)
+    for steps in (100, 200, 300):
+        pool.snapshot(steps)
+    assert pool.weights() == pytest.approx([1 / 3] * 3), "no games yet: the prior makes them equal"
+    for steps, scores in [(100, [-1.0] * 8), (200, [1.0] * 8), (300, [0.0] * 8)]:
+        pool.opponent_steps = steps
+        pool.record(np.array(scores))
+    # the learner's score with the prior of one win and one loss: 1/10, 9/10, 5/10
+    expected = np.array([0.9, 0.1, 0.5]) ** 2
+    assert pool.weights() == pytest.approx(expected / expected.sum())
+    counts = np.bincount([pool.choose() for _ in range(20_000)], minlength=3) / 20_000
+    assert counts == pytest.approx(expected / expected.sum(), abs=0.015)
+    opponent.finished(np.array([True, True]), np.array([1.0, 1.0]))  # the opponent (the snapshot) won both
+    assert pool.scores[300] == [4.0, 10.0], "the opponent's results reach the pool as the learner's losses"
 
 
 def test_self_play_settings_are_checked():
@@ -162,9 +183,57 @@ def test_self_play_needs_an_opponent_and_the_native_vector_env(tmp_path, capsys)
         (["--opponent", "self", "--hyperparams", "self_play=dict(window=0)"], "self_play window=0 must be an integer >= 1"),
         (
             ["--opponent", "bully"],
-            "unknown opponent 'bully' for BallDuel-v0; valid: still, random, chaser, pusher, anchor, sprinter, self",
+            "unknown opponent 'bully' for BallDuel-v0; valid: still, random, chaser, pusher, anchor, sprinter, champion, self",
         ),
     ]:
         assert run_cli(custom_train.main, [*argv, "--log-dir", str(tmp_path)]) == 2
         assert message in capsys.readouterr().err
     assert not any(Path(tmp_path).rglob("config.yml"))
+
+
+def test_v1_self_play_with_pfsp_and_every_script_ships_a_champion(tmp_path, capsys):
+    """The issue's recipe, in miniature: self-play on BallDuel-v1 with PFSP and the scripted
+    players, evaluated against every built-in, exported as a numpy champion that chooses the
+    model's actions."""
+    from agents import custom_train
+    from agents.custom.checkpoint import load_checkpoint
+    from agents.custom.networks import QNetwork
+    from agents.export_champion import main as export_main
+    from ballenvs.duel.champion import q_values
+
+    scripted = "chaser,pusher,anchor,sprinter"
+    argv = ["--env", "BallDuel-v1", "--opponent", "self", "--timesteps", "1200", "--n-envs", "8"]
+    argv += ["--log-dir", str(tmp_path), "--no-progress", "--eval-freq", "1200", "--eval-episodes", "2"]
+    argv += ["--hyperparams", "policy=MlpPolicy", "learning_starts=100", "buffer_size=2000"]
+    argv += ["policy_kwargs=dict(net_arch=[16])"]
+    argv += [f"self_play=dict(snapshot_steps=400, swap_steps=200, sampling='pfsp', scripted_share=0.5, scripted='{scripted}')"]
+    assert run_cli(custom_train.main, argv) == 0
+    out = capsys.readouterr().out
+    assert all(f"vs {name}" in out for name in scripted.split(","))
+    run = next(tmp_path.glob("custom/BallDuel-v1_1"))
+    assert run_cli(evaluate_main, [str(run), "--opponent", "all", "--episodes", "4"]) == 0
+    table = capsys.readouterr().out
+    assert all(f"| {name} " in table for name in ("random", *scripted.split(","), "champion"))
+    out_file = tmp_path / "champion.npz"
+    assert run_cli(export_main, [str(run), "--out", str(out_file)]) == 0
+    with np.load(out_file, allow_pickle=False) as data:
+        layers = tuple((data[f"weight_{k}"], data[f"bias_{k}"]) for k in range(int(data["layers"])))
+    state = load_checkpoint(run / "final_model.pt")
+    network = QNetwork(state["spec"])
+    network.load_state_dict(state["agent"]["q"])
+    probe = np.random.default_rng(1).uniform(-1, 1, size=(256, 11)).astype(np.float32)
+    with torch.no_grad():
+        assert np.array_equal(q_values(layers, probe).argmax(1), network(torch.from_numpy(probe)).argmax(1).numpy())
+
+
+def test_the_champion_is_a_state_model_of_v1(tmp_path, capsys):
+    from agents import custom_train
+    from agents.export_champion import main as export_main
+
+    argv = ["--env", "BallDuel-v0", "--timesteps", "200", "--log-dir", str(tmp_path), *TINY_PIXELS]
+    assert run_cli(custom_train.main, argv) == 0
+    run = next(tmp_path.glob("custom/BallDuel-v0_1"))
+    capsys.readouterr()
+    assert run_cli(export_main, [str(run), "--out", str(tmp_path / "c.npz")]) == 2
+    assert "the champion is an MLP on BallDuel-v1's state vector" in capsys.readouterr().err
+    assert not (tmp_path / "c.npz").exists()

@@ -212,8 +212,9 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
         section.n_envs = args.n_envs or section.n_envs
         opponent = args.opponent
-        if opponent is None and section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play
-            opponent = section.env_kwargs.pop("opponent")
+        if section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play, unless told otherwise
+            opponent = opponent or section.env_kwargs.pop("opponent")
+            section.env_kwargs.pop("opponent", None)
         if opponent is not None:
             check_opponent(env_id, opponent)
         if opponent is not None and opponent != "self":
