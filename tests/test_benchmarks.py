@@ -54,3 +54,23 @@ def test_the_gpu_benchmark_runs_its_quick_pass_on_the_cpu(tmp_path, monkeypatch,
     assert json.loads((tmp_path / "gpu.json").read_text())["benchmark"] == "gpu"
     assert not results_md.exists(), "--quick leaves RESULTS.md alone"
     assert "n/a (CUDA only)" in capsys.readouterr().out
+
+
+def test_eval_curves_draws_each_runs_win_rates_and_names_a_missing_metric(tmp_path, capsys):
+    from agents.common.cli import run_cli
+    from benchmarks.eval_curves import main as curves_main
+    from benchmarks.eval_curves import read_curve
+
+    run = tmp_path / "run"
+    run.mkdir()
+    config = "algo: dqn\nenv_id: BallDuel-v0\nseed: 3\nvec_env: native\ntimesteps: 300\nhyperparams: {policy: CnnPolicy}\n"
+    (run / "config.yml").write_text(config)
+    rows = ["time/total_timesteps,rollout/ep_rew_mean,eval/win_rate", "100,0.1,", "200,0.2,0.5", "300,0.3,0.9"]
+    (run / "progress.csv").write_text("\n".join(rows) + "\n")
+    steps, wins = read_curve(run, "eval/win_rate")
+    assert steps.tolist() == [200.0, 300.0] and wins.tolist() == [0.5, 0.9], "the rows with an evaluation"
+    assert run_cli(curves_main, [str(run), "--out", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    assert run_cli(curves_main, [str(run), "--metric", "eval/win_rate_vs_pusher", "--out", str(tmp_path / "d.png")]) == 2
+    assert "no 'eval/win_rate_vs_pusher' in its progress.csv" in capsys.readouterr().err
+    assert not (tmp_path / "d.png").exists()

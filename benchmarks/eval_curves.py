@@ -1,0 +1,68 @@
+"""Each run's evaluation win rates against its training steps, one line per run (seed), from the
+``progress.csv`` the trainers write. The README's learning figures are drawn with it:
+
+    python -m benchmarks.eval_curves runs/dqn/BallDuel-v0_1 runs/dqn/BallDuel-v0_2 --out curves.png
+    python -m benchmarks.eval_curves RUN --metric eval/win_rate_vs_pusher eval/win_rate_vs_anchor --out v1.png
+
+A learning claim judges final models; these curves show whether a run settled on the way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from agents.common.cli import run_cli
+from agents.common.errors import UsageError
+from agents.common.runs import atomic_path, read_config
+
+
+def read_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """The (steps, values) of one progress.csv column, on the rows that have it."""
+    path = run_dir / "progress.csv"
+    if not path.is_file():
+        raise UsageError(f"{str(run_dir)!r}: no progress.csv (not a run folder?)")
+    with open(path, newline="") as file:
+        rows = [row for row in csv.DictReader(file) if row.get(metric)]
+    if not rows:
+        raise UsageError(f"{str(run_dir)!r}: no {metric!r} in its progress.csv (was it evaluated?)")
+    return np.array([float(r["time/total_timesteps"]) for r in rows]), np.array([float(r[metric]) for r in rows])
+
+
+def main(argv: list[str] | None = None) -> Path:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.eval_curves", description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", help="run folders")
+    parser.add_argument("--metric", nargs="+", default=["eval/win_rate"], help="progress.csv columns (default: eval/win_rate)")
+    parser.add_argument("--out", required=True, help="the .png to write")
+    args = parser.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(args.metric), figsize=(6 * len(args.metric), 4), sharey=True, squeeze=False)
+    for ax, metric in zip(axes[0], args.metric):
+        for run in map(Path, args.runs):
+            steps, values = read_curve(run, metric)
+            ax.plot(steps, 100 * values, marker="o", markersize=3, label=f"seed {read_config(run)['seed']}")
+        ax.axhline(90, linestyle="--", color="grey", linewidth=1)
+        ax.set_title(metric.removeprefix("eval/"))
+        ax.set_xlabel("env steps")
+        ax.set_ylim(-5, 105)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("evaluation games won (%)")
+    axes[0][0].legend(loc="lower right")
+    fig.tight_layout()
+    out = Path(args.out)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=80, format="png")
+    print(f"wrote {out}")
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
