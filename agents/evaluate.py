@@ -20,7 +20,7 @@ from agents.common.cli import DEVICES, MAX_SEED, Parser, describe_device, resolv
 from agents.common.envs import check_env_id
 from agents.common.errors import UsageError
 from agents.common.evaluation import EvalResult, evaluate
-from agents.common.models import bare_model, find_model, zoo_run
+from agents.common.models import bare_model, find_model, run_folder_candidate, zoo_run
 from agents.common.runs import CONFIG_NAME, read_config
 from agents.common.tracking import render_fps
 from agents.common.video import check_video_path, write_video
@@ -72,11 +72,14 @@ def locate(path: Path, env_id: str | None) -> tuple[Path, dict[str, Any]]:
     zoo = zoo_run(path)
     if zoo is not None and not (path / CONFIG_NAME).is_file():
         return zoo
-    if path.is_file() and path.suffix == ".zip" and not (path.parent / CONFIG_NAME).is_file():
+    if path.is_file() and path.suffix == ".zip" and not (run_folder_candidate(path) / CONFIG_NAME).is_file():
         if env_id is None:
             raise UsageError(f"{str(path)!r} has no run folder: say which env it plays with --env ({', '.join(ENV_IDS)})")
         check_env_id(env_id)
-        return bare_model(path, env_id)
+        from agents.sb3.dqn import read_model_file
+
+        plain, _ = read_model_file(path, "cpu")
+        return bare_model(path, env_id, plain)
     if env_id is not None:
         raise UsageError("--env is for a bare model file; a run folder says its own env")
     model_path, run_dir = find_model(path)

@@ -99,6 +99,12 @@ def test_push_to_hub_builds_the_repo_folder_and_model_card_up_to_the_upload(runs
     argv = ["push_to_hub", "--algo", "dqn", "--env", env_id, "-f", folder, "--exp-id", "1"]
     argv += ["--repo-name", "dqn-UAVGrid-v0", "-orga", "someone", "-m", "first upload", "--n-timesteps", "300"]
     monkeypatch.setattr(sys, "argv", list(sys.argv))  # rlzoo sets the zoo's command line
+    # Importing rl_zoo3 replaces gymnasium's TimeLimit for the whole process: the later tests get it back.
+    import gymnasium.envs.registration
+    import gymnasium.wrappers.common
+
+    for module in (gymnasium.wrappers, gymnasium.wrappers.common, gymnasium.envs.registration):
+        monkeypatch.setattr(module, "TimeLimit", getattr(module, "TimeLimit", None), raising=False)
     rlzoo.main(argv)
     assert uploaded["repo_id"] == "someone/dqn-UAVGrid-v0"
     assert {"README.md", "config.yml", "dqn-UAVGrid-v0.zip", "results.json"} <= set(uploaded["files"])

@@ -306,5 +306,6 @@ def test_the_main_command_learns_to_beat_chaser(tmp_path):
     run_dir = tmp_path / "dqn" / "BallDuel-v0_1"
     config = read_config(run_dir)
     assert config["env_id"] == "BallDuel-v0" and config["hyperparams"]["env_kwargs"]["opponent"] == "chaser"
-    result = evaluate(load_policy(run_dir / "final_model.zip", config), config, episodes=40, deterministic=True)
+    model, config = load_policy(run_dir / "final_model.zip", run_dir, "cpu")
+    result = evaluate(model, config, episodes=40, deterministic=True)
     assert result.outcomes["left"] >= 20, result.summary("BallDuel-v0")

@@ -336,6 +336,28 @@ def test_a_resume_that_expected_a_buffer_and_finds_none_says_so(trainer, sb3_run
     assert "asked for its replay buffer but none was saved: it starts empty" in capsys.readouterr().out
 
 
+def test_a_step_cut_short_between_the_workers_answers_does_not_hang_the_close():
+    """Ctrl-C in the trainer after one worker's answer to a step was read and before the other's:
+    an orderly close would wait for the first one's answer again, for ever."""
+    import threading
+
+    from stable_baselines3.common.vec_env import SubprocVecEnv, VecFrameStack
+
+    from agents.common.envs import make_env
+    from agents.common.training import close_quietly
+
+    env = VecFrameStack(SubprocVecEnv([functools.partial(make_env, "BallDuel-v0", True, obs_type="state")] * 2), 2)
+    env.reset()
+    inner = env.venv
+    inner.step_async(np.zeros(2, dtype=np.int64))
+    inner.remotes[0].recv()  # the interrupted step_wait read this answer, not the second
+    closing = threading.Thread(target=close_quietly, args=([env], True), daemon=True)
+    closing.start()
+    closing.join(timeout=60)
+    assert not closing.is_alive(), "closing the interrupted env hung"
+    assert not any(process.is_alive() for process in inner.processes)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("trainer", TRAINERS, ids=TRAINER_IDS)
 def test_ctrl_c_to_the_process_group_saves_an_interrupted_model_to_resume_from(trainer, tmp_path):

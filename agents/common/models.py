@@ -26,9 +26,14 @@ from agents.common.runs import (
 MODEL_SUFFIXES = tuple(dict.fromkeys(a.suffix for a in ALGORITHMS.values()))
 
 
+def run_folder_candidate(model_path: Path) -> Path:
+    """Where a model file's run folder would be (its checkpoints sit one level down)."""
+    return model_path.parent.parent if model_path.parent.name == CHECKPOINTS else model_path.parent
+
+
 def run_dir_of(model_path: Path) -> Path:
     """The run folder a model file belongs to (its checkpoints sit one level down)."""
-    run_dir = model_path.parent.parent if model_path.parent.name == CHECKPOINTS else model_path.parent
+    run_dir = run_folder_candidate(model_path)
     if not (run_dir / CONFIG_NAME).is_file():
         raise UsageError(
             f"model {str(model_path)!r} has no {CONFIG_NAME} in its run folder {str(run_dir)!r}: "
@@ -114,15 +119,14 @@ def read_zoo_hyperparams(path: Path) -> dict[str, Any]:
     return hyper
 
 
-def bare_model(path: Path, env_id: str) -> tuple[Path, dict[str, Any]]:
+def bare_model(path: Path, env_id: str, plain: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
     """A stable-baselines3 DQN .zip with no run folder, played on ``env_id`` with the env's shipped
-    config section (its network and frame stacking); the zip's plain ``policy_kwargs`` (net_arch),
-    when it has them, take the section's place. Weights only, as ever: a zip whose weights do not
-    fit that network is refused."""
+    config section (its network and frame stacking); the zip's plain entries (``plain``, as
+    ``agents.sb3.dqn.read_model_file`` reads them) give its ``policy_kwargs`` (net_arch), when it
+    has them, in the section's place. Weights only, as ever: a zip whose weights do not fit that
+    network is refused."""
     from agents.common.config import load_section
-    from agents.sb3.dqn import read_model_file
 
-    plain, _ = read_model_file(path, "cpu")
     hyper = load_section(ALGORITHMS["dqn"].config_path(), env_id)
     if isinstance(plain.get("policy_kwargs"), dict) and plain["policy_kwargs"]:
         hyper["policy_kwargs"] = plain["policy_kwargs"]

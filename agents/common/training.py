@@ -290,11 +290,28 @@ def make_eval_envs(setup: RunSetup, episodes: int) -> dict[str, VecEnv]:
 def close_quietly(envs: Iterable[Any], interrupted: bool) -> None:
     """Close the envs; after Ctrl-C, worker processes that already died are no error."""
     for env in envs:
+        if interrupted:
+            stop_workers(env)
         try:
             env.close()
         except (BrokenPipeError, EOFError, ConnectionResetError):
             if not interrupted:
                 raise
+
+
+def stop_workers(env: Any) -> None:
+    """End a subprocess vector env's workers (under any VecEnv wrappers) without a word to them.
+    Ctrl-C may have cut a step short between the workers' answers, and an orderly close would
+    then wait for an answer already read: the trainer hung instead of saving."""
+    while env is not None and not hasattr(env, "processes"):
+        env = getattr(env, "venv", None)
+    if env is None or getattr(env, "closed", True):
+        return
+    for process in env.processes:
+        process.terminate()
+    for process in env.processes:
+        process.join(timeout=10)
+    env.closed = True
 
 
 @contextlib.contextmanager
