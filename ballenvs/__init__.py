@@ -15,7 +15,7 @@ from gymnasium.envs.registration import register, registry
 from ballenvs.reference import register_reference
 
 #: BallDuel-v1's rules (see ballenvs.duel.game.TwoPlayerDuel); the PettingZoo faces take them too.
-V1_RULES = {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 300}
+V1_RULES = {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 100}
 
 __version__ = "0.1.0"
 
@@ -37,7 +37,7 @@ _ENV_SPECS = {
     "BallDuel-v1": {
         "entry_point": "ballenvs.duel.env:BallDuelEnv",
         "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",
-        "max_episode_steps": 301,
+        "max_episode_steps": V1_RULES["game_steps"] + 1,
         "kwargs": V1_RULES,
         "reward_threshold": 0.8,
         "reference": "ballenvs.duel.reference:REFERENCE_V1",
