@@ -14,9 +14,9 @@ import ballenvs  # noqa: F401  (registers the ids)
 from ballenvs.duel.core import LEFT, RIGHT, DuelState
 from ballenvs.duel.game import DRAW, LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.duel.match import main as match_main
-from ballenvs.duel.match import match_outcomes, registered_options
+from ballenvs.duel.match import match_outcomes, play_pairs, registered_options
 from ballenvs.duel.observe import CLOCK, OUTSIDE
-from ballenvs.duel.players import make_player
+from ballenvs.duel.players import SCRIPTED_PLAYERS, make_player
 
 V1 = registered_options("BallDuel-v1")
 V1_RULES = {key: V1[key] for key in ("floor_slope", "time_limit_rule", "game_steps")}
@@ -223,6 +223,14 @@ def test_the_sprinter_beats_pusher_and_anchor_holds_against_the_sprinter():
     assert np.mean(sprinter_pusher == LEFT_WINS) > 0.5
     anchor_sprinter = match_outcomes("anchor", "sprinter", games=10, seed=0, max_episode_steps=1000, **V1_RULES)
     assert (anchor_sprinter == LEFT_WINS).all()
+
+
+@pytest.mark.parametrize("script", SCRIPTED_PLAYERS)
+def test_the_shipped_champion_beats_every_script_on_v1(script):
+    """The self-play run's final model that ships as ``champion``: most games against each script
+    under BallDuel-v1's registered rules, half from each side (README, The champion)."""
+    result = play_pairs("champion", script, games=100, seed=7, **registered_options("BallDuel-v1"))
+    assert result["first_wins"] >= 75, result
 
 
 def test_the_round_robin_prints_every_pairing(capsys):

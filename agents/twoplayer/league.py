@@ -229,7 +229,8 @@ def write_outputs(folder: Path, league: list[Entrant], results: np.ndarray, rati
         lines.append(f"| {rank} | {league[k].name} | {ratings[k]:.0f} | {errors[k]:.0f} | {played} | {share:.0%} |")
     lines += [
         "",
-        "Elo fitted to every game (a win 1, a draw or time-out 1/2), mean 1000; +-: standard deviation over",
+        "Elo fitted to every game (a win 1, a draw 1/2: on BallDuel-v0 a game stopped by the time limit is",
+        "a draw, on v1 the clock decides it), mean 1000; +-: standard deviation over",
         f"{BOOTSTRAP} leagues resampled from the same games. Every pair: results.csv; ratings against training steps:",
         "elo.png.",
         "",
