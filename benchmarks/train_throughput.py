@@ -1,7 +1,7 @@
 """Training throughput: our custom DQN against stable-baselines3's DQN, side by side, and PQN.
 
     python -m benchmarks.train_throughput [--steps 4000] [--rounds 2] [--envs BallDuel-v0 UAVGrid-v0]
-        [--vec-envs dummy native subproc] [--device auto]
+        [--vec-envs dummy native subproc] [--device auto] [--plain-targets]
 
 Both DQNs learn from the same zoo_configs/dqn.yml section (hyperparameters, n_envs, frame
 stacking), on the same device, with the same vector env. Each first runs past
@@ -10,7 +10,9 @@ while learning. Rounds alternate the trainers so a noisy neighbour slows all ali
 round of each counts. Each vector env kind (in-process DummyVecEnv, worker-process
 SubprocVecEnv, our batched native one) is measured for both DQNs. PQN runs its own
 zoo_configs/pqn.yml section (its many envs are the point) on the native env, after one
-untimed rollout, in the same rounds.
+untimed rollout, in the same rounds. Our DQN computes Double-DQN targets (one forward pass
+more per update than SB3's DQN); ``--plain-targets`` times it with SB3's targets
+(``double_q=False``), the same arithmetic on both sides.
 """
 
 from __future__ import annotations
@@ -118,7 +120,16 @@ def pqn_rate(
     return {"steps_per_s": timed / elapsed, "ep_return": hooks.last, "n_envs": section.n_envs}
 
 
-def run(envs: list[str], steps: int, rounds: int, vec_envs: list[str], overrides: dict[str, Any], device: str) -> dict:
+def run(
+    envs: list[str],
+    steps: int,
+    rounds: int,
+    vec_envs: list[str],
+    overrides: dict[str, Any],
+    device: str,
+    custom_overrides: dict[str, Any] | None = None,
+) -> dict:
+    custom_overrides = {**overrides, **(custom_overrides or {})}
     rows = []
     for env_id in envs:
         for vec_env in vec_envs:
@@ -129,7 +140,7 @@ def run(envs: list[str], steps: int, rounds: int, vec_envs: list[str], overrides
                     if name == "sb3":
                         result = sb3_rate(env_id, steps, vec_env, overrides, device=device)
                     elif name == "custom":
-                        result = custom_rate(env_id, steps, vec_env, overrides, device=device)
+                        result = custom_rate(env_id, steps, vec_env, custom_overrides, device=device)
                     else:
                         result = pqn_rate(env_id, steps, device=device)
                     if name not in best or result["steps_per_s"] > best[name]["steps_per_s"]:
@@ -145,6 +156,7 @@ def run(envs: list[str], steps: int, rounds: int, vec_envs: list[str], overrides
         "steps": steps,
         "rounds": rounds,
         "overrides": overrides,
+        "custom_overrides": custom_overrides,
         "rows": rows,
     }
 
@@ -178,9 +190,13 @@ def main(argv: list[str] | None = None) -> dict:
         "--learning-starts", type=int, default=1000, help="the same for both DQNs (the configs' is long for a benchmark)"
     )
     parser.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when available, else CPU")
+    parser.add_argument(
+        "--plain-targets", action="store_true", help="our DQN with SB3's targets (double_q=False): equal arithmetic"
+    )
     args = parser.parse_args(argv)
     overrides = {"learning_starts": args.learning_starts}
-    result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, resolve_device(args.device))
+    custom = {"double_q": False} if args.plain_targets else {}
+    result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, resolve_device(args.device), custom)
     print(f"train_throughput on {result['machine']} ({result['device']}): ", end="")
     print(f"{args.steps} env steps after learning starts, best of {args.rounds}")
     print(format_table(result))

@@ -27,6 +27,17 @@ def test_quick_pass_writes_every_result(tmp_path, monkeypatch, capsys):
     assert flat["ours"]["episodes"] == 3 and flat["anti_pattern"]["episodes"] == 2
 
 
+def test_train_throughput_times_our_dqn_with_sb3s_targets_when_asked(tmp_path, monkeypatch):
+    from benchmarks import train_throughput
+
+    monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
+    quick = ["--steps", "64", "--rounds", "1", "--learning-starts", "64", "--envs", "UAVGrid-v0", "--vec-envs", "dummy"]
+    result = train_throughput.main([*quick, "--plain-targets"])
+    assert result["custom_overrides"] == {"learning_starts": 64, "double_q": False}
+    assert result["rows"][0]["custom_steps_per_s"] > 0
+    assert json.loads((tmp_path / "train_throughput.json").read_text())["custom_overrides"]["double_q"] is False
+
+
 def test_results_update_replaces_only_the_marked_block(tmp_path):
     path = tmp_path / "RESULTS.md"
     path.write_text("# R\n\n## a\n\n<!-- results:a -->\nold\n<!-- /results:a -->\n\nhand-written note\n")
