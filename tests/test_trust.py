@@ -358,6 +358,11 @@ def test_a_step_cut_short_between_the_workers_answers_does_not_hang_the_close():
     assert not any(process.is_alive() for process in inner.processes)
 
 
+def finished_an_episode(log_dir: Path) -> bool:
+    """A worker's monitor file under ``log_dir`` holds an episode (its two header lines and a row)."""
+    return any(len(path.read_text().splitlines()) > 2 for path in log_dir.glob("*/UAVGrid-v0_1/*.monitor.csv"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("trainer", TRAINERS, ids=TRAINER_IDS)
 def test_ctrl_c_to_the_process_group_saves_an_interrupted_model_to_resume_from(trainer, tmp_path):
@@ -382,10 +387,11 @@ def test_ctrl_c_to_the_process_group_saves_an_interrupted_model_to_resume_from(t
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=restore_sigint
     )
     try:
+        # Learning has started once a worker's monitor has a finished episode (300 steps, past
+        # learning_starts): a slow machine can take longer than any fixed wait to get there.
         deadline = time.time() + 120
-        while not list(tmp_path.glob("*/UAVGrid-v0_1/1.monitor.csv")) and time.time() < deadline:
+        while not finished_an_episode(tmp_path) and time.time() < deadline:
             time.sleep(0.2)
-        time.sleep(2.0)  # learning has started
         os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the trainer and its workers
         out, err = process.communicate(timeout=120)
     finally:
