@@ -80,12 +80,11 @@ def main(argv: list[str] | None = None) -> Path:
     except KeyboardInterrupt as stop:  # Ctrl-C or a stop signal: the pairs played so far are kept
         ignore_stops()
         played = int(np.count_nonzero(results.sum(axis=2)))
-        folder = write(args, league, results)
+        folder, _ = write(args, league, results)
         raise Interrupted(f"the {played} of {pairs} pairs played so far are rated in {folder}", signal_of(stop)) from None
-    folder = write(args, league, results)
+    folder, ratings = write(args, league, results)
     print(f"wrote {folder / 'league.csv'}, {folder / 'results.csv'}, {folder / 'report.md'}, {folder / 'elo.png'}")
     if video:
-        ratings = fit_elo(*tables(results))
         best, second = np.argsort(-ratings)[:2]
         frames = reference_for(env_id).arena.film(players[best], players[second], args.seed, env_kwargs)
         print(
@@ -94,14 +93,14 @@ def main(argv: list[str] | None = None) -> Path:
     return folder
 
 
-def write(args: argparse.Namespace, league: list, results: np.ndarray) -> Path:
-    """A new league folder with the ratings fitted to ``results``."""
+def write(args: argparse.Namespace, league: list, results: np.ndarray) -> tuple[Path, np.ndarray]:
+    """A new league folder with the ratings fitted to ``results``; the folder and the ratings."""
     scores, games = tables(results)
     ratings = fit_elo(scores, games)
     errors = bootstrap_elo(results, np.random.default_rng(args.seed))
     folder = new_run_dir(args.log_dir, "league", "league")
     print(write_outputs(folder, league, results, ratings, errors))
-    return folder
+    return folder, ratings
 
 
 def _models_env(league: list) -> str:

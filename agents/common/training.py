@@ -213,8 +213,8 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         section.n_envs = args.n_envs or section.n_envs
         opponent = args.opponent
         if section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play, unless told otherwise
-            opponent = opponent or section.env_kwargs.pop("opponent")
-            section.env_kwargs.pop("opponent", None)
+            section_opponent = section.env_kwargs.pop("opponent")
+            opponent = opponent or section_opponent
         if opponent is not None:
             check_opponent(env_id, opponent)
         if opponent is not None and opponent != "self":
