@@ -25,3 +25,9 @@ def _check_extra() -> None:
 
 
 _check_extra()
+
+# Before anything imports torch: its OpenMP threads sleep while they wait instead of spinning
+# (agents.common.threads says why, with the measurement).
+from agents.common.threads import prefer_passive_waiting  # noqa: E402
+
+prefer_passive_waiting()

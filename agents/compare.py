@@ -420,7 +420,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.from_study:
         return from_studies(args, argv)
 
-    common = ["--env", args.env, "--device", args.device]
+    common = ["--env", args.env, "--device", args.device, "--threads", args.threads]
     common += ["--eval-episodes", str(args.eval_episodes), "--save-freq", "0", "--no-progress"]
     if args.timesteps is not None:
         common += ["--timesteps", str(args.timesteps)]

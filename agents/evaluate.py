@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.algorithms import algorithm
-from agents.common.cli import DEVICES, MAX_SEED, Parser, describe_device, resolve_device, run_cli
+from agents.common.cli import MAX_SEED, Parser, add_device_flags, describe_device, resolve_device, run_cli
 from agents.common.envs import check_env_id
 from agents.common.errors import UsageError
 from agents.common.evaluation import EvalResult, evaluate
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         "or another model (a model file, a snapshot or a run folder), playing the other side as it was trained to see it; "
         "all: a table against every built-in player, --episodes games each, half from each side (always greedy)",
     )
-    parser.add_argument("--device", choices=DEVICES, default="auto")
+    add_device_flags(parser)
     parser.add_argument(
         "--env", default=None, help="for a bare stable-baselines3 .zip without its run folder: the env it plays"
     )
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         raise UsageError(
             "--render human needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy)"
         )
-    device = resolve_device(args.device)
+    device = resolve_device(args.device, args.threads)
     model_path, config = locate(Path(args.path), args.env)
     model = algorithm(config["algo"]).load(model_path, config, device)
     overrides: dict[str, Any] = {}

@@ -23,7 +23,17 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.common.cli import DEVICES, MAX_SEED, Interrupted, Parser, ignore_stops, resolve_device, run_cli, signal_of
+from agents.common.cli import (
+    MAX_SEED,
+    Interrupted,
+    Parser,
+    add_device_flags,
+    describe_device,
+    ignore_stops,
+    resolve_device,
+    run_cli,
+    signal_of,
+)
 from agents.common.config import parse_overrides
 from agents.common.envs import check_two_player_env
 from agents.common.errors import UsageError
@@ -50,7 +60,7 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("players", nargs="+", metavar="PLAYER", help="built-in names, model files or run folders")
     parser.add_argument("--games", type=int, default=100, help="games per pair (even: half from each side)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the games")
-    parser.add_argument("--device", choices=DEVICES, default="auto")
+    add_device_flags(parser)
     parser.add_argument("--log-dir", default="runs", help="where league folders go (<log-dir>/league/league_<n>)")
     parser.add_argument(
         "--env", default=None, help=f"the game: a two-player env id (default: the models' own, else {DEFAULT_ENV})"
@@ -68,12 +78,12 @@ def main(argv: list[str] | None = None) -> Path:
     if args.env is not None:
         check_two_player_env(args.env)
     env_kwargs = parse_overrides(args.env_kwargs, "--env-kwargs")
-    device = resolve_device(args.device)
+    device = resolve_device(args.device, args.threads)
     league = entrants(args.players, reference_for(args.env or DEFAULT_ENV).players)
     env_id = args.env or _models_env(league)
     players = [make_entrant_player(entrant, device, env_id, env_kwargs) for entrant in league]
     pairs = len(league) * (len(league) - 1) // 2
-    print(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games")
+    print(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device)}")
     results = np.zeros((len(league), len(league), 3), dtype=np.int64)
     try:
         play_league(players, args.games, args.seed, env_id, env_kwargs, results)

@@ -41,13 +41,14 @@ import numpy as np
 import yaml
 
 from agents.common.algorithms import ALGORITHMS, Algorithm, algorithm
-from agents.common.cli import DEVICES, MAX_SEED, STOP_SIGNALS, Parser, Stopped, ignore_stops, run_cli, signal_of
+from agents.common.cli import MAX_SEED, STOP_SIGNALS, Parser, Stopped, add_device_flags, ignore_stops, run_cli, signal_of
 from agents.common.config import Key, load_section, load_sections, parse_overrides, shipped_config
 from agents.common.envs import check_env_id
 from agents.common.errors import ConfigError, UsageError
 from agents.common.evaluation import listening
 from agents.common.runs import EVALUATIONS, atomic_path, process_alive
 from agents.common.studies import check_study_name, load_existing_study, open_storage
+from agents.common.threads import parse_threads, usable_cores
 
 PRUNERS = ("median", "halving", "none")
 DEFAULT_LOG_DIR = "runs/tune"
@@ -159,11 +160,20 @@ def fail_orphaned_trials(study: Any) -> None:
 # -- trials ---------------------------------------------------------------------------------------
 
 
+def trial_threads(requested: str, workers: int) -> str:
+    """Each trial's ``--threads``: the user's count, else this machine's share per worker (the
+    workers start together, so each measuring the cores free would see the others' start-up)."""
+    if parse_threads(requested) is not None or os.environ.get("OMP_NUM_THREADS"):
+        return requested
+    return str(max(1, usable_cores() // workers))
+
+
 def trial_argv(plan: dict[str, Any], params: dict[str, Any], seed: int, trial_dir: Path) -> list[str]:
     algo = ALGORITHMS[plan["algo"]]
     argv = ["--env", plan["env"], "--timesteps", str(plan["timesteps"]), "--eval-freq", str(plan["eval_freq"])]
     argv += ["--eval-episodes", str(plan["eval_episodes"]), "--save-freq", "0", "--no-progress", "--seed", str(seed)]
-    argv += ["--log-dir", str(trial_dir), "--device", plan["device"], *algo.trainer_flags, *plan["extra"]]
+    argv += ["--log-dir", str(trial_dir), "--device", plan["device"], "--threads", plan["threads"]]
+    argv += [*algo.trainer_flags, *plan["extra"]]
     return argv + ["--hyperparams", *plan["hyperparams"], *(f"{k}={v}" for k, v in params.items())]
 
 
@@ -210,12 +220,7 @@ def worker(plan: dict[str, Any], n_trials: int, index: int) -> int | None:
     trial running (its trainer saves its model in the trial's folder; Optuna records the trial as
     pruned, stopped early) and the worker: it returns the signal, else None."""
     import optuna
-    import torch
 
-    # Two processes of torch's default threads on the same cores slow each other down many times
-    # over; OMP_NUM_THREADS, when set, says how many this machine's share is.
-    if "OMP_NUM_THREADS" not in os.environ:
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // plan["workers"]))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = open_storage(plan["storage"], Path(plan["study_dir"]), plan["heartbeat"])
     seed = None if plan["seed"] is None else plan["seed"] + index
@@ -414,7 +419,7 @@ def parse(argv: list[str] | None) -> Any:
     parser.add_argument("--hyperparams", nargs="*", default=[], metavar="KEY=VALUE", help="fixed for every trial")
     parser.add_argument("--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE")
     parser.add_argument("--n-envs", type=int, default=None)
-    parser.add_argument("--device", choices=DEVICES, default="auto")
+    add_device_flags(parser)
     parser.add_argument("--heartbeat", type=int, default=HEARTBEAT_S, help="seconds between a database worker's heartbeats")
     parser.add_argument("--report", action="store_true", help="write the study's report, plots and best section; no training")
     parser.add_argument(
@@ -481,6 +486,7 @@ def main(argv: list[str] | None = None) -> Path:
         "eval_freq": args.eval_freq or max(args.timesteps // 10, 1),
         "eval_episodes": args.eval_episodes,
         "device": args.device,
+        "threads": trial_threads(args.threads, args.workers),
         "extra": extra,
         "hyperparams": list(args.hyperparams),
         "storage": args.storage,

@@ -83,6 +83,7 @@ def test_a_trial_reports_every_evaluation_and_is_pruned_when_the_pruner_says(tmp
     args = tune.parse(tiny(tmp_path, space_file))
     plan = {
         "env": "UAVGrid-v0", "algo": "custom", "timesteps": 400, "eval_freq": 200, "eval_episodes": 2, "device": "cpu",
+        "threads": "1",
         "extra": ["--n-envs", "2", "--env-kwargs", "max_episode_steps=50"], "hyperparams": list(args.hyperparams),
         "study_dir": str(tmp_path / "study"),
     }  # fmt: skip

@@ -17,9 +17,11 @@ from typing import Any, NoReturn
 
 from agents.common.envs import VEC_ENVS
 from agents.common.errors import UsageError
+from agents.common.threads import apply_threads, threads_flag
 from agents.common.tracking import add_tracking_flags, check_tracking
 
 DEVICES = ("auto", "cpu", "cuda")
+_threads_chosen: str | None = None  # resolve_device's thread choice in words, for describe_device
 DEFAULT_ENV = "BallDuel-v0"
 MAX_SEED = 2**32 - 1  # numpy's and torch's seeds
 
@@ -99,6 +101,18 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
+def add_device_flags(parser: argparse.ArgumentParser) -> None:
+    """--device and --threads: where torch computes, and with how many CPU threads."""
+    parser.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when available, else CPU")
+    parser.add_argument(
+        "--threads",
+        default="auto",
+        type=threads_flag,
+        help="torch's CPU threads: a number, or auto: OMP_NUM_THREADS when set, else the cores no other process keeps "
+        "busy when the command starts (idle threads sleep rather than spin, so load that comes later costs its share)",
+    )
+
+
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """The flags that say what to train and how, shared by the trainers and agents.compare."""
     parser.add_argument("--env", default=None, help=f"environment id (default: {DEFAULT_ENV}; with --resume: the run's)")
@@ -112,7 +126,7 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
         "own vector env, every game in one numpy call; dummy: single envs one after the other; subproc: a worker "
         "process per env (only pays when one env step is costly)",
     )
-    parser.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when available, else CPU")
+    add_device_flags(parser)
     parser.add_argument("--config", default=None, help="hyperparameter file in the RL Zoo format (default: the shipped one)")
     parser.add_argument(
         "--hyperparams", nargs="*", default=[], metavar="KEY=VALUE", help="override config values, e.g. learning_rate=1.0e-4"
@@ -190,10 +204,13 @@ def check_flags(args: argparse.Namespace) -> None:
         raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {seed}")
 
 
-def resolve_device(requested: str) -> str:
-    """The torch device to use: "cuda" or "cpu"; "cuda" without CUDA is an error."""
+def resolve_device(requested: str, threads: str = "auto") -> str:
+    """The torch device to use: "cuda" or "cpu"; "cuda" without CUDA is an error. Sets torch's
+    CPU threads for ``threads`` (``--threads``) too: a GPU run's host side uses them as well."""
     import torch
 
+    global _threads_chosen
+    _threads_chosen = apply_threads(threads)
     available = torch.cuda.is_available()
     if requested == "cuda" and not available:
         raise UsageError(f"--device cuda: CUDA is not available here (torch {torch.__version__}); use --device auto or cpu")
@@ -205,11 +222,13 @@ def resolve_device(requested: str) -> str:
 
 
 def describe_device(device: str) -> str:
+    """The device and the CPU threads chosen for it, for the line a command prints at start."""
     import torch
 
+    threads = _threads_chosen or f"{torch.get_num_threads()} threads"
     if device == "cuda":
-        return f"cuda ({torch.cuda.get_device_name(0)})"
-    return f"cpu ({torch.get_num_threads()} threads, torch {torch.__version__})"
+        return f"cuda ({torch.cuda.get_device_name(0)}), host with {threads}"
+    return f"cpu with {threads}, torch {torch.__version__}"
 
 
 def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> int:

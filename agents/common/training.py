@@ -187,7 +187,7 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
     """Check every input, then create ``<log-dir>/<algo>/<env>_<n>/`` with its config.yml
     (``make_folder=False``: check only, as agents.compare does before its own folder)."""
     check_flags(args)
-    device = resolve_device(args.device)
+    device = resolve_device(args.device, args.threads)
     resume = resume_buffer = None
     if args.resume:
         resume, source_dir, source = resume_model(args.resume)

@@ -1,0 +1,76 @@
+"""Sharing the machine: how many threads torch gets (--threads), and that its idle threads sleep."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from agents.common import threads
+from agents.common.errors import UsageError
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "", "1.5"])
+def test_a_bad_thread_count_is_refused_naming_it(value):
+    with pytest.raises(UsageError, match=f"--threads must be 'auto' or a whole number >= 1, got {value!r}"):
+        threads.parse_threads(value)
+
+
+def test_a_thread_count_is_taken_as_given(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert threads.choose_threads("3") == (3, "--threads")
+
+
+def test_auto_follows_omp_num_threads_when_set(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert threads.choose_threads("auto") == (1, "OMP_NUM_THREADS")
+
+
+def test_auto_takes_the_cores_other_processes_leave_free(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 4)
+    for busy, expected in ((0.0, 4), (1.2, 3), (2.6, 1), (7.0, 1)):
+        monkeypatch.setattr(threads, "cores_busy_elsewhere", lambda seconds=0.0, busy=busy: busy)
+        assert threads.choose_threads("auto") == (expected, f"{expected} of 4 cores free")
+
+
+def test_a_busy_core_elsewhere_is_seen():
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        assert threads.cores_busy_elsewhere(0.5) > 0.5
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def _wait_policy_in_a_fresh_process(env: dict[str, str]) -> str:
+    code = "import agents, os, torch; print(os.environ.get('OMP_WAIT_POLICY'))"
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_importing_agents_makes_torchs_idle_threads_sleep_unless_the_user_chose(monkeypatch):
+    import os
+
+    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
+    assert _wait_policy_in_a_fresh_process(env) == "PASSIVE"
+    assert _wait_policy_in_a_fresh_process({**env, "OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE"
+
+
+def test_a_trainer_prints_its_thread_choice_beside_the_device(tmp_path):
+    argv = ["--env", "UAVGrid-v0", "--timesteps", "64", "--n-envs", "2", "--threads", "1", "--log-dir", str(tmp_path)]
+    argv += ["--hyperparams", "learning_starts=32", "buffer_size=100", "--eval-freq", "0", "--save-freq", "0", "--no-progress"]
+    done = subprocess.run([sys.executable, "-m", "agents.custom_train", *argv], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "device: cpu with 1 thread (--threads, passive waits)" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["sb3_train", "custom_train", "evaluate", "league", "compare", "tune"])
+def test_every_command_refuses_a_bad_thread_count_before_writing(tmp_path, command):
+    argv = {"evaluate": [str(tmp_path / "runs")], "league": ["chaser", "pusher"]}.get(command, [])
+    argv += ["--threads", "0"] + ([] if command == "evaluate" else ["--log-dir", str(tmp_path / "runs")])
+    done = subprocess.run([sys.executable, "-m", f"agents.{command}", *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: argument --threads: must be 'auto' or a whole number >= 1, got '0'")
+    assert not (tmp_path / "runs").exists()
