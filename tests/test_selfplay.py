@@ -14,11 +14,11 @@ from gymnasium import spaces
 
 from agents.common.cli import run_cli
 from agents.common.config import ConfigError, SelfPlay
+from agents.common.frames import FrameStack
 from agents.common.runs import read_config
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
 from agents.twoplayer.league import bootstrap_elo, fit_elo, tables
-from agents.twoplayer.players import FrameStack
 from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool
 
 STATE_GAMES = ["--env", "BallDuel-v0", "--env-kwargs", "obs_type=state", "max_episode_steps=60"]

@@ -267,6 +267,7 @@ def assert_same_obs(a, b):
         for key in a:
             np.testing.assert_array_equal(a[key], b[key])
     else:
+        assert np.asarray(a).dtype == np.asarray(b).dtype
         np.testing.assert_array_equal(a, b)
 
 
@@ -313,19 +314,23 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
 
 
 @pytest.mark.parametrize(
-    "env_id,kwargs",
+    "env_id,kwargs,frame_stack",
     [
-        ("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_episode_steps": 40}),
-        ("UAVGrid-v0", {"max_episode_steps": 25}),
+        ("BallDuel-v0", {"obs_type": "state", "opponent": "random", "max_episode_steps": 40}, None),
+        ("UAVGrid-v0", {"max_episode_steps": 25}, None),
+        # Pixels stacked natively against SB3's VecFrameStack + VecTransposeImage, resets included.
+        ("BallDuel-v0", {"opponent": "random", "max_episode_steps": 30}, 4),
+        ("BallDuel-v0", {"obs_type": "state", "opponent": "chaser", "max_episode_steps": 20}, 3),
     ],
 )
-def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs):
-    from agents.custom.core import NativeSteps, make_steps
+def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs, frame_stack):
+    from agents.custom.core import NativeSteps, StackedSteps, make_steps
 
     n, steps = 3, 90
-    native = make_steps(env_id, kwargs, n, 5, "native", None)
-    dummy = make_steps(env_id, kwargs, n, 5, "dummy", None)
-    assert isinstance(native, NativeSteps) and native.observation_space == dummy.observation_space
+    native = make_steps(env_id, kwargs, n, 5, "native", frame_stack)
+    dummy = make_steps(env_id, kwargs, n, 5, "dummy", frame_stack)
+    assert isinstance(native, StackedSteps if frame_stack else NativeSteps)
+    assert native.observation_space == dummy.observation_space
     assert_same_obs(native.reset(), dummy.reset())
     actions = np.random.default_rng(1).integers(9, size=(steps, n))
     episodes = 0

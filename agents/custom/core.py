@@ -35,6 +35,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.common.config import Section, parse_kwargs, schedule
 from agents.common.envs import make_vec
+from agents.common.frames import FrameStack, stacked_space
 from agents.common.vec_env import make_native, true_next_observations
 from agents.custom.networks import QNetwork, network_spec
 
@@ -368,6 +369,30 @@ class NativeSteps:
             self._writer.close()
 
 
+class StackedSteps:
+    """Native steps with each env's last ``k`` observations stacked (:class:`agents.common.frames.FrameStack`):
+    the observations SB3's VecFrameStack and VecTransposeImage would give, with no dict per env."""
+
+    def __init__(self, steps: NativeSteps, k: int) -> None:
+        self.steps, self.frames = steps, FrameStack(k)
+        self.num_envs, self.action_space = steps.num_envs, steps.action_space
+        self.observation_space = stacked_space(steps.observation_space, k)
+
+    def reset(self) -> np.ndarray:
+        self.frames.reset(None)
+        return self.frames.push(self.steps.reset())
+
+    def step(self, actions: np.ndarray) -> Step:
+        step = self.steps.step(actions)
+        # Every env's true next stack; an env that ended then starts again from its reset observation.
+        next_observations = self.frames.push(step.next_observations)
+        observations = self.frames.restart(step.ended, step.observations) if step.ended.any() else next_observations
+        return step._replace(observations=observations, next_observations=next_observations)
+
+    def close(self) -> None:
+        self.steps.close()
+
+
 def make_steps(
     env_id: str,
     env_kwargs: dict[str, Any],
@@ -377,9 +402,14 @@ def make_steps(
     frame_stack: int | None,
     monitor_dir: str | None = None,
     stagger: bool = False,
-) -> VecEnvSteps | NativeSteps:
-    """The training envs of a run: native ones directly (unless frames are stacked, which
-    SB3's VecFrameStack does), the others through :func:`agents.common.envs.make_vec`."""
-    if vec_env == "native" and not frame_stack:
-        return NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
+) -> VecEnvSteps | NativeSteps | StackedSteps:
+    """The training envs of a run: native ones directly (their frames stacked by
+    :class:`StackedSteps`), the others through :func:`agents.common.envs.make_vec`."""
+    if vec_env == "native":
+        steps = NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
+        if not frame_stack:
+            return steps
+        if isinstance(steps.observation_space, spaces.Box):
+            return StackedSteps(steps, frame_stack)
+        steps.close()  # a Dict observation: SB3's VecFrameStack stacks each part
     return VecEnvSteps(make_vec(env_id, env_kwargs, n_envs, seed, vec_env, frame_stack, monitor_dir))

@@ -8,34 +8,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.common.frames import FrameStack
 from ballenvs.backend import SCALAR
 from ballenvs.game import Player, Seat
-
-
-class FrameStack:
-    """The last ``k`` observations of each of N games, as stable-baselines3's VecFrameStack (and
-    VecTransposeImage for images) give them to a model: stacked along the channels, oldest
-    first, channel-first for images, zeros before a game's first observation."""
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.stack: np.ndarray | None = None
-
-    def reset(self, games: np.ndarray | None) -> None:
-        if games is None:  # a new batch, perhaps of another size
-            self.stack = None
-        elif self.stack is not None:
-            self.stack[games] = 0
-
-    def push(self, observations: np.ndarray) -> np.ndarray:
-        if self.k == 1:
-            return observations
-        channels = observations.shape[-1]
-        if self.stack is None:
-            self.stack = np.zeros((*observations.shape[:-1], channels * self.k), dtype=observations.dtype)
-        self.stack = np.roll(self.stack, -channels, axis=-1)
-        self.stack[..., -channels:] = observations
-        return np.moveaxis(self.stack, -1, 1) if self.stack.ndim == 4 else self.stack.copy()
 
 
 class QPlayer(Player):
