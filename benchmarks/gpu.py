@@ -5,7 +5,8 @@
 Prints the device, then measures in one process, while learning, the env steps per second of
 stable-baselines3's DQN and of the custom agent (plain, ``--amp``, ``--compile``) at equal
 hyperparameters on BallDuel-v0 pixels and UAVGrid-v0 (their zoo_configs/dqn.yml sections, the
-native vector env), and PQN on its own section; then one short run per trainer on BallDuel-v0
+native vector env), and PQN on its own section, each beside its floor (benchmarks.floor: its
+section's arithmetic alone on the device); then one short run per trainer on BallDuel-v0
 (100k steps, evaluated against chaser every 10k steps): the wall-clock to a 90% win rate.
 Writes gpu.json and, unless ``--quick``, the ``gpu`` block of RESULTS.md. ``--amp`` and
 ``--compile`` apply on CUDA only; on a CPU their rows say so. ``--quick`` is a smoke pass of
@@ -21,8 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.common.cli import DEVICES, describe_device, resolve_device
+from agents.common.cli import add_device_flags, describe_device, resolve_device
 from benchmarks.common import RESULTS_DIR, machine, row, write_json
+from benchmarks.floor import dqn_floor, pqn_floor, section_of
 from benchmarks.train_throughput import custom_rate, pqn_rate, sb3_rate
 
 ENVS = ("BallDuel-v0", "UAVGrid-v0")
@@ -40,6 +42,10 @@ def throughput(device: str, steps: int, learning_starts: int) -> list[dict[str, 
     cuda = device == "cuda"
     for env_id in ENVS:
         overrides = {"learning_starts": learning_starts}
+        # Each trainer's floor on this device: its section's arithmetic alone (benchmarks.floor).
+        plain = dqn_floor(section_of(env_id, "dqn", overrides), device, double_q=False).steps_per_s
+        double = dqn_floor(section_of(env_id, "custom", overrides), device).steps_per_s
+        floors = {"SB3 DQN": plain, "PQN (its config)": pqn_floor(section_of(env_id, "pqn"), device).steps_per_s}
         sb3 = sb3_rate(env_id, steps, "native", overrides, device=device)["steps_per_s"]
         entries = {"SB3 DQN": sb3, "custom": custom_rate(env_id, steps, "native", overrides, device=device)["steps_per_s"]}
         entries["custom --amp"] = (
@@ -50,7 +56,17 @@ def throughput(device: str, steps: int, learning_starts: int) -> list[dict[str, 
         )
         entries["PQN (its config)"] = pqn_rate(env_id, steps, device=device)["steps_per_s"]
         for name, rate in entries.items():
-            rows.append({"env": env_id, "trainer": name, "steps_per_s": rate, "x_sb3": None if rate is None else rate / sb3})
+            floor = floors.get(name, double)
+            rows.append(
+                {
+                    "env": env_id,
+                    "trainer": name,
+                    "steps_per_s": rate,
+                    "x_sb3": None if rate is None else rate / sb3,
+                    "floor": floor,
+                    "of_floor": None if rate is None else rate / floor,
+                }
+            )
     return rows
 
 
@@ -89,13 +105,14 @@ def format_result(result: dict) -> str:
     lines = [
         f"Device: {result['device_name']}",
         "",
-        "| env | trainer | env steps/s while learning | x SB3 DQN |",
-        "|---|---|---:|---:|",
+        "| env | trainer | env steps/s while learning | x SB3 DQN | its floor (env steps/s) | of its floor |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     for r in result["throughput"]:
         rate = "n/a (CUDA only)" if r["steps_per_s"] is None else f"{r['steps_per_s']:,.0f}"
         ratio = "" if r["x_sb3"] is None else f"{r['x_sb3']:.2f}"
-        lines.append(row(r["env"], r["trainer"], rate, ratio))
+        of_floor = "" if r["of_floor"] is None else f"{r['of_floor']:.2f}"
+        lines.append(row(r["env"], r["trainer"], rate, ratio, f"{r['floor']:,.0f}", of_floor))
     lines += [
         "",
         f"BallDuel-v0 against chaser, {result['skill_timesteps']:,} steps per run, "
@@ -111,11 +128,11 @@ def format_result(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when available, else CPU")
+    add_device_flags(parser)
     parser.add_argument("--quick", action="store_true", help="a smoke pass with tiny sizes; RESULTS.md is not touched")
     parser.add_argument("--results", default=str(RESULTS_DIR / "RESULTS.md"), help="the results file to update")
     args = parser.parse_args(argv)
-    device = resolve_device(args.device)
+    device = resolve_device(args.device, args.threads)
     print(f"device: {describe_device(device)}", flush=True)
     steps, learning_starts = (200, 64) if args.quick else (4000, 1000)
     timesteps, eval_freq, episodes = (400, 200, 2) if args.quick else (100_000, 10_000, 20)

@@ -12,7 +12,9 @@ SubprocVecEnv, our batched native one) is measured for both DQNs. PQN runs its o
 zoo_configs/pqn.yml section (its many envs are the point) on the native env, after one
 untimed rollout, in the same rounds. Our DQN computes Double-DQN targets (one forward pass
 more per update than SB3's DQN); ``--plain-targets`` times it with SB3's targets
-(``double_q=False``), the same arithmetic on both sides.
+(``double_q=False``), the same arithmetic on both sides. Each rate is printed beside its floor
+(:mod:`benchmarks.floor`: the section's network arithmetic alone, in pure torch, on the same
+device and threads) as a fraction of it.
 """
 
 from __future__ import annotations
@@ -24,23 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.algorithms import ALGORITHMS
-from agents.common.cli import DEVICES, resolve_device
-from agents.common.config import build_section, load_section, shipped_config
+from agents.common.cli import add_device_flags, resolve_device
 from agents.common.envs import VEC_ENVS, make_vec
 from agents.custom import pqn
 from agents.custom.core import Hooks, Progress, make_steps
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.sb3.dqn import build_dqn
 from benchmarks.common import machine, row, write_json
+from benchmarks.floor import dqn_floor, pqn_floor, section_of
 
 WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed
-
-
-def _section(env_id: str, algo: str, overrides: dict[str, Any]) -> Any:
-    algorithm = ALGORITHMS[algo]
-    raw = load_section(shipped_config(algorithm.config), env_id)
-    return build_section(env_id, raw, overrides, algorithm.keys, algorithm.trainer)
 
 
 def _env(section: Any, vec_env: str, seed: int, make: Callable[..., Any] = make_vec) -> Any:
@@ -50,7 +45,7 @@ def _env(section: Any, vec_env: str, seed: int, make: Callable[..., Any] = make_
 def sb3_rate(
     env_id: str, steps: int, vec_env: str, overrides: dict[str, Any], seed: int = 0, device: str = "cpu"
 ) -> dict[str, float]:
-    section = _section(env_id, "dqn", overrides)
+    section = section_of(env_id, "dqn", overrides)
     env = _env(section, vec_env, seed)
     model = build_dqn(section, env, seed, device)
     model.learn(section.algo_kwargs["learning_starts"] + WARMUP_AFTER_LEARNING_STARTS)
@@ -83,7 +78,7 @@ def custom_rate(
     amp: bool = False,
     compile: bool = False,
 ) -> dict[str, float]:
-    section = _section(env_id, "custom", overrides)
+    section = section_of(env_id, "custom", overrides)
     env = _env(section, vec_env, seed, make_steps)  # as custom_train makes them
     config, spec = settings(section, env.observation_space, env.action_space)
     agent = DQNAgent(spec, config, device, seed=seed, amp=amp, compile=compile)
@@ -104,7 +99,7 @@ def pqn_rate(
     env_id: str, steps: int, seed: int = 0, device: str = "cpu", amp: bool = False, compile: bool = False
 ) -> dict[str, float]:
     """PQN on its own config section's envs (native), after one untimed rollout; at least one timed rollout."""
-    section = _section(env_id, "pqn", {})
+    section = section_of(env_id, "pqn", {})
     env = make_steps(section.env_id, section.env_kwargs, section.n_envs, seed, "native", section.frame_stack, stagger=True)
     config, spec = pqn.settings(section, env.observation_space, env.action_space)
     agent = pqn.PQNAgent(spec, config, device, seed=seed, amp=amp, compile=compile)
@@ -132,6 +127,12 @@ def run(
     custom_overrides = {**overrides, **(custom_overrides or {})}
     rows = []
     for env_id in envs:
+        # Each trainer's floor: its section's arithmetic alone (benchmarks.floor), same device and threads.
+        floors = {
+            "sb3": dqn_floor(section_of(env_id, "dqn", overrides), device, double_q=False).steps_per_s,
+            "custom": dqn_floor(section_of(env_id, "custom", custom_overrides), device).steps_per_s,
+            "pqn": pqn_floor(section_of(env_id, "pqn"), device).steps_per_s,
+        }
         for vec_env in vec_envs:
             best: dict[str, dict[str, float]] = {}
             names = ("sb3", "custom", "pqn") if vec_env == "native" else ("sb3", "custom")
@@ -146,9 +147,10 @@ def run(
                     if name not in best or result["steps_per_s"] > best[name]["steps_per_s"]:
                         best[name] = result
             ratio = best["custom"]["steps_per_s"] / best["sb3"]["steps_per_s"]
-            rows.append(
-                {"env": env_id, "vec_env": vec_env, **{f"{k}_{m}": v[m] for k, v in best.items() for m in v}, "ratio": ratio}
-            )
+            rates = {f"{k}_{m}": v[m] for k, v in best.items() for m in v}
+            of_floor = {f"{k}_of_floor": v["steps_per_s"] / floors[k] for k, v in best.items()}
+            floor_rates = {f"{k}_floor": floors[k] for k in best}
+            rows.append({"env": env_id, "vec_env": vec_env, **rates, **floor_rates, **of_floor, "ratio": ratio})
     return {
         "benchmark": "train_throughput",
         "machine": machine(),
@@ -161,19 +163,25 @@ def run(
     }
 
 
+def _of_floor(r: dict, name: str) -> str:
+    """A trainer's rate with its fraction of its floor: "1,234 (0.81 of 1,523)"."""
+    return f"{r[f'{name}_steps_per_s']:,.0f} ({r[f'{name}_of_floor']:.2f} of {r[f'{name}_floor']:,.0f})"
+
+
 def format_table(result: dict) -> str:
-    header = ("env", "vec env", "SB3 DQN steps/s", "custom steps/s", "custom / SB3", "PQN steps/s (its envs)", "PQN / custom")
-    lines = [row(*header), "|---|---|---:|---:|---:|---:|---:|"]
+    header = (
+        "env",
+        "vec env",
+        "SB3 DQN steps/s (of its floor)",
+        "custom steps/s (of its floor)",
+        "custom / SB3",
+        "PQN steps/s (of its floor; its envs)",
+    )
+    lines = [row(*header), "|---|---|---:|---:|---:|---:|"]
     for r in result["rows"]:
-        rates = (f"{r['sb3_steps_per_s']:,.0f}", f"{r['custom_steps_per_s']:,.0f}", f"{r['ratio']:.2f}")
-        if "pqn_steps_per_s" in r:
-            pqn_cells = (
-                f"{r['pqn_steps_per_s']:,.0f} ({r['pqn_n_envs']:.0f})",
-                f"{r['pqn_steps_per_s'] / r['custom_steps_per_s']:.1f}",
-            )
-        else:
-            pqn_cells = ("", "")
-        lines.append(row(r["env"], r["vec_env"], *rates, *pqn_cells))
+        cells = (_of_floor(r, "sb3"), _of_floor(r, "custom"), f"{r['ratio']:.2f}")
+        pqn_cell = f"{_of_floor(r, 'pqn')}; {r['pqn_n_envs']:.0f}" if "pqn_steps_per_s" in r else ""
+        lines.append(row(r["env"], r["vec_env"], *cells, pqn_cell))
     return "\n".join(lines)
 
 
@@ -189,14 +197,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--learning-starts", type=int, default=1000, help="the same for both DQNs (the configs' is long for a benchmark)"
     )
-    parser.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when available, else CPU")
+    add_device_flags(parser)
     parser.add_argument(
         "--plain-targets", action="store_true", help="our DQN with SB3's targets (double_q=False): equal arithmetic"
     )
     args = parser.parse_args(argv)
     overrides = {"learning_starts": args.learning_starts}
     custom = {"double_q": False} if args.plain_targets else {}
-    result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, resolve_device(args.device), custom)
+    device = resolve_device(args.device, args.threads)
+    result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, device, custom)
     print(f"train_throughput on {result['machine']} ({result['device']}): ", end="")
     print(f"{args.steps} env steps after learning starts, best of {args.rounds}")
     print(format_table(result))

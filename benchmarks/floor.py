@@ -1,0 +1,194 @@
+"""The floor of a config section: its own arithmetic alone, in pure PyTorch, as env steps per second.
+
+    python -m benchmarks.floor [--envs BallDuel-v0 UAVGrid-v0] [--device auto] [--threads auto]
+
+A trainer can go no faster than the arithmetic its section asks for: the Q-network's forward
+pass acting for all envs at once, and its updates at the section's batch size and replay ratio.
+This measures exactly that and nothing else (no env, no replay buffer, no logging), on the
+same device and threads, with the network the trainers build from the section's
+``policy_kwargs``:
+
+- DQN (``zoo_configs/dqn.yml``): per vector step one forward pass for ``n_envs`` observations;
+  every ``train_freq`` vector steps ``gradient_steps`` updates of ``batch_size``: the target
+  network's forward pass on the next observations (and the online one's, for Double-DQN
+  targets), the online forward and backward pass, gradient clipping and a fused Adam step.
+- PQN (``zoo_configs/pqn.yml``): per rollout of ``n_steps`` vector steps, ``n_steps + 1``
+  forward passes for ``n_envs`` observations, then ``n_epochs x n_minibatches`` updates.
+
+``benchmarks.train_throughput`` prints each trainer's rate as a fraction of its floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import add_device_flags, describe_device, resolve_device
+from agents.common.config import Section, build_section, load_section, shipped_config
+from agents.common.training import probe_spaces
+from agents.custom.core import settings as q_settings
+from agents.custom.dqn import DQNConfig
+from agents.custom.networks import QNetwork
+from agents.custom.pqn import PQNConfig
+from agents.custom.pqn import settings as pqn_settings
+from benchmarks.common import machine, row, write_json
+
+REPEATS = 7  # timed repetitions of each piece; the median counts
+
+
+@dataclass
+class Floor:
+    """A section's arithmetic: its pieces' median seconds, and the env steps per second they allow."""
+
+    act_s: float  # one forward pass acting for all envs
+    update_s: float  # one update of a batch (DQN) or minibatch (PQN)
+    steps_per_s: float
+
+
+def section_of(env_id: str, algo: str, overrides: dict[str, Any] | None = None) -> Section:
+    algorithm = ALGORITHMS[algo]
+    raw = load_section(shipped_config(algorithm.config), env_id)
+    return build_section(env_id, raw, overrides or {}, algorithm.keys, algorithm.trainer)
+
+
+def _batch(space: Any, n: int, device: torch.device) -> Any:
+    """``n`` observations of ``space`` as tensors on ``device`` (a dict for a Dict space)."""
+    if hasattr(space, "spaces"):
+        return {key: _batch(part, n, device) for key, part in space.spaces.items()}
+    return torch.as_tensor(np.stack([space.sample() for _ in range(n)]), device=device)
+
+
+def _median_seconds(piece: Callable[[], Any], device: torch.device, repeats: int = REPEATS) -> float:
+    def synchronize() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    for _ in range(3):  # warm up: allocations, cuDNN's choice of kernels
+        piece()
+    synchronize()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(5):
+            piece()
+        synchronize()
+        times.append((time.perf_counter() - start) / 5)
+    return sorted(times)[len(times) // 2]
+
+
+def _network_and_update(
+    spec: dict[str, Any], observation_space: Any, batch_size: int, device: torch.device, double_q: bool, gamma: float
+) -> tuple[QNetwork, Callable[[], None]]:
+    """The online network, and one update of ``batch_size`` in pure torch (the target network's
+    values, the online network's loss, its backward pass, clipping and fused Adam)."""
+    online, target = QNetwork(spec).to(device), QNetwork(spec).to(device)
+    target.load_state_dict(online.state_dict())
+    optimizer = torch.optim.Adam(online.parameters(), lr=1e-4, fused=True)
+    observations, next_observations = (
+        _batch(observation_space, batch_size, device),
+        _batch(observation_space, batch_size, device),
+    )
+    actions = torch.randint(spec["n_actions"], (batch_size,), device=device)
+    rewards, terminated = torch.randn(batch_size, device=device), torch.zeros(batch_size, device=device)
+
+    def update() -> None:
+        with torch.no_grad():
+            next_q = target(next_observations)
+            if double_q:
+                next_values = next_q.gather(1, online(next_observations).argmax(1, keepdim=True)).squeeze(1)
+            else:
+                next_values = next_q.max(1).values
+            targets = rewards + gamma * (1.0 - terminated) * next_values
+        loss = F.smooth_l1_loss(online(observations).gather(1, actions.unsqueeze(1)).squeeze(1), targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(online.parameters(), 10.0)
+        optimizer.step()
+
+    return online, update
+
+
+def _acting(network: QNetwork, observation_space: Any, n_envs: int, device: torch.device) -> Callable[[], Any]:
+    observations = _batch(observation_space, n_envs, device)
+
+    def act() -> Any:
+        with torch.inference_mode():
+            return network(observations).argmax(1).cpu()  # the actions go back to the host, as a trainer's do
+
+    return act
+
+
+def dqn_floor(section: Section, device: str, double_q: bool | None = None) -> Floor:
+    """The DQN section's floor; ``double_q``: with Double-DQN targets (None: as the section says,
+    our DQN's default; SB3's DQN has plain targets)."""
+    observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
+    config, spec = q_settings(DQNConfig, section, observation_space, action_space)
+    double_q = config.double_q if double_q is None else double_q
+    torch_device = torch.device(device)
+    network, update = _network_and_update(spec, observation_space, config.batch_size, torch_device, double_q, config.gamma)
+    act_s = _median_seconds(_acting(network, observation_space, section.n_envs, torch_device), torch_device)
+    update_s = _median_seconds(update, torch_device)
+    per_vector_step = act_s + update_s * config.gradient_steps / config.train_freq
+    return Floor(act_s, update_s, section.n_envs / per_vector_step)
+
+
+def pqn_floor(section: Section, device: str) -> Floor:
+    """The PQN section's floor: a rollout's acting and its epochs of minibatch updates."""
+    observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
+    config, spec = pqn_settings(section, observation_space, action_space)
+    assert isinstance(config, PQNConfig)
+    torch_device = torch.device(device)
+    minibatch = config.n_steps * section.n_envs // config.n_minibatches
+    network = QNetwork(spec).to(torch_device)
+    optimizer = torch.optim.Adam(network.parameters(), lr=1e-4, fused=True)
+    observations = _batch(observation_space, minibatch, torch_device)
+    actions = torch.randint(spec["n_actions"], (minibatch,), device=torch_device)
+    returns = torch.randn(minibatch, device=torch_device)
+
+    def update() -> None:
+        loss = F.mse_loss(network(observations).gather(1, actions.unsqueeze(1)).squeeze(1), returns)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(network.parameters(), 10.0)
+        optimizer.step()
+
+    act_s = _median_seconds(_acting(network, observation_space, section.n_envs, torch_device), torch_device)
+    update_s = _median_seconds(update, torch_device)
+    per_rollout = (config.n_steps + 1) * act_s + config.n_epochs * config.n_minibatches * update_s
+    return Floor(act_s, update_s, config.n_steps * section.n_envs / per_rollout)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.floor", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--envs", nargs="+", default=["BallDuel-v0", "UAVGrid-v0"])
+    add_device_flags(parser)
+    args = parser.parse_args(argv)
+    device = resolve_device(args.device, args.threads)
+    print(f"floor on {machine()} ({describe_device(device)})")
+    print(row("section", "act (ms)", "update (ms)", "floor env steps/s"))
+    rows = []
+    for env_id in args.envs:
+        for name, floor in (
+            ("dqn", dqn_floor(section_of(env_id, "dqn"), device, double_q=False)),
+            ("dqn, double-q", dqn_floor(section_of(env_id, "custom"), device, double_q=True)),
+            ("pqn", pqn_floor(section_of(env_id, "pqn"), device)),
+        ):
+            rows.append({"env": env_id, "algo": name, **floor.__dict__})
+            print(
+                row(f"{env_id} {name}", f"{floor.act_s * 1e3:.2f}", f"{floor.update_s * 1e3:.2f}", f"{floor.steps_per_s:,.0f}")
+            )
+    result = {"benchmark": "floor", "machine": machine(), "device": describe_device(device), "rows": rows}
+    write_json("floor", result)
+    return result
+
+
+if __name__ == "__main__":
+    main()
