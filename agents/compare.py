@@ -261,7 +261,7 @@ def write_outputs(out_dir: Path, manifest: dict[str, Any], video: str | None = N
         tmp.write_text(text)
     print(text)
     print(f"wrote {out_dir / 'curves.png'}, {out_dir / 'report.md'}, {out_dir / 'curves.csv'}")
-    if video and agents:
+    if video is not None and agents:
         best = max(agents, key=lambda label: agents[label]["final_mean"])
         path = write_video(video, film_final_model(Path(manifest["runs"][best][0])), render_fps(manifest["env_id"]))
         print(f"wrote {path}: {best}, seed 0, final model")
@@ -402,7 +402,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--video", default=None, metavar="FILE", help="an episode of the best agent's final model (seed 0), .mp4 or .gif"
     )
     args = parser.parse_args(argv)
-    if args.video:
+    if args.video is not None:
         check_video_path(args.video)
     for flag in ("seeds", "score_episodes"):
         if getattr(args, flag) < 1:

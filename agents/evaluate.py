@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
     if not 0 <= args.seed <= MAX_SEED:
         raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
-    video = check_video_path(args.video) if args.video else None
+    video = check_video_path(args.video) if args.video is not None else None
     if video and (args.render or args.opponent == "all"):
         raise UsageError("--video records the episodes played one at a time: not with --render or --opponent all")
     if args.render and not has_display():

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> Path:
         "--video", default=None, metavar="FILE", help="a game of the two best-rated players, as an .mp4 or a .gif"
     )
     args = parser.parse_args(argv)
-    video = check_video_path(args.video) if args.video else None
+    video = check_video_path(args.video) if args.video is not None else None
     if args.games < 2 or args.games % 2:
         raise UsageError(f"--games must be an even number >= 2 (half from each side), got {args.games}")
     if not 0 <= args.seed <= MAX_SEED:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -266,3 +269,180 @@ def test_env_options_from_gym_make():
 
     with pytest.raises(ValueError, match="unknown render_mode 1; valid: None, 'human', 'rgb_array'"):
         gym.make("BallDuel-v0", render_mode=1)
+
+
+# -- the champion: its export, its file, and the files commands write at their end ------------------
+
+
+@pytest.fixture(scope="module")
+def v1_run(tmp_path_factory):
+    """A tiny custom run on BallDuel-v1's state vector: what agents.export_champion ships."""
+    folder = tmp_path_factory.mktemp("v1")
+    argv = ["--env", "BallDuel-v1", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]
+    argv += ["--eval-freq", "0", "--no-progress", "--hyperparams", "policy=MlpPolicy", "learning_starts=100"]
+    argv += ["buffer_size=500", "policy_kwargs=dict(net_arch=[16])"]
+    assert run_cli(custom_train.main, argv) == 0
+    return folder / "custom" / "BallDuel-v1_1"
+
+
+def _run_command(argv: list[str]) -> subprocess.CompletedProcess:
+    """A command line as a real process, bounded in time: a hang fails the test instead of the suite."""
+    return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=120)
+
+
+def _refused_line(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    return lines[0]
+
+
+def test_export_asks_before_replacing_the_packages_champion(v1_run):
+    from ballenvs.duel import champion
+
+    before = (Path(champion.__file__).parent / champion.WEIGHTS).read_bytes()
+    assert "--out FILE.npz, or --force" in _refused_line(_run_command(["agents.export_champion", str(v1_run)]))
+    assert (Path(champion.__file__).parent / champion.WEIGHTS).read_bytes() == before
+
+
+def _special_out(tmp_path: Path, kind: str) -> Path:
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "out.npz")
+        return tmp_path / "out.npz"
+    if kind == "folder":
+        (tmp_path / "out.npz").mkdir()
+        return tmp_path / "out.npz"
+    if kind == "under a file":
+        (tmp_path / "file").write_text("x")
+        return tmp_path / "file" / "out.npz"
+    if kind == "device":  # a link to one, so that the name ends as a champion's does
+        (tmp_path / "out.npz").symlink_to("/dev/full")
+        return tmp_path / "out.npz"
+    return {"proc": Path("/proc/out.npz"), "suffix": tmp_path / "out.txt"}[kind]
+
+
+OUT_PATHS = [
+    ("fifo", "exists and is not a regular file"),
+    ("device", "exists and is not a regular file"),
+    ("folder", "exists and is not a regular file"),
+    ("under a file", "no folder"),
+    ("proc", "cannot write in '/proc'"),
+    ("suffix", "the file must end in .npz"),
+]
+
+
+@pytest.mark.parametrize("kind,message", OUT_PATHS, ids=[k for k, _ in OUT_PATHS])
+def test_export_refuses_an_out_path_it_cannot_replace_before_reading_the_model(v1_run, tmp_path, kind, message):
+    out = _special_out(tmp_path, kind)
+    before = sorted(tmp_path.rglob("*"))
+    assert message in _refused_line(_run_command(["agents.export_champion", str(v1_run), "--out", str(out)]))
+    assert sorted(tmp_path.rglob("*")) == before
+    assert Path("/dev/full").is_char_device(), "a device is never replaced by a regular file"
+
+
+def _export_a_changed_run(v1_run: Path, tmp_path: Path, change) -> str:
+    run = copy(v1_run, tmp_path)
+    change(run)
+    out = tmp_path / "champion.npz"
+    line = _refused_line(_run_command(["agents.export_champion", str(run), "--out", str(out)]))
+    assert not out.exists()
+    return line
+
+
+def _tamper_hyperparams(run: Path, **values) -> None:
+    config = yaml.safe_load((run / "config.yml").read_text())
+    config["hyperparams"].update(values)
+    (run / "config.yml").write_text(yaml.safe_dump(config))
+
+
+def _nan_weights(run: Path) -> None:
+    checkpoint_with(run, lambda state: state["agent"]["q"]["head.0.weight"].fill_(float("nan")))
+
+
+EXPORTS = [
+    (lambda run: (run / "config.yml").unlink(), "config.yml' not found"),
+    (lambda run: _tamper_hyperparams(run, policy_kwargs="dict(net_arch=[32])"), "holds a network (net_arch [16]"),
+    (_nan_weights, "layer 0's weight must be finite"),
+]
+
+
+@pytest.mark.parametrize("change,message", EXPORTS, ids=[m for _, m in EXPORTS])
+def test_export_checks_the_run_and_its_weights_before_writing(v1_run, tmp_path, change, message):
+    assert message in _export_a_changed_run(v1_run, tmp_path, change)
+
+
+def _champion_file(path: Path, layers: list[tuple[np.ndarray, np.ndarray]], count: int | None = None) -> Path:
+    arrays = {"layers": np.array(len(layers) if count is None else count)}
+    for k, (weight, bias) in enumerate(layers):
+        arrays |= {f"weight_{k}": weight, f"bias_{k}": bias}
+    np.savez(path, **arrays)
+    return path
+
+
+def _good_layers() -> list[tuple[np.ndarray, np.ndarray]]:
+    from ballenvs.duel.champion import ACTIONS, FEATURES
+
+    rng = np.random.default_rng(0)
+    return [(rng.normal(size=(8, FEATURES)).astype(np.float32), np.zeros(8, np.float32)),
+            (rng.normal(size=(ACTIONS, 8)).astype(np.float32), np.zeros(ACTIONS, np.float32))]  # fmt: skip
+
+
+def _false_header(path: Path) -> Path:
+    """A 100-byte .npz whose one array's header claims 37 GiB."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (10_000, 1_000_000)})
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("layers.npy", header.getvalue())
+    return path
+
+
+CHAMPION_FILES = [
+    (lambda p: p, "not found"),
+    (lambda p: p.write_bytes(b"") or p, "not an .npz of plain arrays"),
+    (lambda p: _champion_file(p, _good_layers(), count=3), "it has no array 'weight_2'"),
+    (lambda p: _champion_file(p, _good_layers(), count=0), "'layers' must be a whole number in 1..16"),
+    (lambda p: _champion_file(p, _good_layers()[::-1]), "layer 0 has weight (9, 8)"),
+    (
+        lambda p: _champion_file(p, [(w[:3], b[:3]) if k else (w, b) for k, (w, b) in enumerate(_good_layers())]),
+        "the last layer gives 3 values; a champion chooses among 9 actions",
+    ),  # fmt: skip
+    (lambda p: _champion_file(p, [(w * np.nan, b) for w, b in _good_layers()]), "layer 0's weight must be finite"),
+    (lambda p: _champion_file(p, [(w, b + np.inf) for w, b in _good_layers()]), "layer 0's bias must be finite"),
+    (_false_header, "claims 40,000,000,000 bytes, more than the file holds"),
+]
+
+
+@pytest.mark.parametrize("make,message", CHAMPION_FILES, ids=[m for _, m in CHAMPION_FILES])
+def test_a_champion_file_is_read_through_the_checks(tmp_path, make, message):
+    from ballenvs.duel.champion import read_champion
+    from ballenvs.npz import NpzError
+
+    path = make(tmp_path / "champion.npz")
+    with pytest.raises(NpzError, match="champion file") as refusal:
+        read_champion(path)
+    assert message in str(refusal.value) and "\n" not in str(refusal.value)
+
+
+def test_a_good_champion_file_reads_back_as_written(tmp_path):
+    from ballenvs.duel.champion import read_champion
+
+    layers = _good_layers()
+    read = read_champion(_champion_file(tmp_path / "champion.npz", layers))
+    assert all(np.array_equal(a, b) and np.array_equal(c, d) for (a, c), (b, d) in zip(read, layers))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "under a file", "proc"])
+def test_a_video_path_is_checked_before_any_game_is_played(tmp_path, kind):
+    out = _special_out(tmp_path, kind).with_suffix(".mp4")
+    if kind in ("fifo", "folder"):
+        out = tmp_path / f"{kind}.mp4"
+        os.mkfifo(out) if kind == "fifo" else out.mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    line = _refused_line(_run_command(["agents.league", "chaser", "pusher", "--video", str(out), "--log-dir", str(tmp_path)]))
+    assert line.startswith(f"error: --video {str(out)!r}")
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_an_empty_video_path_is_refused_not_ignored(tmp_path):
+    line = _refused_line(_run_command(["agents.league", "chaser", "pusher", "--video", "", "--log-dir", str(tmp_path)]))
+    assert "the file must end in .mp4 or .gif" in line and not (tmp_path / "league").exists()

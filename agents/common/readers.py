@@ -29,6 +29,7 @@ import yaml
 from yaml.events import AliasEvent
 
 from agents.common.errors import UsageError
+from ballenvs.npz import NpzError, read_npz
 
 #: Nesting deeper than this in a YAML or JSON file is refused (ours nest 3 or 4 levels).
 MAX_DEPTH = 32
@@ -185,19 +186,12 @@ def torch_weights(source: str | Path | bytes, what: str, device: Any = "cpu") ->
 
 
 def npz_arrays(path: str | Path, what: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """The named arrays of an .npz (``allow_pickle=False``: an array of objects is refused)."""
+    """The named arrays of an .npz, through :func:`ballenvs.npz.read_npz`: a regular file,
+    plain numbers only, no array larger than the file holds for it."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            missing = [name for name in names if name not in data.files]
-            if missing:
-                raise UsageError(f"{what} {str(path)!r} lacks {', '.join(missing)}")
-            return {name: data[name] for name in names}
-    except UsageError:
-        raise
-    except FileNotFoundError:
-        raise UsageError(f"{what} {str(path)!r} not found") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        raise UsageError(f"cannot load {what} {str(path)!r}: {type(error).__name__} (arrays only, no objects)") from None
+        return read_npz(path, what, names)
+    except NpzError as error:
+        raise UsageError(str(error)) from None
 
 
 def count(value: Any, what: str, low: int = 0, high: int = MAX_COUNT - 1) -> int:

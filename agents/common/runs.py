@@ -52,6 +52,35 @@ def check_log_dir(log_dir: str | Path, algo: str) -> Path:
     return parent
 
 
+def check_output_file(path: str | Path, flag: str, suffixes: tuple[str, ...]) -> Path:
+    """A file a command will write (atomically, at its end): one of ``suffixes``, in a folder that
+    exists and takes a new file, and either new or a regular file to replace. Checked before any
+    work is done, so that a bad path costs nothing and nothing is written to a FIFO or a device."""
+    path = Path(path)
+    if not path.name or path.suffix.lower() not in suffixes:
+        raise UsageError(f"{flag} {str(path)!r}: the file must end in {' or '.join(suffixes)}")
+    if not path.parent.is_dir():
+        raise UsageError(f"{flag} {str(path)!r}: no folder {str(path.parent)!r} to write it in")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{flag} {str(path)!r} exists and is not a regular file: it is not replaced")
+    # The temporary name the write will use must fit too (atomic_path: ".<name>.tmp-<pid><suffix>").
+    try:
+        limit = os.pathconf(path.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    if len(f".{path.name}.tmp-{os.getpid()}{path.suffix}".encode()) > limit:
+        raise UsageError(
+            f"{flag}: the file name {path.name[:40]!r}... is too long for its folder (at most about {limit - 20})"
+        )
+    try:
+        with tempfile.TemporaryFile(dir=path.parent) as probe:
+            probe.write(b"x")
+            probe.flush()
+    except OSError as error:
+        raise UsageError(f"{flag} {str(path)!r}: cannot write in {str(path.parent)!r}: {error.strerror}") from None
+    return path
+
+
 def new_run_dir(log_dir: str | Path, algo: str, env_id: str) -> Path:
     """Create and return the next free ``<log_dir>/<algo>/<env_id>_<n>``."""
     parent = check_log_dir(log_dir, algo)

@@ -8,19 +8,15 @@ from pathlib import Path
 import numpy as np
 
 from agents.common.errors import UsageError
-from agents.common.runs import atomic_path
+from agents.common.runs import atomic_path, check_output_file
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 
 
 def check_video_path(path: str | Path) -> Path:
-    """A video file to write: .mp4 or .gif, in a folder that exists."""
-    path = Path(path)
-    if path.suffix.lower() not in VIDEO_SUFFIXES:
-        raise UsageError(f"--video {str(path)!r}: a video is an .mp4 or a .gif file")
-    if not path.parent.is_dir():
-        raise UsageError(f"--video {str(path)!r}: no folder {str(path.parent)!r} to write it in")
-    return path
+    """A video file to write: .mp4 or .gif, new or a regular file to replace, in a folder that
+    takes a new file (:func:`agents.common.runs.check_output_file`)."""
+    return check_output_file(path, "--video", VIDEO_SUFFIXES)
 
 
 def write_video(path: str | Path, frames: Sequence[np.ndarray], fps: int, every: int = 1) -> Path:

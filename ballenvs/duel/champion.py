@@ -12,28 +12,72 @@ from __future__ import annotations
 
 import importlib.resources
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ballenvs.backend import SCALAR
+from ballenvs.directions import N_ACTIONS
 from ballenvs.duel.core import DuelPhysics
 from ballenvs.duel.observe import StateObserver
 from ballenvs.game import Player, Seat
+from ballenvs.npz import NpzError, read_npz, regular_file_size
 
 WEIGHTS = "champion.npz"
+#: What the champion reads (the state vector with the clock) and chooses among (the 9 actions).
+FEATURES, ACTIONS = len(StateObserver(DuelPhysics(), clock=True).high), N_ACTIONS
+#: A champion file larger than this, or deeper, is refused (the shipped one is 280 KB, 3 layers).
+MAX_BYTES, MAX_LAYERS = 16 * 2**20, 16
+
+Layers = tuple[tuple[np.ndarray, np.ndarray], ...]
+
+
+def check_layers(layers: Layers, what: str) -> Layers:
+    """``layers`` as a champion must have them: (weight, bias) pairs of finite float32, the first
+    reading :data:`FEATURES` numbers, each the next's input, the last giving :data:`ACTIONS`
+    Q-values; a :class:`ballenvs.npz.NpzError` naming ``what`` otherwise."""
+    if not 1 <= len(layers) <= MAX_LAYERS:
+        raise NpzError(f"{what}: {len(layers)} layers; a champion has 1 to {MAX_LAYERS}")
+    inputs = FEATURES
+    for k, (weight, bias) in enumerate(layers):
+        if weight.ndim != 2 or bias.ndim != 1 or weight.shape[1] != inputs or bias.shape != weight.shape[:1]:
+            raise NpzError(
+                f"{what}: layer {k} has weight {weight.shape} and bias {bias.shape}; "
+                f"it must read {inputs} numbers (weight (n, {inputs}), bias (n,))"
+            )
+        for name, array in (("weight", weight), ("bias", bias)):
+            if not np.issubdtype(array.dtype, np.floating) or not np.isfinite(array).all():
+                raise NpzError(f"{what}: layer {k}'s {name} must be finite floating-point numbers")
+        inputs = weight.shape[0]
+    if inputs != ACTIONS:
+        raise NpzError(f"{what}: the last layer gives {inputs} values; a champion chooses among {ACTIONS} actions")
+    return tuple((weight.astype(np.float32), bias.astype(np.float32)) for weight, bias in layers)
+
+
+def read_champion(path: str | Path) -> Layers:
+    """A champion's layers from an .npz written by ``python -m agents.export_champion``, each
+    value checked (:func:`check_layers`) and the file read within :data:`MAX_BYTES`."""
+    what = "champion file"
+    if regular_file_size(path, what) > MAX_BYTES:
+        raise NpzError(f"{what} {str(path)!r} is larger than {MAX_BYTES:,} bytes")
+    count = read_npz(path, what, ("layers",), MAX_BYTES)["layers"]
+    if count.shape != () or not np.issubdtype(count.dtype, np.integer) or not 1 <= int(count) <= MAX_LAYERS:
+        raise NpzError(f"{what} {str(path)!r}: 'layers' must be a whole number in 1..{MAX_LAYERS}, got {count!r}")
+    names = [f"{part}_{k}" for k in range(int(count)) for part in ("weight", "bias")]
+    arrays = read_npz(path, what, names, MAX_BYTES)
+    pairs = tuple((arrays[f"weight_{k}"], arrays[f"bias_{k}"]) for k in range(int(count)))
+    return check_layers(pairs, f"{what} {str(path)!r}")
 
 
 @lru_cache(maxsize=1)
-def load_weights() -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """The layers (weight, bias) of the shipped network, read without pickle."""
-    path = importlib.resources.files("ballenvs.duel") / WEIGHTS
-    with importlib.resources.as_file(path) as file, np.load(file, allow_pickle=False) as data:
-        count = int(data["layers"])
-        return tuple((data[f"weight_{k}"].astype(np.float32), data[f"bias_{k}"].astype(np.float32)) for k in range(count))
+def load_weights() -> Layers:
+    """The layers (weight, bias) of the shipped network."""
+    with importlib.resources.as_file(importlib.resources.files("ballenvs.duel") / WEIGHTS) as path:
+        return read_champion(path)
 
 
-def q_values(layers: tuple[tuple[np.ndarray, np.ndarray], ...], observations: np.ndarray) -> np.ndarray:
+def q_values(layers: Layers, observations: np.ndarray) -> np.ndarray:
     """The MLP's Q-values of a (N, features) batch: ReLU between the layers, none after the last."""
     x = observations.astype(np.float32)
     for k, (weight, bias) in enumerate(layers):
