@@ -39,6 +39,7 @@ from agents.common.envs import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.runs import new_run_dir
 from agents.common.tracking import render_fps
+from agents.common.training import probe_spaces
 from agents.common.video import check_video_path, write_video
 from agents.twoplayer.league import (
     bootstrap_elo,
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> Path:
     device = resolve_device(args.device, args.threads)
     league = entrants(args.players, reference_for(args.env or DEFAULT_ENV).players)
     env_id = args.env or _models_env(league)
+    probe_spaces(env_id, env_kwargs, None)  # bad game options: one line, before any player is built
     players = [make_entrant_player(entrant, device, env_id, env_kwargs) for entrant in league]
     pairs = len(league) * (len(league) - 1) // 2
     print(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device)}")

@@ -446,3 +446,58 @@ def test_a_video_path_is_checked_before_any_game_is_played(tmp_path, kind):
 def test_an_empty_video_path_is_refused_not_ignored(tmp_path):
     line = _refused_line(_run_command(["agents.league", "chaser", "pusher", "--video", "", "--log-dir", str(tmp_path)]))
     assert "the file must end in .mp4 or .gif" in line and not (tmp_path / "league").exists()
+
+
+# -- round three: what hung, what passed a traceback through, what was accepted ---------------------
+
+
+def test_a_fifo_where_a_config_should_be_is_refused_without_opening_it(tmp_path):
+    fifo = tmp_path / "config.yml"
+    os.mkfifo(fifo)
+    line = _refused_line(_run_command(["agents.sb3_train", "--config", str(fifo), "--log-dir", str(tmp_path / "runs")]))
+    assert "is not a regular file" in line and not (tmp_path / "runs").exists()
+
+
+def test_a_zoo_run_folder_whose_config_is_a_fifo_does_not_hang_evaluate(runs, tmp_path):
+    zoo = tmp_path / "zoo"  # the RL Zoo's layout alone: <env>.zip and <env>/ with its config.yml a FIFO
+    (zoo / "UAVGrid-v0").mkdir(parents=True)
+    shutil.copy(runs["dqn"] / "UAVGrid-v0.zip", zoo)
+    shutil.copy(runs["dqn"] / "UAVGrid-v0" / "args.yml", zoo / "UAVGrid-v0")
+    os.mkfifo(zoo / "UAVGrid-v0" / "config.yml")
+    assert "is not a regular file" in _refused_line(_run_command(["agents.evaluate", str(zoo), "--episodes", "1"]))
+
+
+KWARGS = [
+    ("policy_kwargs=dict(net_arch={[1]: 2})", "a dict's keys must be numbers or strings"),
+    ("policy_kwargs=dict(net_arch=[" + "-" * 100_000 + "1])", "at most 10,000 are read"),
+    ("policy_kwargs=dict(net_arch=[" + "-" * 5_000 + "1])", "nested too deeply to read"),
+]
+
+
+@pytest.mark.parametrize("override,message", KWARGS, ids=[m for _, m in KWARGS])
+def test_kwargs_strings_past_the_parsers_limits(tmp_path, capsys, override, message):
+    argv = [*UAV, "--log-dir", str(tmp_path), "--hyperparams", override]
+    assert message in refused(capsys, custom_train.main, argv, tmp_path)
+
+
+def test_a_study_name_with_a_trailing_newline_is_refused(tmp_path, capsys):
+    assert "a study name is 1 to 100 letters" in refused(
+        capsys, tune.main, ["--study-name", "abc\n", "--log-dir", str(tmp_path)]
+    )
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_league_with_bad_game_options_is_one_line(tmp_path, capsys):
+    argv = ["chaser", "pusher", "--env", "BallDuel-v1", "--env-kwargs", "game_steps=0", "--log-dir", str(tmp_path)]
+    assert "game_steps must be an int in [1, " in refused(capsys, league.main, argv)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("action", [9, -1, float("nan"), 1.0, None])
+def test_the_aec_face_refuses_a_bad_action_when_it_is_given(action):
+    from ballenvs.duel.pettingzoo import env
+
+    game = env()
+    game.reset(seed=0)
+    with pytest.raises(ValueError, match="invalid action"):
+        game.step(action)

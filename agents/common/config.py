@@ -150,6 +150,10 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
+#: A kwargs string longer than this is refused before it is parsed (ours are under 200 characters).
+MAX_KWARGS_CHARS = 10_000
+
+
 def parse_kwargs(key: str, value: Any) -> dict[str, Any]:
     """``policy_kwargs``-style values as the zoo writes them: a dict, or a string such as
     ``"dict(net_arch=[256, 256], activation_fn=nn.ReLU)"``. The string is parsed, not run: it
@@ -172,7 +176,10 @@ def parse_kwargs(key: str, value: Any) -> dict[str, Any]:
             items = [literal(item) for item in node.elts]
             return items if isinstance(node, ast.List) else tuple(items)
         if isinstance(node, ast.Dict) and None not in node.keys:
-            return {literal(k): literal(v) for k, v in zip(node.keys, node.values)}
+            keys = [literal(k) for k in node.keys]
+            if all(isinstance(k, (int, float, str, bool, type(None))) for k in keys):
+                return dict(zip(keys, (literal(v) for v in node.values)))
+            raise ConfigError(f"{key} {value!r}: a dict's keys must be numbers or strings, got {ast.unparse(node)!r}")
         if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
             if all(keyword.arg is not None for keyword in node.keywords):
                 return {keyword.arg: literal(keyword.value) for keyword in node.keywords}
@@ -184,11 +191,15 @@ def parse_kwargs(key: str, value: Any) -> dict[str, Any]:
             f"True/False/None, lists, dict(...) and the names {', '.join(shown)}"
         )
 
+    if len(value) > MAX_KWARGS_CHARS:
+        raise ConfigError(f"{key}: a kwargs string of {len(value):,} characters; at most {MAX_KWARGS_CHARS:,} are read")
     try:
         tree = ast.parse(value.strip(), mode="eval")
+        result = literal(tree.body)
     except SyntaxError as error:
-        raise ConfigError(f"{key} {value!r} does not parse: {error.msg}") from None
-    result = literal(tree.body)
+        raise ConfigError(f"{key} {value[:80]!r} does not parse: {error.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ConfigError(f"{key} {value[:80]!r}...: nested too deeply to read") from None
     if not isinstance(result, dict):
         raise ConfigError(f"{key} {value!r} must be a dict")
     return result

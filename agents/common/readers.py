@@ -78,6 +78,8 @@ def read_text(path: str | Path, what: str, limit: int = MAX_TEXT_BYTES) -> str:
     """A UTF-8 text file of at most ``limit`` bytes."""
     path = Path(path)
     try:
+        if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+            raise UsageError(f"{what} {str(path)!r} is not a regular file")
         size = path.stat().st_size
         if size > limit:
             raise UsageError(f"{what} {str(path)!r} is {size:,} bytes; at most {limit:,} are read")

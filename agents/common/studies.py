@@ -20,7 +20,7 @@ CONNECT_TIMEOUT_S = 10
 
 def check_study_name(name: str, flag: str = "--study-name") -> str:
     """A study name that is safe as a folder name (no path, no '..', not empty, at most 100 characters)."""
-    if not STUDY_NAME.match(name):
+    if not STUDY_NAME.fullmatch(name):  # match() would let "abc\n" through: $ matches before a final newline
         raise UsageError(f"{flag} {name!r}: a study name is 1 to 100 letters, digits, '.', '_' or '-', not starting with '.'")
     return name
 

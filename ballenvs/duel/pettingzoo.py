@@ -26,6 +26,7 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
+from pettingzoo.utils.wrappers import BaseWrapper
 
 from ballenvs._checks import check_action, check_int, check_options
 from ballenvs.duel.core import LEFT, RIGHT
@@ -111,6 +112,17 @@ def parallel_env(**options: Any) -> BallDuelParallelEnv:
     return BallDuelParallelEnv(**options)
 
 
+class _CheckedActions(BaseWrapper):
+    """The AEC face refuses a bad action when it is given, as the parallel face does: without
+    this, parallel_to_aec holds the first agent's action until the second one acts."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not (self.terminations[agent] or self.truncations[agent]):
+            check_action(action, int(self.action_space(agent).n))
+        super().step(action)
+
+
 def env(**options: Any) -> Any:
     """The same game through PettingZoo's AEC API (the agents take turns within a step)."""
-    return parallel_to_aec(BallDuelParallelEnv(**options))
+    return _CheckedActions(parallel_to_aec(BallDuelParallelEnv(**options)))
