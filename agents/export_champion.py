@@ -4,7 +4,7 @@
     python -m agents.export_champion RUN_DIR_OR_MODEL --force     # replace the package's champion
 
 The model must be one of our Q-networks on the state vector with the clock (a run of
-``agents.custom_train --env BallDuel-v1``: an MLP, no LayerNorm), the network its run's config
+``agents.custom_train --env BallSumo-v0``: an MLP, no LayerNorm), the network its run's config
 makes, with finite weights. Its layers are written as float32 arrays to an .npz (no pickle),
 checked to choose the same actions as the model on random states, and ``opponent="champion"``
 then plays it in every BallDuel env. Everything is checked before the file is written, and it
@@ -40,7 +40,7 @@ def layers_of(state: dict, what: str) -> list[tuple[np.ndarray, np.ndarray]]:
         or parts[""].get("size") != STATE_WITH_CLOCK
         or spec["layer_norm"]
     ):
-        raise UsageError(f"{what}: the champion is an MLP on BallDuel-v1's state vector (11 numbers, no LayerNorm)")
+        raise UsageError(f"{what}: the champion is an MLP on BallSumo-v0's state vector (11 numbers, no LayerNorm)")
     weights = state["agent"]["q"]
     count = len(spec["net_arch"]) + 1
     return [

@@ -8,14 +8,12 @@ workers see no "overriding environment" warning)::
     env = gym.make("BallDuel-v0")   # or gym.make("ballenvs:BallDuel-v0") without the import
 """
 
-import warnings
-
 from gymnasium.envs.registration import register, registry
 
 from ballenvs.reference import register_reference
 
-#: BallDuel-v1's rules (see ballenvs.duel.game.TwoPlayerDuel); the PettingZoo faces take them too.
-V1_RULES = {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 100}
+#: BallSumo-v0's rules (see ballenvs.duel.game.TwoPlayerDuel); the PettingZoo faces take them too.
+SUMO_RULES = {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 100}
 
 __version__ = "0.1.0"
 
@@ -31,16 +29,18 @@ _ENV_SPECS = {
         "reward_threshold": 0.8,
         "reference": "ballenvs.duel.reference:REFERENCE",
     },
-    # The duel as a decisive game: a domed floor, and the ball nearer the centre wins when the
-    # game's clock runs out (game_steps). Every game so ends terminated, with a result; the
-    # registered limit lies one step beyond, so that it never truncates one.
-    "BallDuel-v1": {
+    # The duel as a decisive game, sumo: a domed floor, and the ball nearer the centre wins when
+    # the game's clock runs out (game_steps). Every game so ends terminated, with a result; the
+    # registered limit lies one step beyond, so that it never truncates one. A name of its own
+    # (it was BallDuel-v1): with a v1 registered, gymnasium calls BallDuel-v0 "out of date" on
+    # every make, and a test run under -W error::DeprecationWarning fails on the main command's env.
+    "BallSumo-v0": {
         "entry_point": "ballenvs.duel.env:BallDuelEnv",
         "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",
-        "max_episode_steps": V1_RULES["game_steps"] + 1,
-        "kwargs": V1_RULES,
+        "max_episode_steps": SUMO_RULES["game_steps"] + 1,
+        "kwargs": SUMO_RULES,
         "reward_threshold": 0.8,
-        "reference": "ballenvs.duel.reference:REFERENCE_V1",
+        "reference": "ballenvs.duel.reference:REFERENCE_SUMO",
     },
     "UAVGrid-v0": {
         "entry_point": "ballenvs.uav.env:UAVGridEnv",
@@ -61,6 +61,8 @@ _ENV_SPECS = {
     },
 }
 ENV_IDS = tuple(_ENV_SPECS)
+#: Ids that were renamed: old -> new (the tools name the new one when given the old).
+RENAMED_IDS = {"BallDuel-v1": "BallSumo-v0"}
 
 
 def _register_all() -> None:
@@ -72,6 +74,3 @@ def _register_all() -> None:
 
 
 _register_all()
-# gymnasium calls every version but the newest "out of date"; BallDuel-v0 is not: it is the
-# original game, kept bit for bit beside v1's decisive rules.
-warnings.filterwarnings("ignore", message=r".*The environment BallDuel-v0 is out of date", category=DeprecationWarning)

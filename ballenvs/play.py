@@ -1,4 +1,4 @@
-"""Play any ballenvs game yourself: ``python -m ballenvs.play [--env BallDuel-v1] [--opponent pusher]``.
+"""Play any ballenvs game yourself: ``python -m ballenvs.play [--env BallSumo-v0] [--opponent pusher]``.
 
 Steer with the arrow keys (two at once for diagonals): in BallDuel you are the blue (left)
 ball, in UAVGrid the UAV. Esc or closing the window quits. Every env also plays with

@@ -116,7 +116,7 @@ def test_push_to_hub_builds_the_repo_folder_and_model_card_up_to_the_upload(runs
 def test_a_saved_sb3_model_loads_with_plain_dqn_load_where_agents_cannot_be_imported(env_id, tmp_path):
     argv = ["--env", env_id, "--timesteps", "300", "--eval-freq", "0", "--no-progress", "--save-freq", "0", "--n-envs", "2"]
     argv += ["--hyperparams", "learning_starts=100", "buffer_size=500", "--log-dir", str(tmp_path)]
-    if env_id == "BallDuel-v1":
+    if env_id == "BallSumo-v0":
         argv += ["--opponent", "chaser"]
     assert run_cli(sb3_train.main, argv) == 0
     model = next(tmp_path.glob(f"dqn/{env_id}_1/final_model.zip"))
@@ -240,7 +240,7 @@ def test_track_without_wandb_installed_is_refused_before_any_folder(tmp_path, mo
 
 def test_reward_thresholds_are_set_where_a_level_means_something():
     thresholds = {env_id: gym.spec(env_id).reward_threshold for env_id in ballenvs.ENV_IDS}
-    assert thresholds == {"BallDuel-v0": 0.8, "BallDuel-v1": 0.8, "UAVGrid-v0": 21.0, "UAVGridImage-v0": 21.0}
+    assert thresholds == {"BallDuel-v0": 0.8, "BallSumo-v0": 0.8, "UAVGrid-v0": 21.0, "UAVGridImage-v0": 21.0}
 
 
 def test_the_package_ships_its_license_and_type_marker():
@@ -254,7 +254,7 @@ def test_league_and_compare_film_their_best_player(runs, tmp_path, monkeypatch):
     from agents import compare, league
 
     clip = tmp_path / "league.gif"
-    argv = ["chaser", "pusher", "anchor", "--env", "BallDuel-v1", "--games", "4", "--log-dir", str(tmp_path)]
+    argv = ["chaser", "pusher", "anchor", "--env", "BallSumo-v0", "--games", "4", "--log-dir", str(tmp_path)]
     assert run_cli(league.main, [*argv, "--video", str(clip)]) == 0
     assert clip.stat().st_size > 1000
     folder = tmp_path / "compare"

@@ -196,3 +196,28 @@ def test_info_values_keep_their_python_types():
     for _ in range(300):
         info = env.step(env.action_space.sample())[4]
         assert {key: type(value) for key, value in info.items()} == types
+
+
+def test_making_the_main_commands_env_warns_of_nothing_under_w_error():
+    """Another project's test run under -W error::DeprecationWarning makes BallDuel-v0 and its vector env."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium as gym, ballenvs\n"
+        "gym.make('BallDuel-v0').reset(seed=0)\n"
+        "gym.make('ballenvs:BallDuel-v0')\n"
+        "gym.make_vec('BallDuel-v0', num_envs=2, vectorization_mode='vector_entry_point').reset(seed=0)\n"
+        "gym.make('BallSumo-v0').reset(seed=0)\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_old_id_of_ballsumo_is_named_by_the_tools(tmp_path, capsys):
+    from agents import sb3_train
+    from agents.common.cli import run_cli
+
+    assert run_cli(sb3_train.main, ["--env", "BallDuel-v1", "--log-dir", str(tmp_path)]) == 2
+    assert "BallDuel-v1 is now called BallSumo-v0" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

@@ -275,14 +275,14 @@ def test_env_options_from_gym_make():
 
 
 @pytest.fixture(scope="module")
-def v1_run(tmp_path_factory):
-    """A tiny custom run on BallDuel-v1's state vector: what agents.export_champion ships."""
+def sumo_run(tmp_path_factory):
+    """A tiny custom run on BallSumo-v0's state vector: what agents.export_champion ships."""
     folder = tmp_path_factory.mktemp("v1")
-    argv = ["--env", "BallDuel-v1", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]
+    argv = ["--env", "BallSumo-v0", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]
     argv += ["--eval-freq", "0", "--no-progress", "--hyperparams", "policy=MlpPolicy", "learning_starts=100"]
     argv += ["buffer_size=500", "policy_kwargs=dict(net_arch=[16])"]
     assert run_cli(custom_train.main, argv) == 0
-    return folder / "custom" / "BallDuel-v1_1"
+    return folder / "custom" / "BallSumo-v0_1"
 
 
 def _run_command(argv: list[str]) -> subprocess.CompletedProcess:
@@ -297,11 +297,11 @@ def _refused_line(done: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-def test_export_asks_before_replacing_the_packages_champion(v1_run):
+def test_export_asks_before_replacing_the_packages_champion(sumo_run):
     from ballenvs.duel import champion
 
     before = (Path(champion.__file__).parent / champion.WEIGHTS).read_bytes()
-    assert "--out FILE.npz, or --force" in _refused_line(_run_command(["agents.export_champion", str(v1_run)]))
+    assert "--out FILE.npz, or --force" in _refused_line(_run_command(["agents.export_champion", str(sumo_run)]))
     assert (Path(champion.__file__).parent / champion.WEIGHTS).read_bytes() == before
 
 
@@ -332,16 +332,16 @@ OUT_PATHS = [
 
 
 @pytest.mark.parametrize("kind,message", OUT_PATHS, ids=[k for k, _ in OUT_PATHS])
-def test_export_refuses_an_out_path_it_cannot_replace_before_reading_the_model(v1_run, tmp_path, kind, message):
+def test_export_refuses_an_out_path_it_cannot_replace_before_reading_the_model(sumo_run, tmp_path, kind, message):
     out = _special_out(tmp_path, kind)
     before = sorted(tmp_path.rglob("*"))
-    assert message in _refused_line(_run_command(["agents.export_champion", str(v1_run), "--out", str(out)]))
+    assert message in _refused_line(_run_command(["agents.export_champion", str(sumo_run), "--out", str(out)]))
     assert sorted(tmp_path.rglob("*")) == before
     assert Path("/dev/full").is_char_device(), "a device is never replaced by a regular file"
 
 
-def _export_a_changed_run(v1_run: Path, tmp_path: Path, change) -> str:
-    run = copy(v1_run, tmp_path)
+def _export_a_changed_run(sumo_run: Path, tmp_path: Path, change) -> str:
+    run = copy(sumo_run, tmp_path)
     change(run)
     out = tmp_path / "champion.npz"
     line = _refused_line(_run_command(["agents.export_champion", str(run), "--out", str(out)]))
@@ -367,8 +367,8 @@ EXPORTS = [
 
 
 @pytest.mark.parametrize("change,message", EXPORTS, ids=[m for _, m in EXPORTS])
-def test_export_checks_the_run_and_its_weights_before_writing(v1_run, tmp_path, change, message):
-    assert message in _export_a_changed_run(v1_run, tmp_path, change)
+def test_export_checks_the_run_and_its_weights_before_writing(sumo_run, tmp_path, change, message):
+    assert message in _export_a_changed_run(sumo_run, tmp_path, change)
 
 
 def _champion_file(path: Path, layers: list[tuple[np.ndarray, np.ndarray]], count: int | None = None) -> Path:
@@ -488,7 +488,7 @@ def test_a_study_name_with_a_trailing_newline_is_refused(tmp_path, capsys):
 
 
 def test_a_league_with_bad_game_options_is_one_line(tmp_path, capsys):
-    argv = ["chaser", "pusher", "--env", "BallDuel-v1", "--env-kwargs", "game_steps=0", "--log-dir", str(tmp_path)]
+    argv = ["chaser", "pusher", "--env", "BallSumo-v0", "--env-kwargs", "game_steps=0", "--log-dir", str(tmp_path)]
     assert "game_steps must be an int in [1, " in refused(capsys, league.main, argv)
     assert not any(tmp_path.iterdir())
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMAND_LINES = {"sb3_train", "custom_train", "evaluate", "compare", "league", "tune"}
+COMMAND_LINES = {"sb3_train", "custom_train", "evaluate", "compare", "league", "tune", "exploit", "export_champion"}
 #: room -> the rooms of agents it may import.
 MAY_IMPORT = {
     "common": set(),

@@ -45,4 +45,4 @@ def test_the_wheel_ships_the_configs_and_an_installed_copy_loads_them(tmp_path):
     assert result.returncode == 0, result.stderr
     where, sections = result.stdout.splitlines()
     assert where.startswith(str(site)), "the installed copy, not the checkout"
-    assert sections == "['BallDuel-v0', 'BallDuel-v1', 'UAVGrid-v0', 'UAVGridImage-v0']"
+    assert sections == "['BallDuel-v0', 'BallSumo-v0', 'UAVGrid-v0', 'UAVGridImage-v0']"

@@ -139,7 +139,7 @@ def bad_run(tmp_path, capsys, argv, trainer=sb3_train):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["--env", "Pong-v5"], "unknown env 'Pong-v5'; valid: BallDuel-v0, BallDuel-v1, UAVGrid-v0, UAVGridImage-v0"),
+        (["--env", "Pong-v5"], "unknown env 'Pong-v5'; valid: BallDuel-v0, BallSumo-v0, UAVGrid-v0, UAVGridImage-v0"),
         (["--env", "CartPole-v1"], "unknown env 'CartPole-v1'"),
         (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for agents.{trainer}: lr; valid: batch_size"),
         (["--hyperparams", "batch_size=[32"], "--hyperparams value for 'batch_size' does not parse: '[32'"),

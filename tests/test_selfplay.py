@@ -192,7 +192,7 @@ def test_self_play_needs_an_opponent_and_the_native_vector_env(tmp_path, capsys)
 
 
 def test_v1_self_play_with_pfsp_and_every_script_ships_a_champion(tmp_path, capsys):
-    """The issue's recipe, in miniature: self-play on BallDuel-v1 with PFSP and the scripted
+    """The issue's recipe, in miniature: self-play on BallSumo-v0 with PFSP and the scripted
     players, evaluated against every built-in, exported as a numpy champion that chooses the
     model's actions."""
     from agents import custom_train
@@ -202,7 +202,7 @@ def test_v1_self_play_with_pfsp_and_every_script_ships_a_champion(tmp_path, caps
     from ballenvs.duel.champion import q_values
 
     scripted = "chaser,pusher,anchor,sprinter"
-    argv = ["--env", "BallDuel-v1", "--opponent", "self", "--timesteps", "1200", "--n-envs", "8"]
+    argv = ["--env", "BallSumo-v0", "--opponent", "self", "--timesteps", "1200", "--n-envs", "8"]
     argv += ["--log-dir", str(tmp_path), "--no-progress", "--eval-freq", "1200", "--eval-episodes", "2"]
     argv += ["--hyperparams", "policy=MlpPolicy", "learning_starts=100", "buffer_size=2000"]
     argv += ["policy_kwargs=dict(net_arch=[16])"]
@@ -210,7 +210,7 @@ def test_v1_self_play_with_pfsp_and_every_script_ships_a_champion(tmp_path, caps
     assert run_cli(custom_train.main, argv) == 0
     out = capsys.readouterr().out
     assert all(f"vs {name}" in out for name in scripted.split(","))
-    run = next(tmp_path.glob("custom/BallDuel-v1_1"))
+    run = next(tmp_path.glob("custom/BallSumo-v0_1"))
     assert run_cli(evaluate_main, [str(run), "--opponent", "all", "--episodes", "4"]) == 0
     table = capsys.readouterr().out
     assert all(f"| {name} " in table for name in ("random", *scripted.split(","), "champion"))
@@ -235,5 +235,5 @@ def test_the_champion_is_a_state_model_of_v1(tmp_path, capsys):
     run = next(tmp_path.glob("custom/BallDuel-v0_1"))
     capsys.readouterr()
     assert run_cli(export_main, [str(run), "--out", str(tmp_path / "c.npz")]) == 2
-    assert "the champion is an MLP on BallDuel-v1's state vector" in capsys.readouterr().err
+    assert "the champion is an MLP on BallSumo-v0's state vector" in capsys.readouterr().err
     assert not (tmp_path / "c.npz").exists()

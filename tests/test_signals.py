@@ -102,7 +102,7 @@ def test_sigterm_stops_a_tune_worker_its_trial_saved_and_the_study_continues(tmp
 @pytest.mark.slow
 def test_sigterm_stops_a_league_which_keeps_the_pairs_it_played(tmp_path):
     players = ["still", "random", "chaser", "pusher", "anchor", "sprinter"]
-    process = start(["agents.league", *players, "--env", "BallDuel-v1", "--games", "200", "--log-dir", str(tmp_path)])
+    process = start(["agents.league", *players, "--env", "BallSumo-v0", "--games", "200", "--log-dir", str(tmp_path)])
     time.sleep(6.0)  # some pairs played (those with the planner take seconds each)
     out, err = stop_when(process, lambda: True, signal.SIGTERM)
     assert process.returncode == 143, err

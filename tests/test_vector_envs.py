@@ -144,7 +144,7 @@ def test_reset_without_seed_continues_each_envs_generator():
 @pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
 def test_registered_time_limits(env_id):
     limit = gym.spec(env_id).max_episode_steps
-    assert limit == {"BallDuel-v0": 1000, "BallDuel-v1": 101}.get(env_id, 300)  # v1 games end at 100, decided
+    assert limit == {"BallDuel-v0": 1000, "BallSumo-v0": 101}.get(env_id, 300)  # BallSumo games end at 100, decided
     assert gym.make(env_id).spec.max_episode_steps == limit
     envs = gym.make_vec(env_id, 2)
     assert envs.unwrapped.max_episode_steps == limit and envs.spec.kwargs["max_episode_steps"] == limit

@@ -29,6 +29,8 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def check_env_id(env_id: str) -> None:
+    if env_id in ballenvs.RENAMED_IDS:
+        raise UsageError(f"{env_id} is now called {ballenvs.RENAMED_IDS[env_id]} (the same game); use that id")
     if env_id not in ballenvs.ENV_IDS:
         raise UsageError(f"unknown env {env_id!r}; valid: {', '.join(ballenvs.ENV_IDS)}")
 

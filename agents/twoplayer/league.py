@@ -230,7 +230,7 @@ def write_outputs(folder: Path, league: list[Entrant], results: np.ndarray, rati
     lines += [
         "",
         "Elo fitted to every game (a win 1, a draw 1/2: on BallDuel-v0 a game stopped by the time limit is",
-        "a draw, on v1 the clock decides it), mean 1000; +-: standard deviation over",
+        "a draw, in BallSumo the clock decides it), mean 1000; +-: standard deviation over",
         f"{BOOTSTRAP} leagues resampled from the same games. Every pair: results.csv; ratings against training steps:",
         "elo.png.",
         "",

@@ -6,7 +6,7 @@ parallel and AEC APIs (the optional ``pettingzoo`` extra; imported only when cal
 
 from typing import Any
 
-from ballenvs import V1_RULES
+from ballenvs import SUMO_RULES
 from ballenvs.duel.env import BallDuelEnv
 from ballenvs.duel.players import BUILTIN_PLAYERS
 
@@ -31,4 +31,4 @@ def env(**options: Any) -> Any:
     return _pettingzoo().env(**options)
 
 
-__all__ = ["BallDuelEnv", "BUILTIN_PLAYERS", "V1_RULES", "parallel_env", "env"]
+__all__ = ["BallDuelEnv", "BUILTIN_PLAYERS", "SUMO_RULES", "parallel_env", "env"]

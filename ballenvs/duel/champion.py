@@ -1,4 +1,4 @@
-"""The champion: the final model of a BallDuel-v1 self-play run, shipped as a built-in player.
+"""The champion: the final model of a BallSumo-v0 self-play run, shipped as a built-in player.
 
 Its Q-network (an MLP on the state vector with the clock) is stored as plain float32 arrays in
 ``champion.npz`` beside this file and run with numpy, so the player needs neither torch nor

@@ -29,7 +29,7 @@ DUEL_OPTIONS += ("floor_slope", "time_limit_rule", "game_steps")
 #: The options of BallDuel, besides render_mode and max_episode_steps.
 OPTIONS = ("opponent", *DUEL_OPTIONS)
 #: What decides a game still running after ``game_steps``: nothing (a draw, and the time limit
-#: truncates it: BallDuel-v0) or the ball nearer the centre (it terminates with a result: v1).
+#: truncates it: BallDuel-v0) or the ball nearer the centre (it terminates with a result: BallSumo-v0).
 TIME_LIMIT_RULES = ("draw", "nearer_centre")
 
 #: ``info["winner"]`` and ``info["rewards"]`` (left, right, unshaped) by winner code.

@@ -1,7 +1,7 @@
 """Play built-in (or learned) players against each other, many games at once.
 
     python -m ballenvs.duel.match pusher random --games 200           # one pairing's rates
-    python -m ballenvs.duel.match --round-robin --env BallDuel-v1      # every built-in against every other
+    python -m ballenvs.duel.match --round-robin --env BallSumo-v0      # every built-in against every other
 
 The README's figures come from here.
 """
@@ -79,7 +79,7 @@ def play_pairs(first: Any, second: Any, games: int = 100, seed: int = 0, **optio
     """``games`` games between two players, half with each on the left, on the same seeded
     starts: how many each won (``first_wins``, ``second_wins``), how many were drawn (both out at
     once, or undecided at the time limit), how many reached the time limit (``time_outs``; on
-    BallDuel-v1 the ball nearer the centre won those) and the games' mean length."""
+    BallSumo-v0 the ball nearer the centre won those) and the games' mean length."""
     half = games // 2
     as_left, left_lengths = match_results(first, second, half, seed, **options)
     as_right, right_lengths = match_results(second, first, games - half, seed, **options)
@@ -96,7 +96,7 @@ def play_pairs(first: Any, second: Any, games: int = 100, seed: int = 0, **optio
 
 
 def registered_options(env_id: str) -> dict[str, Any]:
-    """The game options and time limit a BallDuel id registers (``BallDuel-v1``'s rules)."""
+    """The game options and time limit a BallDuel id registers (``BallSumo-v0``'s rules)."""
     import gymnasium as gym
 
     import ballenvs  # noqa: F401  (registers the ids)
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("left", nargs="?", choices=BUILTIN_PLAYERS)
     parser.add_argument("right", nargs="?", choices=BUILTIN_PLAYERS)
     parser.add_argument("--round-robin", action="store_true", help="every built-in player against every other")
-    parser.add_argument("--env", default="BallDuel-v0", choices=("BallDuel-v0", "BallDuel-v1"), help="whose rules")
+    parser.add_argument("--env", default="BallDuel-v0", choices=("BallDuel-v0", "BallSumo-v0"), help="whose rules")
     parser.add_argument("--games", type=int, default=200, help="games per pairing (half from each side in a round robin)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

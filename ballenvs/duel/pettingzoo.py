@@ -11,8 +11,8 @@ mirrored in x, as ``BallDuel-v0``'s opponent sees it), so one policy can play ei
 act in that frame. Rewards are zero-sum: +1 to the winner, -1 to the loser, 0 on a draw and
 while playing, the shaping term (``shaping``) given to one side and taken from the other.
 Episodes end for both at once; ``max_cycles`` (PettingZoo's name for the time limit, 1000)
-truncates them. The options are BallDuel's, less the opponent: BallDuel-v1's rules are
-``parallel_env(**ballenvs.duel.V1_RULES)``. The rules are :class:`ballenvs.duel.game.TwoPlayerDuel`'s,
+truncates them. The options are BallDuel's, less the opponent: BallSumo-v0's rules are
+``parallel_env(**ballenvs.duel.SUMO_RULES)``. The rules are :class:`ballenvs.duel.game.TwoPlayerDuel`'s,
 the same code ``BallDuel-v0`` runs with one side driven by its opponent.
 """
 

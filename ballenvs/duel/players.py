@@ -89,7 +89,7 @@ class Pusher(Player):
 
 
 class Anchor(Player):
-    """Holds the centre: steers for it, braking against its own velocity. On BallDuel-v1, where the
+    """Holds the centre: steers for it, braking against its own velocity. On BallSumo-v0, where the
     ball nearer the centre wins at the time limit, an attacker must come and get it."""
 
     LEAD = 8.0  # steps of its own velocity it allows for, so as not to overshoot the centre

@@ -103,4 +103,4 @@ def reference(env_id: str) -> Reference:
 
 
 REFERENCE = reference("BallDuel-v0")
-REFERENCE_V1 = reference("BallDuel-v1")
+REFERENCE_SUMO = reference("BallSumo-v0")

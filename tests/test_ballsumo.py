@@ -1,4 +1,4 @@
-"""BallDuel-v1's rules (a domed floor, the ball nearer the centre wins at the time limit, the clock
+"""BallSumo-v0's rules (a domed floor, the ball nearer the centre wins at the time limit, the clock
 in both observations), the players anchor and sprinter, the round robin, and BallDuel-v0 kept
 bit for bit."""
 
@@ -18,11 +18,11 @@ from ballenvs.duel.match import match_outcomes, play_pairs, registered_options
 from ballenvs.duel.observe import CLOCK, OUTSIDE
 from ballenvs.duel.players import SCRIPTED_PLAYERS, make_player
 
-V1 = registered_options("BallDuel-v1")
-V1_RULES = {key: V1[key] for key in ("floor_slope", "time_limit_rule", "game_steps")}
+V1 = registered_options("BallSumo-v0")
+SUMO_RULES = {key: V1[key] for key in ("floor_slope", "time_limit_rule", "game_steps")}
 
 #: sha256 (first 16 hex digits) of 300 random-action steps of BallDuel-v0 (time limit 120), made
-#: with the code of 46d5471, before v1 existed: the single env and an 8-env vector env, each
+#: with the code of 46d5471, before BallSumo (then BallDuel-v1) existed: the single env and an 8-env vector env, each
 #: opponent, both observations, shaping off and on.
 V0_DIGESTS = {
     "single-still-pixels-0.0": "99beb001364ba837",
@@ -118,7 +118,7 @@ def test_under_the_draw_rule_the_time_limit_decides_nothing():
     assert not any(duel.play(0, 0)[1] for _ in range(10))
 
 
-@pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallDuel-v1"])
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallSumo-v0"])
 def test_v1_games_end_terminated_with_a_result_never_truncated(env_id):
     single = gym.make(env_id, obs_type="state", opponent="anchor", game_steps=10)
     envs = gym.make_vec(env_id, 3, obs_type="state", opponent="anchor", game_steps=10)
@@ -127,7 +127,7 @@ def test_v1_games_end_terminated_with_a_result_never_truncated(env_id):
     for _ in range(10):  # the learner stays put; anchor heads for the centre
         _, _, terminated, truncated, info = single.step(0)
         _, _, vector_terminated, vector_truncated, _ = envs.step(np.zeros(3, dtype=np.int64))
-    if env_id == "BallDuel-v1":
+    if env_id == "BallSumo-v0":
         assert terminated and not truncated and info["winner"] == "right"
         assert vector_terminated.all() and not vector_truncated.any()
         assert gym.spec(env_id).max_episode_steps > V1["game_steps"], "the registered limit never cuts a game short"
@@ -147,14 +147,14 @@ def test_a_domed_floor_pushes_a_still_ball_out_and_a_flat_one_does_not():
 
 
 def test_the_clock_is_the_state_vectors_last_entry_and_a_bar_in_the_pixels():
-    state = gym.make("BallDuel-v1", obs_type="state", game_steps=40)
+    state = gym.make("BallSumo-v0", obs_type="state", game_steps=40)
     obs, _ = state.reset(seed=0)
     assert state.observation_space.shape == (11,) and obs[-1] == 1.0 and obs in state.observation_space
     for _ in range(10):
         obs = state.step(0)[0]
     assert obs[-1] == pytest.approx(0.75)
     assert gym.make("BallDuel-v0", obs_type="state").observation_space.shape == (10,), "v0 shows no clock"
-    pixels = gym.make("BallDuel-v1", game_steps=40)
+    pixels = gym.make("BallSumo-v0", game_steps=40)
     frame, _ = pixels.reset(seed=0)
     assert (frame[0, :, 0] == CLOCK).all(), "a full bar at the start"
     for _ in range(30):
@@ -165,8 +165,8 @@ def test_the_clock_is_the_state_vectors_last_entry_and_a_bar_in_the_pixels():
 
 
 def test_the_clock_is_the_same_in_single_and_vector_envs():
-    envs = gym.make_vec("BallDuel-v1", 2, vectorization_mode="vector_entry_point", game_steps=30)
-    single = gym.make("BallDuel-v1", game_steps=30)
+    envs = gym.make_vec("BallSumo-v0", 2, vectorization_mode="vector_entry_point", game_steps=30)
+    single = gym.make("BallSumo-v0", game_steps=30)
     frames, _ = envs.reset(seed=0)
     frame, _ = single.reset(seed=0)
     for _ in range(12):
@@ -177,8 +177,8 @@ def test_the_clock_is_the_same_in_single_and_vector_envs():
 
 def test_shaping_on_v1_stays_potential_based():
     """The shaping terms of a game add up to -w * phi(start): a potential with phi = 0 at the end."""
-    env = gym.make("BallDuel-v1", obs_type="state", opponent="chaser", shaping=0.5)
-    plain = gym.make("BallDuel-v1", obs_type="state", opponent="chaser")
+    env = gym.make("BallSumo-v0", obs_type="state", opponent="chaser", shaping=0.5)
+    plain = gym.make("BallSumo-v0", obs_type="state", opponent="chaser")
     obs, _ = env.reset(seed=3)
     plain.reset(seed=3)
     own, other = np.hypot(*obs[0:2]), np.hypot(*obs[4:6])
@@ -196,13 +196,13 @@ def test_shaping_on_v1_stays_potential_based():
 
 @pytest.mark.parametrize("name", ["anchor", "sprinter", "champion"])
 def test_the_new_players_play_the_same_one_game_at_a_time_or_batched(name):
-    batched = match_outcomes(name, "pusher", games=6, seed=2, max_episode_steps=150, **V1_RULES)
+    batched = match_outcomes(name, "pusher", games=6, seed=2, max_episode_steps=150, **SUMO_RULES)
     one_by_one = [
-        match_outcomes(name, "pusher", games=1, seed=int(s.generate_state(1)[0]), max_episode_steps=150, **V1_RULES)[0]
+        match_outcomes(name, "pusher", games=1, seed=int(s.generate_state(1)[0]), max_episode_steps=150, **SUMO_RULES)[0]
         for s in np.random.SeedSequence(2).spawn(6)
     ]
     assert batched.shape == (6,) and len(one_by_one) == 6
-    duel_one, duel_many = TwoPlayerDuel(None, obs_type="state", **V1_RULES), TwoPlayerDuel(4, obs_type="state", **V1_RULES)
+    duel_one, duel_many = TwoPlayerDuel(None, obs_type="state", **SUMO_RULES), TwoPlayerDuel(4, obs_type="state", **SUMO_RULES)
     rngs = [np.random.default_rng(k) for k in range(4)]
     duel_many.reset(rngs)
     one_player, many_player = make_player(name, duel_one.physics), make_player(name, duel_many.physics)
@@ -219,22 +219,22 @@ def test_the_new_players_play_the_same_one_game_at_a_time_or_batched(name):
 
 
 def test_the_sprinter_beats_pusher_and_anchor_holds_against_the_sprinter():
-    sprinter_pusher = match_outcomes("sprinter", "pusher", games=40, seed=0, max_episode_steps=1000, **V1_RULES)
+    sprinter_pusher = match_outcomes("sprinter", "pusher", games=40, seed=0, max_episode_steps=1000, **SUMO_RULES)
     assert np.mean(sprinter_pusher == LEFT_WINS) > 0.5
-    anchor_sprinter = match_outcomes("anchor", "sprinter", games=10, seed=0, max_episode_steps=1000, **V1_RULES)
+    anchor_sprinter = match_outcomes("anchor", "sprinter", games=10, seed=0, max_episode_steps=1000, **SUMO_RULES)
     assert (anchor_sprinter == LEFT_WINS).all()
 
 
 @pytest.mark.parametrize("script", SCRIPTED_PLAYERS)
 def test_the_shipped_champion_beats_every_script_on_v1(script):
     """The self-play run's final model that ships as ``champion``: most games against each script
-    under BallDuel-v1's registered rules, half from each side (README, The champion)."""
-    result = play_pairs("champion", script, games=100, seed=7, **registered_options("BallDuel-v1"))
+    under BallSumo-v0's registered rules, half from each side (README, The champion)."""
+    result = play_pairs("champion", script, games=100, seed=7, **registered_options("BallSumo-v0"))
     assert result["first_wins"] >= 75, result
 
 
 def test_the_round_robin_prints_every_pairing(capsys):
-    match_main(["--round-robin", "--env", "BallDuel-v1", "--games", "2"])
+    match_main(["--round-robin", "--env", "BallSumo-v0", "--games", "2"])
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| first")]
     names = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion")
@@ -242,7 +242,7 @@ def test_the_round_robin_prints_every_pairing(capsys):
     assert "| anchor | sprinter | 2 | 0 | 0 | 2 |" in out
 
 
-@pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallDuel-v1"])
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallSumo-v0"])
 def test_the_champion_plays_either_observation_without_torch(env_id):
     """The shipped champion is numpy only: it reads the balls and the clock from its seat, so it
     plays a pixel learner too, and importing and playing it never imports torch."""
