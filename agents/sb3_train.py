@@ -61,6 +61,10 @@ def check_section(
         )
     if "net_arch" in policy_kwargs:
         check_net_arch(policy_kwargs["net_arch"])
+    if not isinstance(policy_kwargs.get("normalize_images", True), bool):
+        raise UsageError(f"policy_kwargs normalize_images must be True or False, got {policy_kwargs['normalize_images']!r}")
+    if not isinstance(policy_kwargs.get("optimizer_kwargs", {}), dict):
+        raise UsageError(f"policy_kwargs optimizer_kwargs must be a dict, got {policy_kwargs['optimizer_kwargs']!r}")
     check_roles(
         section.policy, policy_kwargs, parse_kwargs("replay_buffer_kwargs", section.algo_kwargs.get("replay_buffer_kwargs"))
     )

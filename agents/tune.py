@@ -78,6 +78,8 @@ class SearchSpace:
                 for choice in spec["choices"]:
                     key.check(name, choice)
             elif kind in ("float", "int") and _bounds(spec) and spec["low"] <= spec["high"]:
+                if not isinstance(spec.get("log", False), bool):
+                    raise ConfigError(f"search space {source}: {name}: log must be true or false, got {spec['log']!r}")
                 for bound in (spec["low"], spec["high"]):
                     key.check(name, self._scheduled(spec, bound))
                 if spec.get("log") and spec["low"] <= 0:

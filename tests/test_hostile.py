@@ -501,3 +501,18 @@ def test_the_aec_face_refuses_a_bad_action_when_it_is_given(action):
     game.reset(seed=0)
     with pytest.raises(ValueError, match="invalid action"):
         game.step(action)
+
+
+def test_a_policy_switch_that_is_not_a_bool_is_refused(tmp_path, capsys):
+    argv = [*UAV, "--log-dir", str(tmp_path), "--hyperparams", "policy_kwargs=dict(normalize_images='no')"]
+    assert "normalize_images must be True or False, got 'no'" in refused(capsys, sb3_train.main, argv, tmp_path)
+
+
+def test_a_search_spaces_log_flag_that_is_not_a_bool_is_refused():
+    from agents.common.algorithms import ALGORITHMS
+    from agents.common.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="learning_rate: log must be true or false, got 'no'"):
+        tune.SearchSpace(
+            {"learning_rate": {"type": "float", "low": 1e-5, "high": 1e-3, "log": "no"}}, ALGORITHMS["custom"], "x"
+        )
