@@ -28,6 +28,7 @@ from agents.common.cli import (
     Interrupted,
     Parser,
     add_device_flags,
+    deferring_stops,
     describe_device,
     ignore_stops,
     resolve_device,
@@ -87,14 +88,24 @@ def main(argv: list[str] | None = None) -> Path:
     pairs = len(league) * (len(league) - 1) // 2
     print(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device)}")
     results = np.zeros((len(league), len(league), 3), dtype=np.int64)
+
+    def played_pair(i: int, j: int, count: int) -> None:
+        wins, draws, losses = results[i, j]
+        print(
+            f"  pair {count}/{pairs}: {league[i].name} against {league[j].name}: {wins} wins, {draws} draws, {losses} losses"
+        )
+
     try:
-        play_league(players, args.games, args.seed, env_id, env_kwargs, results)
+        play_league(players, args.games, args.seed, env_id, env_kwargs, results, played_pair)
     except KeyboardInterrupt as stop:  # Ctrl-C or a stop signal: the pairs played so far are kept
         ignore_stops()
         played = int(np.count_nonzero(results.sum(axis=2)))
         folder, _ = write(args, league, results)
         raise Interrupted(f"the {played} of {pairs} pairs played so far are rated in {folder}", signal_of(stop)) from None
-    folder, ratings = write(args, league, results)
+    with deferring_stops() as stop:  # a stop now waits for the files, then says where they are
+        folder, ratings = write(args, league, results)
+    if stop.signum is not None:
+        raise Interrupted(f"all {pairs} pairs were played and are rated in {folder}", stop.signum)
     print(f"wrote {folder / 'league.csv'}, {folder / 'results.csv'}, {folder / 'report.md'}, {folder / 'elo.png'}")
     if video:
         best, second = np.argsort(-ratings)[:2]

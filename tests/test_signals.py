@@ -49,13 +49,18 @@ def stop_when(process: subprocess.Popen, ready: Callable[[], bool], signum: int,
             process.kill()
 
 
+def _episodes_finished(folder: Path) -> bool:
+    """Training is under way: the run's monitor holds a finished episode (its header is two lines)."""
+    return any(len(path.read_text().splitlines()) > 2 for path in folder.glob("*/UAVGrid-v0_1/*monitor.csv"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", TRAINERS)
 def test_sigterm_saves_the_interrupted_model_and_resume_continues_it(name, tmp_path):
     command = [f"agents.{name}", *UAV, "--timesteps", "1000000", "--log-dir", str(tmp_path), "--save-freq", "0"]
     command += ["--hyperparams", "buffer_size=2000", "learning_starts=200", "--save-replay-buffer", "--no-progress"]
     process = start(command)
-    out, err = stop_when(process, lambda: bool(list(tmp_path.glob("*/UAVGrid-v0_1/progress.csv"))), signal.SIGTERM)
+    out, err = stop_when(process, functools.partial(_episodes_finished, tmp_path), signal.SIGTERM)
     assert process.returncode == 143, err
     assert err.strip().count("\n") == 0 and err.startswith("stopped by SIGTERM: model saved to"), err
     run = next(tmp_path.glob("*/UAVGrid-v0_1"))
@@ -100,15 +105,46 @@ def test_sigterm_stops_a_tune_worker_its_trial_saved_and_the_study_continues(tmp
 
 
 @pytest.mark.slow
+def _printed(process: subprocess.Popen, text: str) -> Callable[[], bool]:
+    """A ready() for stop_when: true once the process has printed a line holding ``text``
+    (its stdout is read line by line meanwhile; the lines are kept in ``ready.lines``)."""
+    import threading
+
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True).start()
+
+    def ready() -> bool:
+        return any(text in line for line in lines)
+
+    ready.lines = lines  # type: ignore[attr-defined]
+    return ready
+
+
+def test_a_stop_during_a_leagues_final_write_still_writes_and_says_where(tmp_path, monkeypatch, capsys):
+    from agents import league
+
+    real_write = league.write
+
+    def write_interrupted(*args):  # the stop lands while the league's files are being written
+        signal.raise_signal(signal.SIGTERM)
+        return real_write(*args)
+
+    monkeypatch.setattr(league, "write", write_interrupted)
+    assert run_cli(league.main, ["chaser", "pusher", "--games", "2", "--log-dir", str(tmp_path)]) == 143
+    err = capsys.readouterr().err
+    assert err.startswith("stopped by SIGTERM: all 1 pairs were played and are rated in")
+    folder = next(tmp_path.glob("league/league_*"))
+    assert all((folder / name).is_file() for name in ("league.csv", "results.csv", "report.md", "elo.png"))
+
+
 def test_sigterm_stops_a_league_which_keeps_the_pairs_it_played(tmp_path):
     players = ["still", "random", "chaser", "pusher", "anchor", "sprinter"]
-    process = start(["agents.league", *players, "--env", "BallSumo-v0", "--games", "200", "--log-dir", str(tmp_path)])
-    time.sleep(6.0)  # some pairs played (those with the planner take seconds each)
-    out, err = stop_when(process, lambda: True, signal.SIGTERM)
+    process = start(["agents.league", *players, "--env", "BallSumo-v0", "--games", "400", "--log-dir", str(tmp_path)])
+    out, err = stop_when(process, _printed(process, "pair 2/15"), signal.SIGTERM)  # a pair played, 13 to go
     assert process.returncode == 143, err
     assert err.startswith("stopped by SIGTERM: the ") and "pairs played so far are rated in" in err
     folder = next(tmp_path.glob("league/league_*"))
     rows = (folder / "results.csv").read_text().splitlines()
     assert rows[0] == "player,opponent,wins,draws,losses" and len(rows) == 1 + 15
     played = [row for row in rows[1:] if sum(map(int, row.split(",")[2:])) > 0]
-    assert len(played) < 15, "stopped before its last pair"
+    assert 2 <= len(played) < 15, "stopped after two pairs, before its last"

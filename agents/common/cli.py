@@ -80,6 +80,32 @@ def stopping_on_signals() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+class DeferredStop:
+    """What :func:`deferring_stops` saw: the first stop signal that came during its block, if any."""
+
+    signum: int | None = None
+
+
+@contextlib.contextmanager
+def deferring_stops() -> Iterator[DeferredStop]:
+    """Ctrl-C and the stop signals wait until the block (a command's final write) is done: the
+    caller then finds the signal in the yielded :class:`DeferredStop` and exits as it asks."""
+    seen = DeferredStop()
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def note(signum: int, frame: Any) -> None:
+        seen.signum = seen.signum or signum
+
+    previous = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, *STOP_SIGNALS)}
+    try:
+        yield seen
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows each flag's default once: not where its help already says it, nor when there is none."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,18 +183,28 @@ def tables(results: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def play_league(
-    players: list[Any], games: int, seed: int, env_id: str, env_kwargs: dict[str, Any], results: np.ndarray | None = None
+    players: list[Any],
+    games: int,
+    seed: int,
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    results: np.ndarray | None = None,
+    on_pair: Callable[[int, int, int], None] | None = None,
 ) -> np.ndarray:
     """Every pair plays ``games`` games of ``env_id``'s game, half with each on the left; (wins,
     draws, losses) of i against j, written into ``results`` (if given) pair by pair, so that an
-    interrupted league keeps the pairs it played."""
+    interrupted league keeps the pairs it played; ``on_pair(i, j, count)`` after each pair."""
     arena = reference_for(env_id).arena
     n = len(players)
     results = np.zeros((n, n, 3), dtype=np.int64) if results is None else results
+    count = 0
     for i in range(n):
         for j in range(i + 1, n):
             outcome = arena.play_pairs(players[i], players[j], games, seed + 1000 * i + j, env_kwargs)
             results[i, j] = outcome["first_wins"], outcome["draws"], outcome["second_wins"]
+            count += 1
+            if on_pair is not None:
+                on_pair(i, j, count)
     return results
 
 
