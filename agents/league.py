@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from agents.common.cli import (
-    MAX_SEED,
     Interrupted,
     Parser,
     add_device_flags,
+    check_two_player_flags,
     deferring_stops,
     describe_device,
     ignore_stops,
@@ -36,7 +36,6 @@ from agents.common.cli import (
     signal_of,
 )
 from agents.common.config import parse_overrides
-from agents.common.envs import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.runs import new_run_dir
 from agents.common.tracking import render_fps
@@ -73,12 +72,7 @@ def main(argv: list[str] | None = None) -> Path:
     )
     args = parser.parse_args(argv)
     video = check_video_path(args.video) if args.video is not None else None
-    if args.games < 2 or args.games % 2:
-        raise UsageError(f"--games must be an even number >= 2 (half from each side), got {args.games}")
-    if not 0 <= args.seed <= MAX_SEED:
-        raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
-    if args.env is not None:
-        check_two_player_env(args.env)
+    check_two_player_flags(args)
     env_kwargs = parse_overrides(args.env_kwargs, "--env-kwargs")
     device = resolve_device(args.device, args.threads)
     league = entrants(args.players, reference_for(args.env or DEFAULT_ENV).players)

@@ -174,6 +174,7 @@ def main(argv: list[str] | None = None) -> dict:
     device = resolve_device(args.device, args.threads)
     print(f"floor on {machine()} ({describe_device(device)})")
     print(row("section", "act (ms)", "update (ms)", "floor env steps/s"))
+    print("|---|---:|---:|---:|")
     rows = []
     for env_id in args.envs:
         for name, floor in (

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
-from agents.common.envs import VEC_ENVS
+from agents.common.envs import VEC_ENVS, check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.threads import apply_threads, threads_flag
 from agents.common.tracking import add_tracking_flags, check_tracking
@@ -228,6 +228,17 @@ def check_flags(args: argparse.Namespace) -> None:
     seed = getattr(args, "seed", None)
     if seed is not None and not 0 <= seed <= MAX_SEED:
         raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {seed}")
+
+
+def check_two_player_flags(args: argparse.Namespace) -> None:
+    """What the commands that play two sides share: ``--games`` even (half from each side), the
+    seed in range, ``--env`` (when given) a two-player game."""
+    if args.games < 2 or args.games % 2:
+        raise UsageError(f"--games must be an even number >= 2 (half from each side), got {args.games}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
+    if args.env is not None:
+        check_two_player_env(args.env)
 
 
 def resolve_device(requested: str, threads: str = "auto") -> str:
