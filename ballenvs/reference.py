@@ -69,6 +69,12 @@ class Arena(ABC):
     def film(self, first: Any, second: Any, seed: int, env_kwargs: Mapping[str, Any]) -> list[Any]:
         """One game of ``first`` (the left side) against ``second``, as pictures of every step."""
 
+    def search_exploiter(self, model: Any, env_kwargs: Mapping[str, Any], seed: int) -> Any:
+        """A player that plans every step against ``model`` (a Player of its own, reset as it
+        plans) by simulating the game: the search half of approximate exploitability. None:
+        this game has none."""
+        return None
+
     @abstractmethod
     def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
         """``games`` games between two players (names or Players), half with each on the first

@@ -80,7 +80,8 @@ def timed_runs(args: argparse.Namespace, setting: dict[str, str], load: str) -> 
             for run in runs:
                 _, stderr = run.communicate()
                 if run.returncode != 0:
-                    raise RuntimeError(f"{' '.join(run.args)} exited {run.returncode}: {stderr.decode()[-2000:]}")
+                    command = " ".join(_command(args, setting["threads"], log_dir))
+                    raise RuntimeError(f"{command} exited {run.returncode}: {stderr.decode()[-2000:]}")
             return time.perf_counter() - start
     finally:
         if spinner is not None:

@@ -19,6 +19,7 @@ def stacked_space(space: spaces.Box, k: int) -> spaces.Box:
     """The space of ``k`` stacked observations of ``space``, as the model sees them (channel-first
     for images): the space SB3's wrappers declare."""
     stacked = StackedObservations(1, k, space).stacked_observation_space
+    assert isinstance(stacked, spaces.Box)  # a Box stacks to a Box
     return VecTransposeImage.transpose_space(stacked) if is_image_space(stacked) else stacked
 
 
@@ -56,6 +57,7 @@ class FrameStack:
         if self.k == 1:
             return observations
         channels = observations.shape[-1]
+        assert self.stack is not None, "restart() follows a push()"
         self.stack = self.stack.copy()  # the last push's result is kept as it was
         self.stack[games] = 0
         self.stack[games, ..., -channels:] = observations[games]
@@ -63,4 +65,5 @@ class FrameStack:
 
     def view(self) -> np.ndarray:
         """The stacks as the model sees them: channel-first for images."""
+        assert self.stack is not None, "view() follows a push()"
         return np.moveaxis(self.stack, -1, 1) if self.stack.ndim == 4 else self.stack.copy()

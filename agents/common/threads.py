@@ -4,7 +4,7 @@ torch's CPU kernels run on an OpenMP pool whose threads spin while they wait for
 a machine whose cores are all ours that is the fastest choice; once another process takes a core
 (a browser, a second training seed) a spinning thread burns the time slice its partner needs and
 the run slows many times over, not by its share of the cores. Measured on 2 cores
-(benchmarks/RESULTS.md, threads): two custom DQN runs on UAVGrid started together took 123 s with
+(benchmarks/RESULTS.md, "Sharing the machine"): two custom DQN runs on UAVGrid started together took 123 s with
 torch's defaults against 8.0 s with one thread each. So:
 
 - the wait policy is passive (``OMP_WAIT_POLICY=PASSIVE``, set by ``agents/__init__.py`` before

@@ -72,6 +72,11 @@ class DuelArena(Arena):
             renderer.close()
         return frames
 
+    def search_exploiter(self, model: Any, env_kwargs: Mapping[str, Any], seed: int) -> Any:
+        from ballenvs.duel.search import Lookahead
+
+        return Lookahead(model, self.options(env_kwargs), seed=seed)
+
     def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
         limit = {**self.defaults, **env_kwargs}["max_episode_steps"]
         return play_pairs(first, second, games, seed, max_episode_steps=limit, **self.options(env_kwargs))
