@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> Path:
         train_env = make_train_env(setup, functools.partial(make_steps, stagger=algorithm.STAGGER_ENVS), opponent)
         buffer = algorithm.replay_buffer(agent.config, train_env.observation_space, setup.device, seed=setup.seed)
         if buffer is not None and setup.resume_buffer is not None:
-            buffer.load(setup.resume_buffer)
+            buffer.load(setup.resume_buffer, train_env.num_envs)
             print(f"replay buffer restored: {len(buffer)} transitions")
         learning_starts = getattr(agent.config, "learning_starts", 0)
 

@@ -248,7 +248,8 @@ STUDIES = [
 @pytest.mark.parametrize("argv,message", STUDIES, ids=[m + str(i) for i, (_, m) in enumerate(STUDIES)])
 def test_study_names_and_storages(tmp_path, capsys, argv, message):
     base = ["--env", "UAVGrid-v0", "--trials", "1", "--timesteps", "200", "--log-dir", str(tmp_path)]
-    assert message in refused(capsys, tune.main, [*base, *argv])
+    base += ["--hyperparams", "learning_starts=100"]  # a budget that trains, so that only argv is wrong
+    assert message in refused(capsys, tune.main, [*argv, *base])
     assert not [p for p in tmp_path.rglob("*") if p.is_file()], "nothing written"
 
 
@@ -525,3 +526,22 @@ def test_a_run_shorter_than_its_eval_freq_is_evaluated_once_at_its_end(tmp_path,
     assert "is past this run's 300 steps: it is evaluated once, at its end" in capsys.readouterr().out
     with np.load(next(tmp_path.glob("*/UAVGrid-v0_1")) / "evaluations.npz") as data:
         assert data["timesteps"].tolist() == [300]
+
+
+def test_a_replay_buffer_of_another_stride_is_refused_on_resume(runs, tmp_path, capsys):
+    """The custom run trained 1 env a step (self-play on BallDuel): a buffer claiming 5 would
+    sample other envs' steps as the n-step continuation, and crashed mid-run."""
+    run = copy(runs["custom"], tmp_path)
+    with np.load(run / "replay_buffer.npz") as data:
+        arrays = dict(data)
+    arrays["stride"] = np.array(5)
+    np.savez(run / "replay_buffer.npz", **arrays)
+    out = tmp_path / "out"
+    err = refused(capsys, custom_train.main, ["--resume", str(run), "--timesteps", "10", "--log-dir", str(out)], out)
+    assert "stride 5 with" in err and "this run adds" in err
+
+
+def test_a_study_whose_budget_ends_before_learning_starts_is_refused(tmp_path, capsys):
+    argv = ["--env", "UAVGrid-v0", "--timesteps", "5000", "--log-dir", str(tmp_path)]
+    assert "ends before learning starts (learning_starts 5000)" in refused(capsys, tune.main, argv)
+    assert not any(tmp_path.iterdir())

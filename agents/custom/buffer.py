@@ -110,15 +110,18 @@ class _Ring:
         with atomic_path(path) as tmp, open(tmp, "wb") as file:
             np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **arrays)
 
-    def load(self, path: str | Path) -> None:
+    def load(self, path: str | Path, n_envs: int | None = None) -> None:
         """Refill from a file :meth:`save` wrote (read with ``allow_pickle=False``); its counters
-        must fit this buffer and its arrays, each array the kind and shape of this buffer's."""
+        must fit this buffer and its arrays, each array the kind and shape of this buffer's, and
+        (given ``n_envs``) its transitions one per env per step of that many envs."""
         what = f"replay buffer {str(path)!r}"
         stores = self._stores()
         data = npz_arrays(path, "replay buffer", ("pos", "size", "stride", *stores))
         size = count(_scalar(data["size"], what), f"{what}: size", 0, self.capacity)
         pos = count(_scalar(data["pos"], what), f"{what}: pos", 0, self.capacity - 1)
         stride = count(_scalar(data["stride"], what), f"{what}: stride", 0, self.capacity)
+        if n_envs is not None and (stride, size > 0) not in ((n_envs, True), (0, False), (n_envs, False)):
+            raise UsageError(f"{what}: stride {stride} with {size} transitions; this run adds {n_envs} a step (its n_envs)")
         for name, store in stores.items():
             stored, kind = data[name], self._to_host(store[:0])
             if stored.shape != (size, *kind.shape[1:]) or stored.dtype.kind != kind.dtype.kind:
