@@ -237,3 +237,45 @@ def test_the_champion_is_a_state_model_of_v1(tmp_path, capsys):
     assert run_cli(export_main, [str(run), "--out", str(tmp_path / "c.npz")]) == 2
     assert "the champion is an MLP on BallSumo-v0's state vector" in capsys.readouterr().err
     assert not (tmp_path / "c.npz").exists()
+
+
+def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
+    """``exploiter`` in the scripted list: the game's lookahead, planning against the learner's own
+    network (bound once the learner exists), plays its share of the games."""
+    import torch
+
+    from agents.common.config import SelfPlay
+    from agents.twoplayer.selfplay import SnapshotPool, make_opponent
+    from ballenvs.duel.search import Lookahead
+
+    settings = SelfPlay.from_config("dict(scripted_share=0.5, scripted='pusher,exploiter')")
+    opponent = make_opponent(settings, "BallSumo-v0", {"obs_type": "state"}, None, "cpu")
+    exploiter = opponent.scripted[1]
+    assert isinstance(exploiter, Lookahead) and exploiter.model.q is None
+    learner = torch.nn.Sequential(torch.nn.Linear(11, 9))
+    SnapshotPool(settings, tmp_path / "snapshots", learner, opponent, {}, seed=0)
+    assert exploiter.model.q is learner
+    from agents import custom_train
+
+    argv = ["--env", "BallSumo-v0", "--timesteps", "400", "--n-envs", "4", "--log-dir", str(tmp_path), "--no-progress"]
+    argv += [
+        "--eval-freq",
+        "0",
+        "--hyperparams",
+        "learning_starts=100",
+        "buffer_size=1000",
+        "policy_kwargs=dict(net_arch=[16])",
+    ]
+    argv += ["self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5, scripted='exploiter')"]
+    assert run_cli(custom_train.main, argv) == 0
+
+
+def test_an_unknown_scripted_player_names_the_exploiter_too():
+    from agents.common.config import SelfPlay
+    from agents.common.errors import UsageError
+    from agents.twoplayer.selfplay import make_opponent
+
+    with pytest.raises(
+        UsageError, match="or exploiter .*: still, random, chaser, pusher, anchor, sprinter, champion, exploiter"
+    ):
+        make_opponent(SelfPlay.from_config("dict(scripted='nobody')"), "BallSumo-v0", {}, None, "cpu")

@@ -5,11 +5,13 @@ into the pool (and written, weights only, to ``snapshots/`` in the run folder); 
 ``swap_steps`` the opponent changes: the learner as it is now with probability ``p_latest``,
 else one of the last ``window`` snapshots, uniformly. ``scripted_share`` of the games face the
 built-in players instead (``scripted``, in turn), so that the replay buffer also holds games
-against fixed opponents. ``sampling="pfsp"`` draws the snapshots with weight on those the
-learner still loses to (prioritised fictitious self-play, as AlphaStar's league). The opponent
-acts for all games of the native vector env in one forward pass, in the trainer's process: it
-is the env's ``opponent``, a :class:`ballenvs.game.Player`. The game is reached through its env
-id's arena (:class:`ballenvs.reference.Arena`).
+against fixed opponents; ``exploiter`` among them is the game's search exploiter, planning every
+step against the learner's current network, so that the learner meets its own holes.
+``sampling="pfsp"`` draws the snapshots with weight on those the learner still loses to
+(prioritised fictitious self-play, as AlphaStar's league). The opponent acts for all games of
+the native vector env in one forward pass, in the trainer's process: it is the env's
+``opponent``, a :class:`ballenvs.game.Player`. The game is reached through its env id's arena
+(:class:`ballenvs.reference.Arena`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ from agents.common.snapshots import save_snapshot, snapshot_name
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
+
+#: The name in ``self_play``'s ``scripted`` list of the game's search exploiter (a main exploiter
+#: in AlphaStar's terms: it plays the learner alone, planning against its current network).
+EXPLOITER = "exploiter"
 
 
 class SelfPlayOpponent(QPlayer):
@@ -89,6 +95,10 @@ class SnapshotPool:
         self.scores: dict[int, list[float]] = {}  # snapshot steps -> [the learner's points against it, games]
         opponent.q = copy.deepcopy(learner).eval().requires_grad_(False)
         opponent.tally = self.record
+        for player in opponent.scripted:  # a search exploiter plans against the learner as it is now
+            model = getattr(player, "model", None)
+            if isinstance(model, QPlayer) and model.q is None:
+                model.q = learner
         self._next_snapshot, self._next_swap = 0.0, 0.0
 
     def start(self, steps: int) -> None:
@@ -149,11 +159,19 @@ def make_opponent(
     if settings is None:
         return None
     arena = reference_for(env_id).arena
-    unknown = [name for name in settings.scripted_players if name not in arena.players]
+    valid = (*arena.players, EXPLOITER)
+    unknown = [name for name in settings.scripted_players if name not in valid]
     if unknown or not settings.scripted_players:
         raise UsageError(
-            f"self_play scripted={settings.scripted!r}: name built-in players of {env_id}, comma-separated: "
-            f"{', '.join(arena.players)}"
+            f"self_play scripted={settings.scripted!r}: name built-in players of {env_id}, comma-separated, or "
+            f"{EXPLOITER} (the game's search exploiter, planning against the learner): {', '.join(valid)}"
         )
-    scripted = [arena.make_player(name, env_kwargs) for name in settings.scripted_players]
+    scripted = [
+        arena.search_exploiter(QPlayer(None, device, frame_stack or 1), env_kwargs, seed=k)
+        if name == EXPLOITER
+        else arena.make_player(name, env_kwargs)
+        for k, name in enumerate(settings.scripted_players)
+    ]
+    if any(player is None for player in scripted):
+        raise UsageError(f"self_play scripted={settings.scripted!r}: {env_id} has no search exploiter")
     return SelfPlayOpponent(settings, device, frame_stack or 1, scripted)
