@@ -267,7 +267,25 @@ def _check_self_play(section: Section, vec_env: str) -> SelfPlay:
     """Self-play needs the opponent in this process (the native vector env)."""
     if vec_env != "native":
         raise UsageError(f"--opponent self plays in the trainer's process: use --vec-env native, not {vec_env}")
-    return SelfPlay.from_config(section.self_play)
+    settings = SelfPlay.from_config(section.self_play)
+    check_scripted(settings, section.env_id)
+    return settings
+
+
+#: The name in ``self_play``'s ``scripted`` list of the game's search exploiter (a main exploiter
+#: in AlphaStar's terms: it plays the learner alone, planning against its current network).
+EXPLOITER = "exploiter"
+
+
+def check_scripted(settings: SelfPlay, env_id: str) -> None:
+    """``self_play``'s scripted players: built-in players of the game, or its search exploiter."""
+    valid = (*reference_for(env_id).players, EXPLOITER)
+    unknown = [name for name in settings.scripted_players if name not in valid]
+    if unknown or not settings.scripted_players:
+        raise UsageError(
+            f"self_play scripted={settings.scripted!r}: name built-in players of {env_id}, comma-separated, or "
+            f"{EXPLOITER} (the game's search exploiter, planning against the learner): {', '.join(valid)}"
+        )
 
 
 def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec, opponent: Any = None) -> Any:

@@ -28,13 +28,10 @@ from agents.common.config import SelfPlay
 from agents.common.errors import UsageError
 from agents.common.runs import next_multiple
 from agents.common.snapshots import save_snapshot, snapshot_name
+from agents.common.training import EXPLOITER, check_scripted
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
-
-#: The name in ``self_play``'s ``scripted`` list of the game's search exploiter (a main exploiter
-#: in AlphaStar's terms: it plays the learner alone, planning against its current network).
-EXPLOITER = "exploiter"
 
 
 class SelfPlayOpponent(QPlayer):
@@ -158,14 +155,8 @@ def make_opponent(
     network is bound by the :class:`SnapshotPool` once the learner exists."""
     if settings is None:
         return None
+    check_scripted(settings, env_id)
     arena = reference_for(env_id).arena
-    valid = (*arena.players, EXPLOITER)
-    unknown = [name for name in settings.scripted_players if name not in valid]
-    if unknown or not settings.scripted_players:
-        raise UsageError(
-            f"self_play scripted={settings.scripted!r}: name built-in players of {env_id}, comma-separated, or "
-            f"{EXPLOITER} (the game's search exploiter, planning against the learner): {', '.join(valid)}"
-        )
     scripted = [
         arena.search_exploiter(QPlayer(None, device, frame_stack or 1), env_kwargs, seed=k)
         if name == EXPLOITER
