@@ -409,7 +409,7 @@ def make_steps(
         steps = NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
         if not frame_stack:
             return steps
-        if isinstance(steps.observation_space, spaces.Box):
+        if isinstance(steps.observation_space, spaces.Box) and frame_stack > 1:
             return StackedSteps(steps, frame_stack)
-        steps.close()  # a Dict observation: SB3's VecFrameStack stacks each part
+        steps.close()  # a Dict observation, or a "stack" of 1 (which SB3's wrappers transpose): theirs
     return VecEnvSteps(make_vec(env_id, env_kwargs, n_envs, seed, vec_env, frame_stack, monitor_dir))
