@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import runpy
 import sys
+from pathlib import Path
 
 import ballenvs  # noqa: F401  (registers the ids the zoo will look up)
 from agents.common.cli import run_cli
@@ -47,6 +48,9 @@ def main(argv: list[str] | None = None) -> None:
         given = repr(argv[0]) if argv else "none"
         raise UsageError(f"an RL Zoo command first ({', '.join(COMMANDS)}), got {given}")
     command, rest = argv[0], argv[1:]
+    for flag in ("-f", "--folder"):  # the zoo asserts it exists, a traceback for a mistyped path
+        if flag in rest[:-1] and not Path(rest[rest.index(flag) + 1]).is_dir():
+            raise UsageError(f"{flag} {rest[rest.index(flag) + 1]!r}: no such folder (the log folder the zoo reads runs from)")
     if command == "push_to_hub":
         _mend_push_to_hub()
     sys.argv = [f"rl_zoo3.{command}", *rest]

@@ -545,3 +545,10 @@ def test_a_study_whose_budget_ends_before_learning_starts_is_refused(tmp_path, c
     argv = ["--env", "UAVGrid-v0", "--timesteps", "5000", "--log-dir", str(tmp_path)]
     assert "ends before learning starts (learning_starts 5000)" in refused(capsys, tune.main, argv)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("flag", ["-f", "--folder"])
+def test_an_rl_zoo_command_on_a_missing_folder_is_one_line(tmp_path, flag):
+    missing = tmp_path / "nowhere"
+    done = _run_command(["agents.rlzoo", "enjoy", "--algo", "dqn", "--env", "BallDuel-v0", flag, str(missing)])
+    assert f"{flag} {str(missing)!r}: no such folder" in _refused_line(done)
