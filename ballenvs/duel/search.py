@@ -43,6 +43,7 @@ class Lookahead(Player):
         self.rng = np.random.default_rng(seed)
         self.continuation = Anchor()  # after its hold, a branch heads back for the centre
         self.game_steps = TwoPlayerDuel(None, **self.options).game_steps
+        self._sims: dict[int, TwoPlayerDuel] = {}  # by batch size: built once, its state set at every plan
         # Branch k holds action ACTIONS[k] for HOLDS[k] steps.
         self.actions = np.tile(np.arange(N_ACTIONS), len(self.horizons))
         self.holds = np.repeat(np.array(self.horizons), N_ACTIONS)
@@ -57,14 +58,15 @@ class Lookahead(Player):
     def plan(self, view: list[np.ndarray], time_left: np.ndarray | None) -> np.ndarray:
         """The best first action of every game whose side sees ``view`` (own ball, then the other's)."""
         games, branches = len(view[0]), len(self.actions)
-        sim = TwoPlayerDuel(games * branches, **self.options)
+        sim = self._sims.get(games) or self._sims.setdefault(games, TwoPlayerDuel(games * branches, **self.options))
         # Our ball on the left, the opponent's on the right: our frame as the world.
         own_x, own_y, own_vx, own_vy, other_x, other_y, other_vx, other_vy = view
         world = DuelState(own_x, own_y, other_x, other_y, own_vx, own_vy, other_vx, other_vy)
         sim.core.state = DuelState(*(np.repeat(field, branches) for field in world))
+        played = np.zeros(games, dtype=np.int64)
         if time_left is not None and sim.clock:
             played = np.rint((1.0 - time_left) * self.game_steps).astype(np.int64)
-            sim.core.steps = np.repeat(played, branches)
+        sim.core.steps = np.repeat(played, branches)
         ours = np.tile(self.actions, games)
         holds = np.tile(self.holds, games)
         score = np.zeros(games * branches)
