@@ -194,9 +194,9 @@ def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"mean evaluation return ({manifest['eval_episodes']} episodes)")
     axes[0].legend(loc="upper left")
-    fig.suptitle(
-        f"{manifest['env_id']}: {' vs '.join(agents)}, mean +- std over seeds; dashed: baselines\n{manifest['hardware']}"
-    )
+    several = any(len(agent["curves"]) > 1 for agent in agents.values())
+    spread = "mean +- std over seeds" if several else "one seed"
+    fig.suptitle(f"{manifest['env_id']}: {' vs '.join(agents)}, {spread}; dashed: baselines\n{manifest['hardware']}")
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110)

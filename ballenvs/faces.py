@@ -134,7 +134,9 @@ class GameVectorEnv(VectorEnv):
 
     Args:
         num_envs: how many games.
-        render_mode, max_episode_steps, **options: as the single env's.
+        render_mode: as the single env's.
+        max_episode_steps: as the single env's: each game's own time limit.
+        **options: the game's options, as the single env's.
         autoreset_mode: an ``AutoresetMode`` or its value ("NextStep", "SameStep", "Disabled").
         render_envs: how many envs ``render()`` draws in "rgb_array" mode, the first ones (default:
             all; 1 keeps a video of the first env cheap).

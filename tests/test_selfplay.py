@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -279,3 +280,21 @@ def test_an_unknown_scripted_player_names_the_exploiter_too():
         UsageError, match="or exploiter .*: still, random, chaser, pusher, anchor, sprinter, champion, exploiter"
     ):
         make_opponent(SelfPlay.from_config("dict(scripted='nobody')"), "BallSumo-v0", {}, None, "cpu")
+
+
+def test_a_league_of_built_in_players_plots_their_ratings(tmp_path, monkeypatch):
+    """With no run among the players there is no training step to plot against: elo.png shows each
+    rating with its error (it drew flat lines over an empty "training step" axis)."""
+    import matplotlib.pyplot as plt
+
+    from agents import league
+
+    closed = []
+    monkeypatch.setattr(plt, "close", closed.append)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        folder = league.main(["random", "chaser", "--games", "2", "--log-dir", str(tmp_path), "--threads", "1"])
+    assert (folder / "elo.png").stat().st_size > 0
+    (axes,) = closed[-1].axes
+    assert axes.get_xlabel().startswith("Elo")
+    assert [label.get_text() for label in axes.get_yticklabels()] == ["chaser", "random"]

@@ -260,13 +260,30 @@ def plot(path: Path, league: list[Entrant], ratings: np.ndarray, errors: np.ndar
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 5))
+    if any(e.run and e.steps is not None for e in league):
+        _plot_against_steps(ax, league, ratings, errors)
+    else:  # no training steps to plot against: each rating with its error, best on top (Elo has no zero: no bars)
+        order = np.argsort(-ratings)
+        ax.errorbar(ratings[order], [league[k].name for k in order], xerr=errors[order], fmt="o", capsize=3)
+        ax.axvline(1000, linestyle="--", linewidth=1, color="grey")
+        ax.invert_yaxis()
+        ax.set_xlabel("Elo (mean 1000, dashed)")
+        ax.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+def _plot_against_steps(ax: Any, league: list[Entrant], ratings: np.ndarray, errors: np.ndarray) -> None:
+    """Each run's snapshots' rating against their training step; the other players as lines across."""
     for run in sorted({e.run for e in league if e.run}):
         points = sorted((e.steps, ratings[k], errors[k]) for k, e in enumerate(league) if e.run == run and e.steps is not None)
         if points:
             steps, elo, err = (np.array(column) for column in zip(*points))
             ax.errorbar(steps, elo, yerr=err, marker="o", capsize=3, label=run)
     for k, e in enumerate(league):
-        if e.steps is None:  # built-in players, and models of no known step: lines across
+        if e.steps is None:  # built-in players, and models of no known step
             ax.axhline(ratings[k], linestyle="--", linewidth=1, color="grey")
             ax.annotate(
                 e.name,
@@ -280,9 +297,4 @@ def plot(path: Path, league: list[Entrant], ratings: np.ndarray, errors: np.ndar
     ax.set_xlabel("training step of the snapshot")
     ax.set_ylabel("Elo (mean 1000)")
     ax.grid(alpha=0.3)
-    if any(e.run for e in league):
-        ax.legend(loc="lower right")
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    ax.legend(loc="lower right")

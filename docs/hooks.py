@@ -1,0 +1,67 @@
+"""MkDocs hooks: the pages that live outside docs/ (README.md as the home page, RESULTS.md,
+CONTRIBUTING.md, CHANGELOG.md) are served from where they are, so each is written once, and
+every page's links are written as repository paths (they work on GitHub) and rewritten to the
+site's."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+
+from mkdocs.structure.files import File
+
+ROOT = Path(__file__).resolve().parent.parent
+#: site page -> its file in the repository
+OUTSIDE_PAGES = {
+    "index.md": "README.md",
+    "results.md": "benchmarks/RESULTS.md",
+    "contributing.md": "CONTRIBUTING.md",
+    "changelog.md": "CHANGELOG.md",
+}
+FIGURES = "benchmarks/figures"
+#: folders served as they are, for download (the notebook)
+SERVED_FOLDERS = ("notebooks",)
+SITE_OF = {source: page for page, source in OUTSIDE_PAGES.items()}
+LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def on_files(files, config):
+    for page, source in OUTSIDE_PAGES.items():
+        files.append(File.generated(config, page, abs_src_path=str(ROOT / source)))
+    for figure in sorted((ROOT / FIGURES).iterdir()):
+        files.append(File.generated(config, f"figures/{figure.name}", abs_src_path=str(figure)))
+    for folder in SERVED_FOLDERS:
+        for path in sorted((ROOT / folder).iterdir()):
+            files.append(File.generated(config, f"{folder}/{path.name}", abs_src_path=str(path)))
+    return files
+
+
+def site_path(repository_path: str) -> str | None:
+    """Where a repository file is on the site, or None when it is not on it."""
+    if repository_path in SITE_OF:
+        return SITE_OF[repository_path]
+    if repository_path.startswith(FIGURES + "/"):
+        return "figures/" + repository_path[len(FIGURES) + 1 :]
+    if repository_path.split("/")[0] in SERVED_FOLDERS:
+        return repository_path
+    if repository_path.startswith("docs/"):
+        return repository_path[len("docs/") :]
+    return None
+
+
+def on_page_markdown(markdown, page, config, files):
+    source = OUTSIDE_PAGES.get(page.file.src_uri, "docs/" + page.file.src_uri)
+    folder = posixpath.dirname(source)
+
+    def rewrite(match: re.Match[str]) -> str:
+        target, _, anchor = match.group(2).partition("#")
+        if not target or "://" in target or target.startswith("mailto:"):
+            return match.group(0)
+        site = site_path(posixpath.normpath(posixpath.join(folder, target)))
+        if site is None:
+            return match.group(0)  # left for MkDocs to report, under --strict an error
+        relative = posixpath.relpath(site, posixpath.dirname(page.file.src_uri) or ".")
+        return f"{match.group(1)}{relative}{'#' + anchor if anchor else ''}{match.group(3)}"
+
+    return LINK.sub(rewrite, markdown)

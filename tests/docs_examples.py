@@ -1,0 +1,164 @@
+"""The code blocks of README.md and the docs site, as the tests run them (tests/test_docs.py).
+
+- ``python`` blocks run as they are, each in a fresh namespace: a block needs its own imports.
+- ``bash`` blocks are commands, one a line (``&&`` chains, ``\\`` continues, ``#`` comments).
+  Ours (``python -m agents.X``, ``ballenvs.X``, ``benchmarks``) run through their ``main(argv)``,
+  a page's commands in order in one folder (the run one trains, the next evaluates), with their
+  budgets cut to a few steps and games (:data:`BUDGETS`). A trailing ``# exits N`` expects exit
+  status N. ``pip install -e ".[extra]"`` must name extras the package declares (the tests run
+  in that install), ``python -m pytest`` is the command CI itself runs, and other programs
+  (tensorboard, mkdocs, the zoo's trainer) must be installed and answer ``--help``.
+
+``python tests/docs_examples.py PAGE`` runs a page's commands in the current folder and exits 1
+naming the first that failed: tests/test_docs.py runs it in a subprocess per page, so that the
+commands' global state (torch threads, the zoo's gymnasium patches) stays out of the tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = (
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "benchmarks" / "RESULTS.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+)
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)```", re.M | re.S)
+EXPECTED_EXIT = re.compile(r"#\s*exits (\d+)")
+
+#: Per command, its flags' budgets: a flag the command has is cut to the value; ``always`` flags
+#: are added when absent. Enough to run every path a documented command takes, not to learn.
+TRAINER = {"--timesteps": "1500", "--eval-freq": "1000", "--eval-episodes": "2", "always": ["--no-progress"]}
+BUDGETS: dict[str, dict] = {
+    "agents.sb3_train": TRAINER,
+    "agents.custom_train": TRAINER,
+    "agents.evaluate": {"--episodes": "2"},
+    "agents.compare": {"--timesteps": "1500", "--eval-freq": "1000", "--eval-episodes": "2", "--seeds": "1"},
+    "agents.league": {"--games": "2"},
+    "agents.exploit": {"--budget": "3000", "--games": "2"},
+    # Above learning_starts (5000): tune refuses a trial that would never learn.
+    "agents.tune": {
+        **{"--trials": "1", "--workers": "1", "--seeds": "1"},
+        **{"--timesteps": "6000", "--eval-freq": "3000", "--eval-episodes": "1"},
+    },
+    "agents.rlzoo": {"-n": "50"},
+    "ballenvs.duel.match": {"--games": "4"},
+    "ballenvs.uav.baselines": {"--episodes": "2"},
+    "benchmarks": {"always": ["--quick"]},
+    "benchmarks.gpu": {"always": ["--quick"]},
+}
+#: Modules run in their own process: importing rl_zoo3 patches gymnasium for the whole process.
+OWN_PROCESS = ("agents.rlzoo",)
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int
+    lang: str
+    code: str
+
+    def __str__(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks(page: Path) -> list[Block]:
+    text = page.read_text()
+    return [
+        Block(page, text.count("\n", 0, match.start()) + 1, match["lang"], textwrap.dedent(match["code"]))
+        for match in FENCE.finditer(text)
+    ]
+
+
+def commands(block: Block) -> list[tuple[list[str], int]]:
+    """A bash block's commands, each with the exit status it is expected to end with."""
+    found = []
+    for line in block.code.replace("\\\n", " ").splitlines():
+        expected = EXPECTED_EXIT.search(line)
+        words = shlex.split(line, comments=True)
+        chain: list[str] = []
+        for word in [*words, "&&"]:
+            if word == "&&":
+                if chain:
+                    found.append((chain, int(expected[1]) if expected else 0))
+                chain = []
+            else:
+                chain.append(word)
+    return found
+
+
+def budgeted(module: str, argv: list[str]) -> list[str]:
+    budget = BUDGETS.get(module, {})
+    argv = list(argv)
+    for flag, value in budget.items():
+        if flag == "always":
+            argv += [word for word in value if word not in argv]
+        elif flag in argv:
+            argv[argv.index(flag) + 1] = value
+        elif module in ("agents.sb3_train", "agents.custom_train", "agents.compare") and flag == "--timesteps":
+            argv += [flag, value]  # the config's budget would be a whole training
+    return argv
+
+
+def declared_extras() -> set[str]:
+    """The extras of the installed package: the install these tests run in."""
+    return set(importlib.metadata.metadata("ballenvs").get_all("Provides-Extra") or ())
+
+
+def run_ours(module: str, argv: list[str]) -> int:
+    from agents.common.cli import run_cli
+
+    main = importlib.import_module(module if module != "benchmarks" else "benchmarks.__main__").main
+    try:
+        return run_cli(main, argv)
+    except SystemExit as exit:
+        return exit.code if isinstance(exit.code, int) else 1
+
+
+def run_command(words: list[str]) -> int:
+    """Run one documented command (see the module docstring); its exit status."""
+    program, *rest = words
+    if program == "pip":
+        assert rest[:2] == ["install", "-e"] or rest[:1] == ["install"], words
+        for extra in re.findall(r"\[([\w,-]+)\]", " ".join(rest)):
+            unknown = set(extra.split(",")) - declared_extras()
+            assert not unknown, f"pip install names extras the package does not declare: {unknown}"
+        return 0
+    if program == "python" and rest[:1] == ["-m"]:
+        module, argv = rest[1], rest[2:]
+        if module == "pytest":
+            return 0  # CI's own command
+        if module.split(".")[0] in ("agents", "ballenvs", "benchmarks"):
+            argv = budgeted(module, argv)
+            if module in OWN_PROCESS:
+                return subprocess.run([sys.executable, "-m", module, *argv]).returncode
+            return run_ours(module, argv)
+        return subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True).returncode
+    return subprocess.run([program, "--help"], capture_output=True).returncode
+
+
+def main(page: Path) -> int:
+    for block in blocks(page):
+        if block.lang != "bash":
+            continue
+        for words, expected in commands(block):
+            print(f"+ {' '.join(words)}  ({block})", flush=True)
+            status = run_command(words)
+            if status != expected:
+                print(f"FAILED: {' '.join(words)} exited {status}, expected {expected} ({block})", flush=True)
+                return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))
