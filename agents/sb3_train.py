@@ -19,11 +19,9 @@ from stable_baselines3.common.logger import configure
 
 from agents.common.algorithms import SB3_TRAINER, check_algo, trained_by
 from agents.common.cli import describe_device, run_cli, trainer_parser
-from agents.common.config import Section, parse_kwargs
+from agents.common.config import Section
 from agents.common.console import Console
-from agents.common.errors import UsageError
 from agents.common.evaluation import Evaluator
-from agents.common.policies import check_net_arch, check_policy
 from agents.common.runs import CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, read_config
 from agents.common.snapshots import SNAPSHOTS
 from agents.common.tracking import Tracker, log_hyperparameters
@@ -38,88 +36,21 @@ from agents.common.training import (
 )
 from agents.common.zoo import write_zoo_files
 from agents.sb3.callbacks import AtomicCheckpoint, ConsoleProgress, Evaluate, SelfPlayPool
-from agents.sb3.dqn import build_dqn, load_replay_buffer, restore, save_model, save_replay_buffer
+from agents.sb3.dqn import build_dqn, check_values, load_replay_buffer, restore, save_model, save_replay_buffer
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
-
-#: The policy_kwargs stable-baselines3's DQN policies take.
-POLICY_KWARGS = ("net_arch", "activation_fn", "features_extractor_class", "features_extractor_kwargs", "normalize_images")
-POLICY_KWARGS += ("optimizer_class", "optimizer_kwargs")
 
 
 def check_section(
     section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
 ) -> None:
     """What stable-baselines3 would find wrong only once training starts (or in a worker)."""
-    check_policy(section.policy, observation_space)
-    for key in ("policy_kwargs", "replay_buffer_kwargs"):
-        parse_kwargs(key, section.algo_kwargs.get(key))
-    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
-    unknown = sorted(set(policy_kwargs) - set(POLICY_KWARGS))
-    if unknown:
-        raise UsageError(
-            f"policy_kwargs key(s) {', '.join(unknown)} not taken by DQN policies; valid: {', '.join(POLICY_KWARGS)}"
-        )
-    if "net_arch" in policy_kwargs:
-        check_net_arch(policy_kwargs["net_arch"])
-    if not isinstance(policy_kwargs.get("normalize_images", True), bool):
-        raise UsageError(f"policy_kwargs normalize_images must be True or False, got {policy_kwargs['normalize_images']!r}")
-    if not isinstance(policy_kwargs.get("optimizer_kwargs", {}), dict):
-        raise UsageError(f"policy_kwargs optimizer_kwargs must be a dict, got {policy_kwargs['optimizer_kwargs']!r}")
-    check_roles(
-        section.policy, policy_kwargs, parse_kwargs("replay_buffer_kwargs", section.algo_kwargs.get("replay_buffer_kwargs"))
-    )
+    check_values(section, observation_space)
     if resume is not None:  # the weights fit this run's network, or the file is refused here
         restore(
             build_dqn(section, (observation_space, action_space), None, device, buffer_size=1, learning_starts=0),
             resume,
             device,
         )
-
-
-def check_roles(policy: str, policy_kwargs: dict[str, Any], replay_buffer_kwargs: dict[str, Any]) -> None:
-    """Each class in the kwargs is one of its role (an activation, an optimiser, a features
-    extractor), and each kwargs dict holds only what its class takes."""
-    import inspect
-
-    import torch
-    from stable_baselines3.common.buffers import ReplayBuffer
-    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
-
-    roles = {
-        "activation_fn": (torch.nn.Module, "an activation such as nn.ReLU"),
-        "optimizer_class": (torch.optim.Optimizer, "an optimiser such as th.optim.Adam"),
-        "features_extractor_class": (BaseFeaturesExtractor, "a stable-baselines3 features extractor"),
-    }
-    for key, (base, role) in roles.items():
-        value = policy_kwargs.get(key)
-        if value is not None and not (inspect.isclass(value) and issubclass(value, base)):
-            raise UsageError(f"policy_kwargs {key}={getattr(value, '__name__', value)!r} is not {role}")
-    activation = policy_kwargs.get("activation_fn")
-    if activation is not None and issubclass(activation, (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)):
-        raise UsageError(f"policy_kwargs activation_fn={activation.__name__!r} is not an activation such as nn.ReLU")
-    optimizer = policy_kwargs.get("optimizer_class", torch.optim.Adam)
-    defaults = {"CnnPolicy": NatureCNN, "MlpPolicy": FlattenExtractor, "MultiInputPolicy": CombinedExtractor}
-    extractor = policy_kwargs.get("features_extractor_class", defaults[policy])
-    # The optimiser gets the parameters and the learning rate from SB3, an extractor the space.
-    targets = {"optimizer_kwargs": (optimizer, 2), "features_extractor_kwargs": (extractor, 1)}
-    for key, (target, skip) in targets.items():
-        given = policy_kwargs.get(key) or {}
-        if not isinstance(given, dict):
-            raise UsageError(f"policy_kwargs {key} must be a dict, got {given!r}")
-        if given and target is not None:
-            _check_arguments(f"policy_kwargs {key}", given, target, skip)
-    if replay_buffer_kwargs:
-        _check_arguments("replay_buffer_kwargs", replay_buffer_kwargs, ReplayBuffer, 5)
-
-
-def _check_arguments(what: str, given: dict[str, Any], target: Any, skip: int) -> None:
-    """``given`` holds only keyword arguments ``target`` takes, past its first ``skip`` (which we pass)."""
-    import inspect
-
-    parameters = list(inspect.signature(target).parameters)[skip:]
-    unknown = sorted(set(given) - set(parameters))
-    if unknown:
-        raise UsageError(f"{what}: {', '.join(unknown)} not taken by {target.__name__}; it takes {', '.join(parameters)}")
 
 
 def prepare(argv: list[str] | None, make_folder: bool = True) -> tuple[argparse.Namespace, RunSetup]:

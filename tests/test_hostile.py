@@ -459,6 +459,36 @@ def test_a_fifo_where_a_config_should_be_is_refused_without_opening_it(tmp_path)
     assert "is not a regular file" in line and not (tmp_path / "runs").exists()
 
 
+LOADED_NETWORKS = [
+    ("dqn", "dict(net_arch=[100000000000])", "GiB of memory"),
+    ("custom", "dict(net_arch=[100000000000])", "GiB of memory"),
+    ("dqn", "dict(net_arch=[16], optimizer_kwargs=dict(bogus=1))", "bogus not taken by Adam"),
+    ("dqn", "dict(net_arch=[16], activation_fn=th.optim.Adam)", "is not an activation"),
+]
+
+
+@pytest.mark.parametrize("trainer,policy_kwargs,message", LOADED_NETWORKS, ids=[f"{a}-{m}" for a, _, m in LOADED_NETWORKS])
+def test_a_run_config_is_checked_and_priced_before_its_network_is_built(
+    runs, tmp_path, capsys, trainer, policy_kwargs, message
+):
+    """The trainers' checks hold when a tool loads a run: evaluate, league and --opponent build
+    the network a run's config.yml names, so a tampered one is refused before it is allocated."""
+    run = copy(runs[trainer], tmp_path)
+    _tamper_hyperparams(run, policy_kwargs=policy_kwargs)
+    assert message in refused(capsys, evaluate_main, [str(run), "--episodes", "1"])
+
+
+def test_a_zoo_run_folders_network_is_priced_before_it_is_built(runs, tmp_path):
+    zoo = tmp_path / "zoo"
+    shutil.copytree(runs["dqn"] / "UAVGrid-v0", zoo / "UAVGrid-v0")
+    shutil.copy(runs["dqn"] / "UAVGrid-v0.zip", zoo)
+    config = zoo / "UAVGrid-v0" / "config.yml"
+    text = config.read_text()
+    assert "net_arch=[256, 256]" in text, text
+    config.write_text(text.replace("net_arch=[256, 256]", "net_arch=[100000000000]"))
+    assert "GiB of memory" in _refused_line(_run_command(["agents.evaluate", str(zoo), "--episodes", "1"]))
+
+
 def test_a_zoo_run_folder_whose_config_is_a_fifo_does_not_hang_evaluate(runs, tmp_path):
     zoo = tmp_path / "zoo"  # the RL Zoo's layout alone: <env>.zip and <env>/ with its config.yml a FIFO
     (zoo / "UAVGrid-v0").mkdir(parents=True)

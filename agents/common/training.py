@@ -87,9 +87,12 @@ def probe_spaces(env_id: str, env_kwargs: dict[str, Any], frame_stack: int | Non
 
 
 def spaces_of(run_config: dict[str, Any]) -> tuple[spaces.Space, spaces.Space]:
-    """The spaces a run's model sees, from its config (its values checked first)."""
+    """The spaces a run's model sees, from its config (its values checked first, and its networks
+    priced against the machine's memory before a loader builds them)."""
     section = section_of(run_config)
-    return probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
+    observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
+    check_memory(section, observation_space, action_space)
+    return observation_space, action_space
 
 
 def replay_bytes(buffer_size: int, observation_space: spaces.Space) -> int:

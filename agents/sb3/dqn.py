@@ -21,6 +21,7 @@ from stable_baselines3.common.utils import LinearSchedule
 
 from agents.common.config import Section, parse_kwargs, schedule
 from agents.common.errors import UsageError
+from agents.common.policies import check_net_arch, check_policy
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
 from agents.common.runs import atomic_path
 from agents.sb3.buffers import DictNStepReplayBuffer
@@ -29,6 +30,79 @@ from agents.sb3.buffers import DictNStepReplayBuffer
 _COUNTERS = ("num_timesteps", "_n_updates", "_n_calls", "_episode_num")
 _WEIGHTS = ("policy", "policy.optimizer")
 _BUFFER_ARRAYS = ("observations", "next_observations", "actions", "rewards", "dones", "timeouts")
+
+#: The policy_kwargs stable-baselines3's DQN policies take.
+POLICY_KWARGS = ("net_arch", "activation_fn", "features_extractor_class", "features_extractor_kwargs", "normalize_images")
+POLICY_KWARGS += ("optimizer_class", "optimizer_kwargs")
+
+
+def check_values(section: Section, observation_space: spaces.Space) -> None:
+    """What stable-baselines3 would find wrong only once a model is built or trained: checked by
+    the trainer before its run folder, and by every loader before it builds a run's network."""
+    check_policy(section.policy, observation_space)
+    for key in ("policy_kwargs", "replay_buffer_kwargs"):
+        parse_kwargs(key, section.algo_kwargs.get(key))
+    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
+    unknown = sorted(set(policy_kwargs) - set(POLICY_KWARGS))
+    if unknown:
+        raise UsageError(
+            f"policy_kwargs key(s) {', '.join(unknown)} not taken by DQN policies; valid: {', '.join(POLICY_KWARGS)}"
+        )
+    if "net_arch" in policy_kwargs:
+        check_net_arch(policy_kwargs["net_arch"])
+    if not isinstance(policy_kwargs.get("normalize_images", True), bool):
+        raise UsageError(f"policy_kwargs normalize_images must be True or False, got {policy_kwargs['normalize_images']!r}")
+    if not isinstance(policy_kwargs.get("optimizer_kwargs", {}), dict):
+        raise UsageError(f"policy_kwargs optimizer_kwargs must be a dict, got {policy_kwargs['optimizer_kwargs']!r}")
+    check_roles(
+        section.policy, policy_kwargs, parse_kwargs("replay_buffer_kwargs", section.algo_kwargs.get("replay_buffer_kwargs"))
+    )
+
+
+def check_roles(policy: str, policy_kwargs: dict[str, Any], replay_buffer_kwargs: dict[str, Any]) -> None:
+    """Each class in the kwargs is one of its role (an activation, an optimiser, a features
+    extractor), and each kwargs dict holds only what its class takes."""
+    import inspect
+
+    import torch
+    from stable_baselines3.common.buffers import ReplayBuffer
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
+
+    roles = {
+        "activation_fn": (torch.nn.Module, "an activation such as nn.ReLU"),
+        "optimizer_class": (torch.optim.Optimizer, "an optimiser such as th.optim.Adam"),
+        "features_extractor_class": (BaseFeaturesExtractor, "a stable-baselines3 features extractor"),
+    }
+    for key, (base, role) in roles.items():
+        value = policy_kwargs.get(key)
+        if value is not None and not (inspect.isclass(value) and issubclass(value, base)):
+            raise UsageError(f"policy_kwargs {key}={getattr(value, '__name__', value)!r} is not {role}")
+    activation = policy_kwargs.get("activation_fn")
+    if activation is not None and issubclass(activation, (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)):
+        raise UsageError(f"policy_kwargs activation_fn={activation.__name__!r} is not an activation such as nn.ReLU")
+    optimizer = policy_kwargs.get("optimizer_class", torch.optim.Adam)
+    defaults = {"CnnPolicy": NatureCNN, "MlpPolicy": FlattenExtractor, "MultiInputPolicy": CombinedExtractor}
+    extractor = policy_kwargs.get("features_extractor_class", defaults[policy])
+    # The optimiser gets the parameters and the learning rate from SB3, an extractor the space.
+    targets = {"optimizer_kwargs": (optimizer, 2), "features_extractor_kwargs": (extractor, 1)}
+    for key, (target, skip) in targets.items():
+        given = policy_kwargs.get(key) or {}
+        if not isinstance(given, dict):
+            raise UsageError(f"policy_kwargs {key} must be a dict, got {given!r}")
+        if given and target is not None:
+            _check_arguments(f"policy_kwargs {key}", given, target, skip)
+    if replay_buffer_kwargs:
+        _check_arguments("replay_buffer_kwargs", replay_buffer_kwargs, ReplayBuffer, 5)
+
+
+def _check_arguments(what: str, given: dict[str, Any], target: Any, skip: int) -> None:
+    """``given`` holds only keyword arguments ``target`` takes, past its first ``skip`` (which we pass)."""
+    import inspect
+
+    parameters = list(inspect.signature(target).parameters)[skip:]
+    unknown = sorted(set(given) - set(parameters))
+    if unknown:
+        raise UsageError(f"{what}: {', '.join(unknown)} not taken by {target.__name__}; it takes {', '.join(parameters)}")
 
 
 def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> dict[str, Any]:
@@ -128,8 +202,9 @@ def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQ
     """A saved model that plays (its replay buffer left tiny), rebuilt from its run's config."""
     from agents.common.training import section_of, spaces_of
 
-    section = section_of(run_config)
-    model = build_dqn(section, spaces_of(run_config), seed=None, device=device, buffer_size=1, learning_starts=0)
+    section, spaces_ = section_of(run_config), spaces_of(run_config)
+    check_values(section, spaces_[0])
+    model = build_dqn(section, spaces_, seed=None, device=device, buffer_size=1, learning_starts=0)
     return restore(model, model_path, device)
 
 
@@ -138,9 +213,9 @@ def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
     from agents.common.snapshots import read_snapshot
     from agents.common.training import section_of, spaces_of
 
-    model = build_dqn(
-        section_of(run_config), spaces_of(run_config), seed=None, device=device, buffer_size=1, learning_starts=0
-    )
+    section, spaces_ = section_of(run_config), spaces_of(run_config)
+    check_values(section, spaces_[0])
+    model = build_dqn(section, spaces_, seed=None, device=device, buffer_size=1, learning_starts=0)
     try:
         model.q_net.load_state_dict(read_snapshot(path, device)["q"])
     except RuntimeError:
