@@ -33,7 +33,7 @@ from agents.common.errors import UsageError
 from agents.common.evaluation import evaluate
 from agents.common.hardware import machine
 from agents.common.models import MODEL_SUFFIXES, load_policy
-from agents.common.readers import npz_arrays, parse_json, read_text
+from agents.common.readers import count, npz_arrays, parse_json, read_text
 from agents.common.runs import (
     EVALUATIONS,
     FINAL_MODEL,
@@ -50,6 +50,10 @@ from agents.common.video import check_video_path, write_video
 from ballenvs.reference import reference_for
 
 MANIFEST = "manifest.json"
+#: Bounds of the figures a comparison plays: each seed is a whole training run, each scored
+#: episode a game per yardstick, so a larger number is a typo, not a plan.
+MAX_SEEDS = 1_000
+MAX_SCORE_EPISODES = 100_000
 SCORE_SEED = 20_000  # yardstick episodes: seeds unused by training and its evaluations
 _MANIFEST_KEYS = ("env_id", "env_kwargs", "timesteps", "seeds", "eval_freq", "eval_episodes", "hardware", "command")
 _MANIFEST_KEYS += ("baselines", "heuristic", "runs", "score_episodes")
@@ -252,8 +256,12 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(out_dir: Path, manifest: dict[str, Any], video: str | None = None) -> dict[str, Any]:
-    agents = analyse(manifest)
+def write_outputs(
+    out_dir: Path, manifest: dict[str, Any], video: str | None = None, agents: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The curves, the report and (given ``video``) a film of the best agent; ``agents``: the
+    manifest's analysis when the caller already made it."""
+    agents = analyse(manifest) if agents is None else agents
     write_csv(out_dir / "curves.csv", agents, manifest)
     plot(out_dir / "curves.png", agents, manifest)
     text = report(agents, manifest)
@@ -302,6 +310,7 @@ def read_manifest(folder: str) -> dict[str, Any]:
         isinstance(d, list) and all(isinstance(r, str) for r in d) for d in runs.values()
     ):
         raise UsageError(f"--from-runs {folder!r}: its runs must map each agent to a list of run folders")
+    count(manifest["score_episodes"], f"--from-runs {folder!r}: its score_episodes", 1, MAX_SCORE_EPISODES)
     return manifest
 
 
@@ -328,25 +337,26 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     config = read_config(Path(runs[next(iter(runs))][0]))
     env_kwargs = dict(config["hyperparams"].get("env_kwargs") or {})
     figures = {"timesteps": plan["timesteps"], "seeds": max(len(dirs) for dirs in runs.values()), **evaluation_schedule(runs)}
-    out_dir, manifest = new_comparison(args, argv, env_id, env_kwargs, figures, runs)
+    check_log_dir(args.log_dir, "compare")
+    manifest = new_manifest(args, argv, env_id, env_kwargs, figures, runs)
+    agents = analyse(manifest)  # every run read and scored before the folder exists: a refusal leaves none
+    out_dir = new_run_dir(args.log_dir, "compare", env_id)
     save_manifest(out_dir, manifest)
-    return write_outputs(out_dir, manifest, args.video)
+    return write_outputs(out_dir, manifest, args.video, agents)
 
 
-def new_comparison(
+def new_manifest(
     args: argparse.Namespace,
     argv: list[str] | None,
     env_id: str,
     env_kwargs: dict[str, Any],
     figures: dict[str, Any],
     runs: dict[str, list[str]],
-) -> tuple[Path, dict[str, Any]]:
-    """A new compare folder and its manifest: the env, ``figures`` (step budgets, seeds, the
-    evaluation schedule), the env's reference baselines, the machine, the command and ``runs``."""
-    check_log_dir(args.log_dir, "compare")
+) -> dict[str, Any]:
+    """A comparison's manifest: the env, ``figures`` (step budgets, seeds, the evaluation
+    schedule), the env's reference baselines, the machine, the command and ``runs``."""
     reference = reference_for(env_id)
-    out_dir = new_run_dir(args.log_dir, "compare", env_id)
-    manifest = {
+    return {
         "env_id": env_id,
         "env_kwargs": env_kwargs,
         **figures,
@@ -357,7 +367,6 @@ def new_comparison(
         "heuristic": reference.heuristic,
         "runs": runs,
     }
-    return out_dir, manifest
 
 
 def evaluation_schedule(runs: dict[str, list[str]]) -> dict[str, Any]:
@@ -404,9 +413,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.video is not None:
         check_video_path(args.video)
-    for flag in ("seeds", "score_episodes"):
-        if getattr(args, flag) < 1:
-            raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
+    for flag, high in (("seeds", MAX_SEEDS), ("score_episodes", MAX_SCORE_EPISODES)):
+        if not 1 <= getattr(args, flag) <= high:
+            raise UsageError(f"--{flag.replace('_', '-')} must be in [1, {high:,}], got {getattr(args, flag)}")
     for name in args.agents:
         algorithm(name)
     return args
@@ -449,7 +458,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     env_kwargs = next(iter(setups.values())).section.env_kwargs
     figures = {"timesteps": budgets, "seeds": args.seeds, "eval_freq": eval_freqs, "eval_episodes": args.eval_episodes}
-    out_dir, manifest = new_comparison(args, argv, args.env, env_kwargs, figures, {label: [] for label in trainers})
+    check_log_dir(args.log_dir, "compare")
+    manifest = new_manifest(args, argv, args.env, env_kwargs, figures, {label: [] for label in trainers})
+    out_dir = new_run_dir(args.log_dir, "compare", args.env)
     jobs = [(label, seed) for seed in range(args.seeds) for label in trainers]
     for k, (label, seed) in enumerate(jobs, 1):
         print(f"[run {k}/{len(jobs)}] {label}, seed {seed}", flush=True)

@@ -226,6 +226,18 @@ def test_evaluations(runs, tmp_path, capsys, arrays):
     assert "evaluations" in err
 
 
+def test_score_episodes_are_bounded_on_the_command_line_and_in_a_manifest(runs, tmp_path, capsys):
+    run = copy(runs["dqn"], tmp_path)
+    manifest = {"env_id": "UAVGrid-v0", "env_kwargs": {}, "timesteps": 300, "seeds": 1, "eval_freq": 150}
+    manifest |= {"eval_episodes": 1, "score_episodes": 10**12, "hardware": "x", "command": "x", "baselines": {"greedy": 1.0}}
+    manifest |= {"heuristic": "greedy", "runs": {"SB3 DQN": [str(run)]}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert "score_episodes must be an integer in [1, 100000]" in refused(capsys, compare.main, ["--from-runs", str(tmp_path)])
+    assert not (tmp_path / "report.md").exists()
+    err = refused(capsys, compare.main, ["--score-episodes", str(10**12), "--log-dir", str(tmp_path / "out")])
+    assert "--score-episodes must be in [1, 100,000]" in err and not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("text,message", [(BILLION_LAUGHS, "aliases are not accepted"), (DEEP_YAML, "nesting deeper")])
 def test_config_files(tmp_path, capsys, text, message):
     bad = tmp_path / "bad.yml"

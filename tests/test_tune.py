@@ -199,6 +199,10 @@ def test_seed_sweeps_run_one_configuration_and_compare_draws_them(tmp_path, spac
     assert run_cli(compare.main, argv) == 0
     report = (next((tmp_path / "compare").iterdir()) / "report.md").read_text()
     assert "| UAVGrid-v0-custom-seeds-0 |" in report and "(2/2 seeds)" in report or "not reached" in report
+    (Path(sweep.trials[0].user_attrs["run_dir"]) / "summary.yml").unlink()  # a run that did not finish
+    before = set((tmp_path / "compare").iterdir())
+    assert run_cli(compare.main, argv) == 2
+    assert set((tmp_path / "compare").iterdir()) == before, "a refused comparison leaves no folder"
     assert run_cli(tune.main, tiny(tmp_path, space_file, "--seeds", "2", "--from-trial", "9")) == 2
 
 
