@@ -594,3 +594,21 @@ def test_an_rl_zoo_command_on_a_missing_folder_is_one_line(tmp_path, flag):
     missing = tmp_path / "nowhere"
     done = _run_command(["agents.rlzoo", "enjoy", "--algo", "dqn", "--env", "BallDuel-v0", flag, str(missing)])
     assert f"{flag} {str(missing)!r}: no such folder" in _refused_line(done)
+
+
+TRACKING = [
+    ({"WANDB_MODE": "bogus"}, [], "WANDB_MODE='bogus' is not a W&B mode"),
+    ({"WANDB_MODE": "offline"}, ["--wandb-project", "a/b?c"], "Invalid project name 'a/b?c'"),
+]
+
+
+@pytest.mark.parametrize("environ,flags,message", TRACKING, ids=[m for _, _, m in TRACKING])
+def test_tracking_settings_wandb_refuses_are_refused_before_the_run_folder(
+    tmp_path, capsys, monkeypatch, environ, flags, message
+):
+    pytest.importorskip("wandb")
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    argv = [*UAV, "--timesteps", "300", "--log-dir", str(tmp_path), *TINY, "--track", *flags]
+    assert message in refused(capsys, custom_train.main, argv, tmp_path)
+    assert list(tmp_path.iterdir()) == []

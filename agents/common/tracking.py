@@ -10,6 +10,7 @@ disk (``wandb sync`` uploads it later). wandb is the optional ``wandb`` extra.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,27 @@ def add_tracking_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wandb-entity", default=None, help="with --track: the W&B entity (team or user)")
 
 
+#: W&B's run modes (``WANDB_MODE``), as its settings take them.
+WANDB_MODES = ("online", "offline", "shared", "disabled", "dryrun", "run")
+
+
 def check_tracking(args: argparse.Namespace) -> None:
-    """--track needs wandb installed: said before any run folder exists."""
-    if getattr(args, "track", False):
-        try:
-            import wandb  # noqa: F401
-        except ImportError:
-            raise UsageError("--track needs Weights & Biases: pip install 'ballenvs[wandb]'") from None
+    """--track needs wandb installed, a ``WANDB_MODE`` it takes and a project name it takes:
+    said before any run folder exists (wandb itself says so only once the run has started)."""
+    if not getattr(args, "track", False):
+        return
+    try:
+        import wandb
+    except ImportError:
+        raise UsageError("--track needs Weights & Biases: pip install 'ballenvs[wandb]'") from None
+    mode = os.environ.get("WANDB_MODE")
+    if mode is not None and mode not in WANDB_MODES:
+        raise UsageError(f"--track: WANDB_MODE={mode!r} is not a W&B mode; valid: {', '.join(WANDB_MODES)}")
+    try:
+        wandb.Settings(project=args.wandb_project, entity=args.wandb_entity)
+    except Exception as error:  # wandb's UsageError or pydantic's ValidationError, by version
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(f"--track: {first_line}") from None
 
 
 def hyperparameters(config: dict[str, Any]) -> dict[str, Any]:
