@@ -8,15 +8,23 @@ a bug keeps its traceback (exit status 1).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from agents.common.envs import VEC_ENVS, check_two_player_env
 from agents.common.errors import UsageError
+from agents.common.stops import (  # noqa: F401  (the commands' signal handling, re-exported where they find it)
+    STOP_SIGNALS,
+    DeferredStop,
+    Interrupted,
+    Stopped,
+    deferring_stops,
+    ignore_stops,
+    signal_of,
+    stopping_on_signals,
+)
 from agents.common.threads import apply_threads, threads_flag
 from agents.common.tracking import add_tracking_flags, check_tracking
 
@@ -24,86 +32,6 @@ DEVICES = ("auto", "cpu", "cuda")
 _threads_chosen: str | None = None  # resolve_device's thread choice in words, for describe_device
 DEFAULT_ENV = "BallDuel-v0"
 MAX_SEED = 2**32 - 1  # numpy's and torch's seeds
-
-
-class Stopped(KeyboardInterrupt):
-    """A stop asked for by a signal other than Ctrl-C's: SIGTERM (what job schedulers send before
-    they kill: SLURM, Kubernetes) or SIGUSR1 (SLURM's ``--signal`` to requeue). Handled as Ctrl-C:
-    what was being trained is saved."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def signal_of(stop: BaseException) -> int:
-    """The signal behind a KeyboardInterrupt: Ctrl-C's SIGINT, or a :class:`Stopped`'s."""
-    return getattr(stop, "signum", signal.SIGINT)
-
-
-class Interrupted(Exception):
-    """Ctrl-C or a stop signal, after the command saved what it had: ``what`` says what and where
-    (the interrupted model and how to resume it, a league's results so far, ...)."""
-
-    def __init__(self, what: str, signum: int = signal.SIGINT) -> None:
-        how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-        super().__init__(f"{how}: {what}")
-        self.signum = signum
-
-
-#: The signals a command stops on as it does on Ctrl-C, saving what it has.
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1") if hasattr(signal, name))
-
-
-def _stop(signum: int, frame: Any) -> None:
-    raise Stopped(signum)
-
-
-def ignore_stops() -> None:
-    """Let no further Ctrl-C or stop signal cut short what the command does on its way out (saving)."""
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, *STOP_SIGNALS):
-            signal.signal(signum, signal.SIG_IGN)
-
-
-@contextlib.contextmanager
-def stopping_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGUSR1 raise :class:`Stopped` while the block runs (in the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
-class DeferredStop:
-    """What :func:`deferring_stops` saw: the first stop signal that came during its block, if any."""
-
-    signum: int | None = None
-
-
-@contextlib.contextmanager
-def deferring_stops() -> Iterator[DeferredStop]:
-    """Ctrl-C and the stop signals wait until the block (a command's final write) is done: the
-    caller then finds the signal in the yielded :class:`DeferredStop` and exits as it asks."""
-    seen = DeferredStop()
-    if threading.current_thread() is not threading.main_thread():
-        yield seen
-        return
-
-    def note(signum: int, frame: Any) -> None:
-        seen.signum = seen.signum or signum
-
-    previous = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, *STOP_SIGNALS)}
-    try:
-        yield seen
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

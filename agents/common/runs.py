@@ -20,6 +20,7 @@ import yaml
 
 from agents.common.errors import UsageError
 from agents.common.readers import count, finite, mapping_of, parse_yaml, read_text
+from agents.common.stops import stops_wait_for_block
 
 CONFIG_NAME = "config.yml"
 SUMMARY_NAME = "summary.yml"
@@ -120,13 +121,15 @@ def remove_stale_temporaries(folder: Path) -> None:
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it into place only if the block succeeds."""
+    """Yield a temporary path beside ``path``; rename it into place only if the block succeeds.
+    A stop that comes during the block waits for it (:func:`agents.common.stops.stops_wait_for_block`)."""
     path = Path(path)
     remove_stale_temporaries(path.parent)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}{path.suffix}")
     try:
-        yield tmp
-        os.replace(tmp, path)
+        with stops_wait_for_block():
+            yield tmp
+            os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 

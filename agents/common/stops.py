@@ -1,0 +1,110 @@
+"""How the commands stop: Ctrl-C and the stop signals (SIGTERM, SIGUSR1) as exceptions the
+command handles by saving what it has, and writes that a stop waits for instead of cutting in two.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop asked for by a signal other than Ctrl-C's: SIGTERM (what job schedulers send before
+    they kill: SLURM, Kubernetes) or SIGUSR1 (SLURM's ``--signal`` to requeue). Handled as Ctrl-C:
+    what was being trained is saved."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def signal_of(stop: BaseException) -> int:
+    """The signal behind a KeyboardInterrupt: Ctrl-C's SIGINT, or a :class:`Stopped`'s."""
+    return getattr(stop, "signum", signal.SIGINT)
+
+
+class Interrupted(Exception):
+    """Ctrl-C or a stop signal, after the command saved what it had: ``what`` says what and where
+    (the interrupted model and how to resume it, a league's results so far, ...)."""
+
+    def __init__(self, what: str, signum: int = signal.SIGINT) -> None:
+        how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+        super().__init__(f"{how}: {what}")
+        self.signum = signum
+
+
+#: The signals a command stops on as it does on Ctrl-C, saving what it has.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1") if hasattr(signal, name))
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise Stopped(signum)
+
+
+def ignore_stops() -> None:
+    """Let no further Ctrl-C or stop signal cut short what the command does on its way out (saving)."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, *STOP_SIGNALS):
+            signal.signal(signum, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def stopping_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGUSR1 raise :class:`Stopped` while the block runs (in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class DeferredStop:
+    """What :func:`deferring_stops` saw: the first stop signal that came during its block, if any."""
+
+    signum: int | None = None
+
+
+@contextlib.contextmanager
+def deferring_stops() -> Iterator[DeferredStop]:
+    """Ctrl-C and the stop signals wait until the block (a command's final write) is done: the
+    caller then finds the signal in the yielded :class:`DeferredStop` and exits as it asks."""
+    seen = DeferredStop()
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def note(signum: int, frame: Any) -> None:
+        seen.signum = seen.signum or signum
+
+    note.defers_stops = True  # type: ignore[attr-defined]  (what stops_wait_for_block looks for)
+    previous = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, *STOP_SIGNALS)}
+    try:
+        yield seen
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def stops_wait_for_block() -> Iterator[None]:
+    """A write a stop must not cut in two (a checkpoint inside torch's zip writer, a replay
+    buffer): Ctrl-C and the stop signals wait for the block, then stop the command as they would
+    have. Where stops are ignored already (a command saving on its way out) it changes nothing."""
+    # SIGTERM's handler says what stops do now (SIGINT's may be ignored by a shell that started us in the background).
+    handler = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    if handler is None or handler == signal.SIG_IGN or getattr(handler, "defers_stops", False):
+        yield  # not the main thread, stops ignored, or deferred already by the caller
+        return
+    with deferring_stops() as stop:
+        yield
+    if stop.signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    if stop.signum is not None:
+        raise Stopped(stop.signum)
