@@ -23,6 +23,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,26 +37,33 @@ PAGES = (
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)```", re.M | re.S)
 EXPECTED_EXIT = re.compile(r"#\s*exits (\d+)")
 
-#: Per command, its flags' budgets: a flag the command has is cut to the value; ``always`` flags
-#: are added when absent. Enough to run every path a documented command takes, not to learn.
-TRAINER = {"--timesteps": "1500", "--eval-freq": "1000", "--eval-episodes": "2", "always": ["--no-progress"]}
-BUDGETS: dict[str, dict] = {
+#: Per command, the budgets of its flags: ``cut`` replaces a flag's value where the command has
+#: the flag, ``set`` gives the flag that value whether it has it or not (a switch: None).
+#: Enough to run every path a documented command takes, not to learn.
+TRAINER = {
+    "cut": {"--eval-freq": "1000", "--eval-episodes": "2"},
+    "set": {"--timesteps": "1500", "--no-progress": None},  # the config's budget would be a whole training
+}
+BUDGETS: dict[str, dict[str, dict[str, str | None]]] = {
     "agents.sb3_train": TRAINER,
     "agents.custom_train": TRAINER,
-    "agents.evaluate": {"--episodes": "2"},
-    "agents.compare": {"--timesteps": "1500", "--eval-freq": "1000", "--eval-episodes": "2", "--seeds": "1"},
-    "agents.league": {"--games": "2"},
-    "agents.exploit": {"--budget": "3000", "--games": "2"},
+    "agents.evaluate": {"cut": {"--episodes": "2"}},
+    "agents.compare": {
+        "cut": {"--eval-freq": "1000", "--seeds": "1"},
+        "set": {"--timesteps": "1500", "--eval-episodes": "1", "--score-episodes": "1"},
+    },
+    "agents.league": {"cut": {"--games": "2"}},
+    "agents.exploit": {"cut": {"--budget": "3000", "--games": "2"}},
     # Above learning_starts (5000): tune refuses a trial that would never learn.
     "agents.tune": {
-        **{"--trials": "1", "--workers": "1", "--seeds": "1"},
-        **{"--timesteps": "6000", "--eval-freq": "3000", "--eval-episodes": "1"},
+        "cut": {"--trials": "1", "--workers": "1", "--seeds": "1", "--eval-freq": "3000", "--eval-episodes": "1"},
+        "set": {"--timesteps": "6000"},
     },
-    "agents.rlzoo": {"-n": "50"},
-    "ballenvs.duel.match": {"--games": "4"},
-    "ballenvs.uav.baselines": {"--episodes": "2"},
-    "benchmarks": {"always": ["--quick"]},
-    "benchmarks.gpu": {"always": ["--quick"]},
+    "agents.rlzoo": {"cut": {"-n": "50"}},
+    "ballenvs.duel.match": {"cut": {"--games": "4"}},
+    "ballenvs.uav.baselines": {"cut": {"--episodes": "2"}},
+    "benchmarks": {"set": {"--quick": None}},
+    "benchmarks.env_throughput": {"set": {"--steps": "200", "--rounds": "1", "--vector-steps": "20"}},
 }
 #: Modules run in their own process: importing rl_zoo3 patches gymnasium for the whole process.
 OWN_PROCESS = ("agents.rlzoo",)
@@ -98,15 +106,14 @@ def commands(block: Block) -> list[tuple[list[str], int]]:
 
 
 def budgeted(module: str, argv: list[str]) -> list[str]:
-    budget = BUDGETS.get(module, {})
-    argv = list(argv)
-    for flag, value in budget.items():
-        if flag == "always":
-            argv += [word for word in value if word not in argv]
-        elif flag in argv:
-            argv[argv.index(flag) + 1] = value
-        elif module in ("agents.sb3_train", "agents.custom_train", "agents.compare") and flag == "--timesteps":
-            argv += [flag, value]  # the config's budget would be a whole training
+    """``argv`` with the module's budgets (:data:`BUDGETS`)."""
+    budget, argv = BUDGETS.get(module, {}), list(argv)
+    for flag, value in {**budget.get("cut", {}), **budget.get("set", {})}.items():
+        if flag in argv:
+            if value is not None:
+                argv[argv.index(flag) + 1] = value
+        elif flag in budget.get("set", {}):
+            argv += [flag] if value is None else [flag, value]
     return argv
 
 
@@ -153,7 +160,9 @@ def main(page: Path) -> int:
             continue
         for words, expected in commands(block):
             print(f"+ {' '.join(words)}  ({block})", flush=True)
+            start = time.perf_counter()
             status = run_command(words)
+            print(f"  ({time.perf_counter() - start:.1f} s)", flush=True)
             if status != expected:
                 print(f"FAILED: {' '.join(words)} exited {status}, expected {expected} ({block})", flush=True)
                 return 1

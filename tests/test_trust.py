@@ -508,7 +508,7 @@ def test_compare_makes_no_folder_for_bad_input(tmp_path, capsys):
         (["--hyperparams", "gamma=2.0"], "gamma=2.0 must be"),
         (["--n-envs", "0"], "--n-envs must be >= 1, got 0"),
         (["--env", "Pong-v5"], "unknown env 'Pong-v5'"),
-        (["--seeds", "0"], "--seeds must be >= 1"),
+        (["--seeds", "0"], "--seeds must be in [1, 1,000], got 0"),
     ]:
         assert message in refuses(capsys, compare.main, [*base, *argv])
         assert not (tmp_path / "compare").exists() or not any((tmp_path / "compare").iterdir())
