@@ -8,19 +8,21 @@ workers see no "overriding environment" warning)::
     env = gym.make("BallDuel-v0")   # or gym.make("ballenvs:BallDuel-v0") without the import
 """
 
+from typing import Any
+
 from gymnasium.envs.registration import register, registry
 
 from ballenvs.reference import register_reference
 
 #: BallSumo-v0's rules (see ballenvs.duel.game.TwoPlayerDuel); the PettingZoo faces take them too.
-SUMO_RULES = {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 100}
+SUMO_RULES: dict[str, Any] = {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 100}
 
 __version__ = "0.1.0"
 
 #: id -> registration keyword arguments, and where its reference policies are (see
 #: ballenvs.reference). ``max_episode_steps`` is the time limit: gymnasium's TimeLimit for
 #: ``gym.make``, the vector env's own for ``gym.make_vec``.
-_ENV_SPECS = {
+_ENV_SPECS: dict[str, dict[str, Any]] = {
     "BallDuel-v0": {
         "entry_point": "ballenvs.duel.env:BallDuelEnv",
         "vector_entry_point": "ballenvs.duel.env:BallDuelVectorEnv",

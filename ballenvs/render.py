@@ -51,8 +51,8 @@ class Canvas:
         self._scale = size / (world_max - world_min)
         self.surface = pygame.Surface((size, size))
         self._font = pygame.font.Font(None, max(14, size // 20))
-        self._window = None
-        self._clock = None
+        self._window: Any = None  # pygame's display surface and clock, made at the first human frame
+        self._clock: Any = None
 
     def to_pixels(self, x: float, y: float) -> tuple[int, int]:
         return (round((x - self._world_min) * self._scale), round(self.size - (y - self._world_min) * self._scale))

@@ -6,6 +6,8 @@ The gymnasium faces (:mod:`ballenvs.faces`) of :class:`ballenvs.duel.game.DuelGa
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ballenvs.duel.core import RIGHT
@@ -92,7 +94,7 @@ class BallDuelEnv(GameEnv):
 
     def opponent_observation(self) -> np.ndarray:
         """What the right ball sees: the learner's observation with roles swapped, x mirrored."""
-        return self.game.duel.observe(RIGHT)
+        return cast(DuelGame, self.game).duel.observe(RIGHT)
 
 
 class BallDuelVectorEnv(GameVectorEnv):

@@ -6,7 +6,7 @@ yardstick for learned agents, not something an agent sees.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -27,7 +27,7 @@ class GreedyPolicy:
     """
 
     def __init__(self, env: gym.Env | gym.vector.VectorEnv | UAVCore) -> None:
-        self.core: UAVCore = env if isinstance(env, UAVCore) else env.unwrapped.game.core
+        self.core: UAVCore = env if isinstance(env, UAVCore) else cast(Any, env.unwrapped).game.core  # our envs' game
 
     def act(self) -> Any:
         core = self.core
