@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> Path:
         console = Console(setup.timesteps, progress.num_timesteps, learning_starts, enabled=not args.no_progress)
         hooks = RunHooks(agent, setup, args, configure(str(run_dir), ["csv", "tensorboard"]), console, progress)
         log_hyperparameters(hooks.logger, run_dir)
-        if opponent is not None:
+        if opponent is not None and setup.self_play is not None:  # self-play made the opponent
             hooks.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, agent.q, opponent, agent.spec, setup.seed)
             hooks.pool.start(progress.num_timesteps)
 

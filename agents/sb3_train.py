@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> Path:
 
         console = Console(setup.timesteps, model.num_timesteps, model.learning_starts, enabled=not args.no_progress)
         callbacks: list[Any] = [ConsoleProgress(console)]
-        if opponent is not None:
+        if opponent is not None and setup.self_play is not None:  # self-play made the opponent
             callbacks.append(
                 SelfPlayPool(SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, model.q_net, opponent, None, setup.seed))
             )

@@ -83,7 +83,7 @@ def deferring_stops() -> Iterator[DeferredStop]:
     def note(signum: int, frame: Any) -> None:
         seen.signum = seen.signum or signum
 
-    note.defers_stops = True  # type: ignore[attr-defined]  (what stops_wait_for_block looks for)
+    note.defers_stops = True  # type: ignore[attr-defined]  # what stops_wait_for_block looks for
     previous = {signum: signal.signal(signum, note) for signum in (signal.SIGINT, *STOP_SIGNALS)}
     try:
         yield seen
