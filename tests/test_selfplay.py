@@ -298,3 +298,32 @@ def test_a_league_of_built_in_players_plots_their_ratings(tmp_path, monkeypatch)
     (axes,) = closed[-1].axes
     assert axes.get_xlabel().startswith("Elo")
     assert [label.get_text() for label in axes.get_yticklabels()] == ["chaser", "random"]
+
+
+def test_both_balls_learn_from_pixels_the_opponent_acting_for_every_game_at_once(tmp_path, monkeypatch):
+    """Self-play on BallSumo-v0's pixels: CNN Q-networks on both sides (the learner's snapshots
+    play the right ball from its own stacked frames), the opponent acting for all games of the
+    vector env in one batched call per step."""
+    from agents import custom_train
+    from agents.common.snapshots import read_snapshot
+    from agents.twoplayer.players import QPlayer
+
+    batches = []
+    real_act = QPlayer.act
+
+    def counted(self, seat):
+        actions = real_act(self, seat)
+        batches.append(np.shape(actions))
+        return actions
+
+    monkeypatch.setattr(QPlayer, "act", counted)
+    argv = ["--env", "BallSumo-v0", "--opponent", "self", "--timesteps", "400", "--n-envs", "4", "--log-dir", str(tmp_path)]
+    argv += ["--env-kwargs", "obs_type=pixels", "--no-progress", "--eval-freq", "0", "--hyperparams", "policy=CnnPolicy"]
+    argv += ["frame_stack=4", "policy_kwargs=dict()", "learning_starts=100", "buffer_size=500", "batch_size=8"]
+    argv += ["self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5)"]
+    assert run_cli(custom_train.main, argv) == 0
+    assert batches and set(batches) == {(4,)}, "one call a step, for the 4 games together"
+    run = next(tmp_path.glob("custom/BallSumo-v0_1"))
+    snapshot = read_snapshot(run / "snapshots" / "snapshot_400_steps.pt", "cpu")["q"]
+    convolutions = [name for name, weight in snapshot.items() if weight.dim() == 4]
+    assert convolutions and snapshot[convolutions[0]].shape[1] == 4, "a CNN over 4 stacked frames"
