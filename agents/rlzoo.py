@@ -39,7 +39,7 @@ def _mend_push_to_hub() -> None:
             card = hub._generate_metadata(*args)
             return card.to_dict() if hasattr(card, "to_dict") else card
 
-        hub.generate_metadata = generate_metadata
+        setattr(hub, "generate_metadata", generate_metadata)  # noqa: B010  (a module's attribute the stubs do not know)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -128,7 +128,7 @@ register(
     )
 )
 #: Our own agents: custom_train runs any module that offers what agents.custom.core lists.
-_CUSTOM = {
+_CUSTOM: dict[str, Any] = {
     "trainer": CUSTOM_TRAINER,
     "suffix": ".pt",
     "loader": "agents.custom.checkpoint:load_policy",

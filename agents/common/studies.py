@@ -30,12 +30,13 @@ def open_storage(url: str | None, folder: Path, heartbeat: int) -> Any:
     heartbeat fails a trial whose worker died). A journal that is not one, a scheme that is not a
     database's, a server that does not answer within :data:`CONNECT_TIMEOUT_S`: one line each."""
     import optuna
+    from optuna.storages.journal import JournalFileBackend
 
     if url is None or url.endswith(".log"):
         path = Path(url) if url else folder / "journal.log"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(path)))
+            return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
         except OSError as error:
             raise UsageError(f"--storage: cannot open the journal {str(path)!r}: {error.strerror}") from None
         except Exception as error:  # Optuna raises several kinds for a file that is not its journal

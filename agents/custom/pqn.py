@@ -97,7 +97,7 @@ class Rollout:
 
     def __init__(self, steps: int, n_envs: int, observation_space: Any, device: torch.device) -> None:
         self.observations = {
-            key: torch.zeros((steps, n_envs, *space.shape), dtype=torch_dtype(space.dtype), device=device)
+            key: torch.zeros((steps, n_envs, *(space.shape or ())), dtype=torch_dtype(space.dtype), device=device)
             for key, space in observation_parts(observation_space).items()
         }
         self.actions = torch.zeros((steps, n_envs), dtype=torch.long, device=device)
