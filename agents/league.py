@@ -23,21 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.common.cli import (
-    Interrupted,
-    Parser,
-    add_device_flags,
-    check_two_player_flags,
-    deferring_stops,
-    describe_device,
-    ignore_stops,
-    resolve_device,
-    run_cli,
-    signal_of,
-)
+from agents.common.cli import Parser, add_device_flags, check_two_player_flags, describe_device, resolve_device, run_cli
 from agents.common.config import parse_overrides
 from agents.common.errors import UsageError
 from agents.common.runs import new_run_dir
+from agents.common.stops import Interrupted, deferring_stops, ignore_stops, signal_of
 from agents.common.tracking import render_fps
 from agents.common.training import probe_spaces
 from agents.common.video import check_video_path, write_video

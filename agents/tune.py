@@ -41,12 +41,13 @@ import numpy as np
 import yaml
 
 from agents.common.algorithms import ALGORITHMS, Algorithm, algorithm
-from agents.common.cli import MAX_SEED, STOP_SIGNALS, Parser, Stopped, add_device_flags, ignore_stops, run_cli, signal_of
+from agents.common.cli import MAX_SEED, Parser, add_device_flags, run_cli
 from agents.common.config import Key, load_section, load_sections, parse_overrides, shipped_config
 from agents.common.envs import check_env_id
 from agents.common.errors import ConfigError, UsageError
 from agents.common.evaluation import listening
 from agents.common.runs import EVALUATIONS, atomic_path, process_alive
+from agents.common.stops import STOP_SIGNALS, Stopped, ignore_stops, signal_of
 from agents.common.studies import check_study_name, load_existing_study, open_storage
 from agents.common.threads import parse_threads, usable_cores
 

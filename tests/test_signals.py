@@ -78,7 +78,7 @@ def test_sigterm_saves_the_interrupted_model_and_resume_continues_it(name, tmp_p
 @pytest.mark.parametrize("name", TRAINERS)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_stop_before_the_first_step_leaves_no_run_folder(name, signum, tmp_path, monkeypatch, capsys):
-    from agents.common.cli import Stopped
+    from agents.common.stops import Stopped
 
     def stopped(*args, **kwargs):
         raise KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)

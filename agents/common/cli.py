@@ -15,16 +15,7 @@ from typing import Any, NoReturn
 
 from agents.common.envs import VEC_ENVS, check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.stops import (  # noqa: F401  (the commands' signal handling, re-exported where they find it)
-    STOP_SIGNALS,
-    DeferredStop,
-    Interrupted,
-    Stopped,
-    deferring_stops,
-    ignore_stops,
-    signal_of,
-    stopping_on_signals,
-)
+from agents.common.stops import Interrupted, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
 from agents.common.tracking import add_tracking_flags, check_tracking
 

@@ -25,7 +25,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.common.algorithms import RESUMABLE_KEYS, Algorithm, algorithm
-from agents.common.cli import DEFAULT_ENV, Interrupted, check_flags, ignore_stops, resolve_device, signal_of
+from agents.common.cli import DEFAULT_ENV, check_flags, resolve_device
 from agents.common.config import Section, SelfPlay, build_section, load_section, parse_overrides
 from agents.common.console import Console
 from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
@@ -40,6 +40,7 @@ from agents.common.runs import (
     new_run_dir,
     write_yaml,
 )
+from agents.common.stops import Interrupted, ignore_stops, signal_of
 from ballenvs.reference import reference_for
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs

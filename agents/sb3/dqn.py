@@ -40,9 +40,8 @@ def check_values(section: Section, observation_space: spaces.Space) -> None:
     """What stable-baselines3 would find wrong only once a model is built or trained: checked by
     the trainer before its run folder, and by every loader before it builds a run's network."""
     check_policy(section.policy, observation_space)
-    for key in ("policy_kwargs", "replay_buffer_kwargs"):
-        parse_kwargs(key, section.algo_kwargs.get(key))
     policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
+    replay_buffer_kwargs = parse_kwargs("replay_buffer_kwargs", section.algo_kwargs.get("replay_buffer_kwargs"))
     unknown = sorted(set(policy_kwargs) - set(POLICY_KWARGS))
     if unknown:
         raise UsageError(
@@ -54,9 +53,7 @@ def check_values(section: Section, observation_space: spaces.Space) -> None:
         raise UsageError(f"policy_kwargs normalize_images must be True or False, got {policy_kwargs['normalize_images']!r}")
     if not isinstance(policy_kwargs.get("optimizer_kwargs", {}), dict):
         raise UsageError(f"policy_kwargs optimizer_kwargs must be a dict, got {policy_kwargs['optimizer_kwargs']!r}")
-    check_roles(
-        section.policy, policy_kwargs, parse_kwargs("replay_buffer_kwargs", section.algo_kwargs.get("replay_buffer_kwargs"))
-    )
+    check_roles(section.policy, policy_kwargs, replay_buffer_kwargs)
 
 
 def check_roles(policy: str, policy_kwargs: dict[str, Any], replay_buffer_kwargs: dict[str, Any]) -> None:
