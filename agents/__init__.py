@@ -8,6 +8,8 @@ import importlib.util
 import sys
 
 _NEEDS = ("yaml", "torch", "stable_baselines3", "tqdm", "matplotlib")
+# python -m agents.X: the package is imported while the module is looked for, argv[0] still "-m".
+_STARTING_A_COMMAND = sys.argv[:1] == ["-m"]
 
 
 def _check_extra() -> None:
@@ -18,12 +20,16 @@ def _check_extra() -> None:
         f"the agents need the 'agents' extra (missing: {', '.join(missing)}): "
         "pip install 'ballenvs[agents]', or pip install -e '.[agents]' in a checkout"
     )
-    if sys.argv[:1] == ["-m"]:  # python -m agents.X: the package is imported while the module is looked for
+    if _STARTING_A_COMMAND:
         print(f"error: {message}", file=sys.stderr)
         raise SystemExit(2)
     raise ImportError(message)
 
 
+if _STARTING_A_COMMAND:  # a stop during the command's imports exits as one during its run would
+    from agents.common.stops import exit_on_stops_while_starting
+
+    exit_on_stops_while_starting()
 _check_extra()
 
 # Before anything imports torch: its OpenMP threads sleep while they wait instead of spinning

@@ -47,7 +47,7 @@ from agents.common.envs import check_env_id
 from agents.common.errors import ConfigError, UsageError
 from agents.common.evaluation import listening
 from agents.common.runs import EVALUATIONS, atomic_path, process_alive
-from agents.common.stops import STOP_SIGNALS, Stopped, ignore_stops, signal_of
+from agents.common.stops import STOP_SIGNALS, Stopped, how_stopped, ignore_stops, signal_of
 from agents.common.studies import check_study_name, load_existing_study, open_storage
 from agents.common.threads import parse_threads, usable_cores
 
@@ -244,7 +244,7 @@ def worker(plan: dict[str, Any], n_trials: int, index: int) -> int | None:
             stopped_by.append(signal_of(stop))
             trial.set_user_attr("stopped_by", signal.Signals(stopped_by[0]).name)
             study.stop()
-            raise optuna.TrialPruned(f"stopped by {signal.Signals(stopped_by[0]).name}") from None
+            raise optuna.TrialPruned(how_stopped(stopped_by[0])) from None
 
     def tell(study: Any, trial: Any) -> None:
         value = "" if trial.value is None else f" {trial.value:.3f}"

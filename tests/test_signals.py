@@ -17,6 +17,7 @@ from helpers import UAV
 from agents import custom_train, sb3_train
 from agents.common.cli import run_cli
 from agents.common.runs import read_config
+from agents.common.stops import exit_on_stops_while_starting, how_stopped
 from agents.custom.checkpoint import load_checkpoint
 
 TRAINERS = {"sb3_train": sb3_train, "custom_train": custom_train}
@@ -88,6 +89,27 @@ def test_a_stop_before_the_first_step_leaves_no_run_folder(name, signum, tmp_pat
     assert "nothing was trained yet, and the new run folder was removed" in capsys.readouterr().err
     assert not any(path.is_dir() for path in tmp_path.glob("*/*")), "no run folder is left"
     signal.signal(signal.SIGINT, signal.default_int_handler)  # the stop ignored further Ctrl-Cs in this process
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stop_while_a_command_imports_torch_exits_with_its_status_and_one_line(signum):
+    """``python -m agents.X`` imports the package first (argv[0] is still "-m"), then its command's
+    modules for seconds: a stop then exits as one during the run would, not by the signal itself."""
+    code = f"import sys; sys.argv = ['-m']; import agents, os; os.kill(os.getpid(), {int(signum)}); import torch"
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, preexec_fn=DEFAULT_SIGINT)
+    assert process.returncode == 128 + signum, process.stderr
+    assert process.stderr == f"{how_stopped(signum)} while starting: nothing was written\n"
+
+
+def test_a_command_that_has_started_handles_ctrl_c_itself(capsys):
+    """The starting handler hands Ctrl-C on to the command's own handling (which saves what it has)."""
+    previous = signal.getsignal(signal.SIGINT)
+    exit_on_stops_while_starting()
+    try:
+        assert run_cli(lambda argv: signal.raise_signal(signal.SIGINT)) == 130
+        assert capsys.readouterr().err == "interrupted\n"
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.slow

@@ -8,14 +8,13 @@ a bug keeps its traceback (exit status 1).
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 from agents.common.envs import VEC_ENVS, check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.stops import Interrupted, ignore_stops, signal_of, stopping_on_signals
+from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
 from agents.common.tracking import add_tracking_flags, check_tracking
 
@@ -201,6 +200,6 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
         except KeyboardInterrupt as stop:
             ignore_stops()
             signum = signal_of(stop)
-            print("interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}", file=sys.stderr)
+            print(how_stopped(signum), file=sys.stderr)
             return 128 + signum
     return 0

@@ -5,6 +5,7 @@ command handles by saving what it has, and writes that a stop waits for instead 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -26,13 +27,17 @@ def signal_of(stop: BaseException) -> int:
     return getattr(stop, "signum", signal.SIGINT)
 
 
+def how_stopped(signum: int) -> str:
+    """How a stop by ``signum`` is said: "interrupted" (Ctrl-C) or "stopped by SIGTERM"."""
+    return "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+
+
 class Interrupted(Exception):
     """Ctrl-C or a stop signal, after the command saved what it had: ``what`` says what and where
     (the interrupted model and how to resume it, a league's results so far, ...)."""
 
     def __init__(self, what: str, signum: int = signal.SIGINT) -> None:
-        how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-        super().__init__(f"{how}: {what}")
+        super().__init__(f"{how_stopped(signum)}: {what}")
         self.signum = signum
 
 
@@ -44,6 +49,21 @@ def _stop(signum: int, frame: Any) -> None:
     raise Stopped(signum)
 
 
+def _exit_while_starting(signum: int, frame: Any) -> None:
+    os.write(2, f"{how_stopped(signum)} while starting: nothing was written\n".encode())
+    os._exit(128 + signum)  # from inside an import: no exception may unwind it into a traceback
+
+
+def exit_on_stops_while_starting() -> None:
+    """``python -m agents.X`` spends its first seconds importing torch (many more on a busy
+    machine), before any command handles a stop: a stop then exits at once, 128 + its signal and one
+    line, as it would later. :func:`stopping_on_signals` hands the signals on to the command.
+    Signals ignored already (a background job's Ctrl-C, nohup) stay ignored."""
+    for signum in (signal.SIGINT, *STOP_SIGNALS):
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            signal.signal(signum, _exit_while_starting)
+
+
 def ignore_stops() -> None:
     """Let no further Ctrl-C or stop signal cut short what the command does on its way out (saving)."""
     if threading.current_thread() is threading.main_thread():
@@ -53,11 +73,14 @@ def ignore_stops() -> None:
 
 @contextlib.contextmanager
 def stopping_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGUSR1 raise :class:`Stopped` while the block runs (in the main thread)."""
+    """SIGTERM and SIGUSR1 raise :class:`Stopped` while the block runs (in the main thread), and
+    Ctrl-C its KeyboardInterrupt."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS}
+    if signal.getsignal(signal.SIGINT) is _exit_while_starting:
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:

@@ -226,15 +226,15 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         vec_env = resolve_vec_env(args.vec_env or "auto", env_id, section.n_envs)
         timesteps = args.timesteps or section.n_timesteps
         seed = 0 if args.seed is None else args.seed
-    if args.eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
-        print(f"note: --eval-freq {args.eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end")
-        args.eval_freq = timesteps
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
     self_play = _check_self_play(section, vec_env) if opponent == "self" else None
     check_memory(section, observation_space, action_space)
     if algo.replay_buffer:
         check_replay_memory(section.algo_kwargs.get("buffer_size", 1_000_000), observation_space)
     checked = check(section, observation_space, action_space, resume, device) if check else None
+    if args.eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
+        print(f"note: --eval-freq {args.eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end")
+        args.eval_freq = timesteps
     setup = RunSetup(algo, section, timesteps, vec_env, device, seed, Path(), args.save_replay_buffer)
     setup.resume, setup.resume_buffer, setup.checked, setup.self_play = resume, resume_buffer, checked, self_play
     if make_folder:
