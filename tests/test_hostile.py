@@ -458,7 +458,7 @@ def test_a_video_path_is_checked_before_any_game_is_played(tmp_path, kind):
 
 def test_an_empty_video_path_is_refused_not_ignored(tmp_path):
     line = _refused_line(_run_command(["agents.league", "chaser", "pusher", "--video", "", "--log-dir", str(tmp_path)]))
-    assert "the file must end in .mp4 or .gif" in line and not (tmp_path / "league").exists()
+    assert line == "error: --video '': the file must end in .mp4 or .gif" and not (tmp_path / "league").exists()
 
 
 # -- round three: what hung, what passed a traceback through, what was accepted ---------------------

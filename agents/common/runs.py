@@ -57,9 +57,9 @@ def check_output_file(path: str | Path, flag: str, suffixes: tuple[str, ...]) ->
     """A file a command will write (atomically, at its end): one of ``suffixes``, in a folder that
     exists and takes a new file, and either new or a regular file to replace. Checked before any
     work is done, so that a bad path costs nothing and nothing is written to a FIFO or a device."""
-    path = Path(path)
+    given, path = str(path), Path(path)  # Path("") is ".": name what was given
     if not path.name or path.suffix.lower() not in suffixes:
-        raise UsageError(f"{flag} {str(path)!r}: the file must end in {' or '.join(suffixes)}")
+        raise UsageError(f"{flag} {given!r}: the file must end in {' or '.join(suffixes)}")
     if not path.parent.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: no folder {str(path.parent)!r} to write it in")
     if path.exists() and not path.is_file():
