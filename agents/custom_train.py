@@ -45,12 +45,16 @@ from agents.common.training import (
     starting,
 )
 from agents.common.zoo import write_zoo_files
+from agents.custom import dqn, pqn
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
-from agents.custom.core import Hooks, Progress, QLearner, make_steps
+from agents.custom.core import CustomAlgorithm, Hooks, Progress, QLearner, custom_algorithm, make_steps
 from agents.sb3.dqn import from_q_network, save_model
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
 DEFAULT_ALGO = "custom"
+
+#: The shipped algorithms of our own: the type checker holds each module to the contract.
+SHIPPED: tuple[CustomAlgorithm, ...] = (dqn, pqn)
 
 
 def checker(algo: Algorithm) -> Callable[..., dict[str, Any]]:
@@ -58,7 +62,7 @@ def checker(algo: Algorithm) -> Callable[..., dict[str, Any]]:
         section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str
     ) -> dict[str, Any]:
         """Build what the agent needs from the section, failing before a run folder exists."""
-        config, spec = algo.implementation().settings(section, observation_space, action_space)
+        config, spec = custom_algorithm(algo.implementation(), algo.name).settings(section, observation_space, action_space)
         state = load_checkpoint(resume, device) if resume else None
         if state is not None and state["spec"] != spec:
             raise UsageError(
@@ -167,7 +171,7 @@ def zoo_model_writer(setup: RunSetup, agent: QLearner) -> Callable[[Path], None]
 def main(argv: list[str] | None = None) -> Path:
     args, setup = prepare(argv)
     checked, section, run_dir = setup.checked, setup.section, setup.run_dir
-    algorithm = setup.algo.implementation()
+    algorithm = custom_algorithm(setup.algo.implementation(), setup.algo.name)
     print(f"device: {describe_device(setup.device)}")
     for flag in ("amp", "compile"):
         if getattr(args, flag) and setup.device != "cuda":

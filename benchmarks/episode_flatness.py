@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from agents.common.algorithms import ALGORITHMS
-from agents.common.config import build_section, load_section, shipped_config
+from agents.common.config import load_section, shipped_config
 from agents.common.envs import make_vec
 from agents.custom.checkpoint import save_checkpoint
 from agents.custom.core import Hooks, Progress, VecEnvSteps
@@ -86,9 +86,7 @@ class EpisodeClock(Hooks):
 
 
 def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[str, Any], seed: int = 0) -> dict[str, Any]:
-    section = build_section(
-        ENV_ID, load_section(shipped_config("dqn.yml"), ENV_ID), overrides, ALGORITHMS["custom"].keys, "agents.custom_train"
-    )
+    section = ALGORITHMS["custom"].section(ENV_ID, load_section(shipped_config("dqn.yml"), ENV_ID), overrides)
     env_kwargs = {**section.env_kwargs, **({"render_mode": "rgb_array"} if anti_pattern else {})}
     env = VecEnvSteps(make_vec(ENV_ID, env_kwargs, 1, seed, "dummy", section.frame_stack))
     config, spec = settings(section, env.observation_space, env.action_space)

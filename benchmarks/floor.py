@@ -12,7 +12,7 @@ same device and threads, with the network the trainers build from the section's
   every ``train_freq`` vector steps ``gradient_steps`` updates of ``batch_size``: the target
   network's forward pass on the next observations (and the online one's, for Double-DQN
   targets), the online forward and backward pass, gradient clipping and a fused Adam step.
-- PQN (``zoo_configs/pqn.yml``): per rollout of ``n_steps`` vector steps, ``n_steps + 1``
+- PQN (``zoo_configs/pqn.yml``): per rollout of ``rollout_steps`` vector steps, ``rollout_steps + 1``
   forward passes for ``n_envs`` observations, then ``n_epochs x n_minibatches`` updates.
 
 ``benchmarks.train_throughput`` prints each trainer's rate as a fraction of its floor.
@@ -32,12 +32,11 @@ import torch.nn.functional as F
 
 from agents.common.algorithms import ALGORITHMS
 from agents.common.cli import add_device_flags, describe_device, resolve_device
-from agents.common.config import Section, build_section, load_section, shipped_config
+from agents.common.config import Section, load_section, shipped_config
+from agents.common.hyperparameters import CustomDQNConfig, PQNConfig
 from agents.common.training import probe_spaces
 from agents.custom.core import settings as q_settings
-from agents.custom.dqn import DQNConfig
 from agents.custom.networks import QNetwork
-from agents.custom.pqn import PQNConfig
 from agents.custom.pqn import settings as pqn_settings
 from benchmarks.common import machine, row, write_json
 
@@ -56,7 +55,7 @@ class Floor:
 def section_of(env_id: str, algo: str, overrides: dict[str, Any] | None = None) -> Section:
     algorithm = ALGORITHMS[algo]
     raw = load_section(shipped_config(algorithm.config), env_id)
-    return build_section(env_id, raw, overrides or {}, algorithm.keys, algorithm.trainer)
+    return algorithm.section(env_id, raw, overrides or {})
 
 
 def _batch(space: Any, n: int, device: torch.device) -> Any:
@@ -130,7 +129,7 @@ def dqn_floor(section: Section, device: str, double_q: bool | None = None) -> Fl
     """The DQN section's floor; ``double_q``: with Double-DQN targets (None: as the section says,
     our DQN's default; SB3's DQN has plain targets)."""
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
-    config, spec = q_settings(DQNConfig, section, observation_space, action_space)
+    config, spec = q_settings(CustomDQNConfig, section, observation_space, action_space)
     double_q = config.double_q if double_q is None else double_q
     torch_device = torch.device(device)
     network, update = _network_and_update(spec, observation_space, config.batch_size, torch_device, double_q, config.gamma)
@@ -146,7 +145,7 @@ def pqn_floor(section: Section, device: str) -> Floor:
     config, spec = pqn_settings(section, observation_space, action_space)
     assert isinstance(config, PQNConfig)
     torch_device = torch.device(device)
-    minibatch = config.n_steps * section.n_envs // config.n_minibatches
+    minibatch = config.rollout_steps * section.n_envs // config.n_minibatches
     network = QNetwork(spec).to(torch_device)
     optimizer = torch.optim.Adam(network.parameters(), lr=1e-4, fused=True)
     observations = _batch(observation_space, minibatch, torch_device)
@@ -162,8 +161,8 @@ def pqn_floor(section: Section, device: str) -> Floor:
 
     act_s = _median_seconds(_acting(network, observation_space, section.n_envs, torch_device), torch_device)
     update_s = _median_seconds(update, torch_device)
-    per_rollout = (config.n_steps + 1) * act_s + config.n_epochs * config.n_minibatches * update_s
-    return Floor(act_s, update_s, config.n_steps * section.n_envs / per_rollout)
+    per_rollout = (config.rollout_steps + 1) * act_s + config.n_epochs * config.n_minibatches * update_s
+    return Floor(act_s, update_s, config.rollout_steps * section.n_envs / per_rollout)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -103,7 +103,7 @@ def pqn_rate(
     env = make_steps(section.env_id, section.env_kwargs, section.n_envs, seed, "native", section.frame_stack, stagger=True)
     config, spec = pqn.settings(section, env.observation_space, env.action_space)
     agent = pqn.PQNAgent(spec, config, device, seed=seed, amp=amp, compile=compile)
-    rollout = config.n_steps * section.n_envs
+    rollout = config.rollout_steps * section.n_envs
     timed = max(steps // rollout, 1) * rollout
     progress = Progress(exploration_horizon=rollout + timed)
     hooks = _Returns()

@@ -5,6 +5,7 @@ site's."""
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from pathlib import Path
@@ -24,6 +25,8 @@ FIGURES = "benchmarks/figures"
 SERVED_FOLDERS = ("notebooks",)
 SITE_OF = {source: page for page, source in OUTSIDE_PAGES.items()}
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+#: replaced by the tables of every algorithm's hyperparameters, drawn from their one declaration
+HYPERPARAMETERS = "<!-- hyperparameters -->"
 
 
 def on_files(files, config):
@@ -64,4 +67,28 @@ def on_page_markdown(markdown, page, config, files):
         relative = posixpath.relpath(site, posixpath.dirname(page.file.src_uri) or ".")
         return f"{match.group(1)}{relative}{'#' + anchor if anchor else ''}{match.group(3)}"
 
+    if HYPERPARAMETERS in markdown:
+        markdown = markdown.replace(HYPERPARAMETERS, hyperparameter_tables())
     return LINK.sub(rewrite, markdown)
+
+
+def hyperparameter_tables() -> str:
+    """A table per algorithm of the registry: each key, its default, what it may be, what it means."""
+    from agents.common.algorithms import ALGORITHMS
+    from agents.common.hyperparameters import describe_keys
+
+    def cell(text: str) -> str:
+        return html.escape(text, quote=False)  # "lin_<number>" is not a tag
+
+    tables = []
+    for algo in ALGORITHMS.values():
+        rows = [
+            f"| `{key}` | `{default}` | {cell(valid)} | {cell(meaning)} |"
+            for key, default, valid, meaning in describe_keys(algo.hyperparameters)
+        ]
+        renamed = "".join(f" `{old}` is now `{new}`." for old, new in algo.renamed_keys.items())
+        tables.append(
+            f"**`{algo.name}`** ({algo.label}, `python -m {algo.trainer}`, `{algo.config}`).{renamed}\n\n"
+            "| key | default | valid | meaning |\n|---|---|---|---|\n" + "\n".join(rows)
+        )
+    return "\n\n".join(tables)

@@ -15,11 +15,12 @@ from agents.common.cli import run_cli
 from agents.common.config import ConfigError, build_section
 from agents.common.errors import UsageError
 from agents.common.evaluation import evaluate
+from agents.common.hyperparameters import CustomDQNConfig
 from agents.common.runs import read_config
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import CustomPolicy, load_checkpoint, load_policy, restore_agent, save_checkpoint
 from agents.custom.core import Progress, linear_epsilon, real_next_observations
-from agents.custom.dqn import DQNAgent, DQNConfig, td_targets
+from agents.custom.dqn import DQNAgent, td_targets
 from agents.custom.networks import network_spec
 from ballenvs.uav.reference import episode_returns
 
@@ -127,7 +128,7 @@ def test_sampling_an_empty_buffer_is_an_error():
 
 def small_agent(**config):
     spec = network_spec(spaces.Box(-1, 1, (3,), np.float32), 4, "MlpPolicy", {"net_arch": [8]})
-    return DQNAgent(spec, DQNConfig(**config), "cpu", seed=0)
+    return DQNAgent(spec, CustomDQNConfig(**config), "cpu", seed=0)
 
 
 def test_hard_target_update_copies_and_polyak_moves_part_way():
@@ -159,7 +160,7 @@ def test_linear_learning_rate_falls_to_zero_over_the_schedule():
     assert agent.optimizer.param_groups[0]["lr"] == pytest.approx(2.5e-4)
     assert small_agent(learning_rate=1e-3).set_learning_rate(0.25) == 1e-3  # a number stays constant
     with pytest.raises(ValueError, match="'lin_fast' is not a number or lin_<number>"):
-        DQNConfig(learning_rate="lin_fast")
+        CustomDQNConfig(learning_rate="lin_fast")
 
 
 def test_update_lowers_the_loss_on_a_fixed_batch():

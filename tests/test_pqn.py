@@ -11,6 +11,7 @@ from agents import custom_train
 from agents.common.algorithms import ALGORITHMS
 from agents.common.cli import run_cli
 from agents.common.config import ConfigError, build_section
+from agents.common.hyperparameters import PQNConfig
 from agents.common.runs import read_config
 from agents.custom import pqn
 from agents.custom.checkpoint import load_checkpoint
@@ -43,7 +44,7 @@ def test_the_loop_bootstraps_ended_episodes_on_their_last_observation(monkeypatc
 
     env = make_steps("UAVGrid-v0", {"max_episode_steps": 5}, 3, 0, "native", None)
     spec = network_spec(env.observation_space, 9, "MultiInputPolicy", {"net_arch": [16], "layer_norm": True})
-    agent = pqn.PQNAgent(spec, pqn.PQNConfig(n_steps=4, n_epochs=1, n_minibatches=2, learning_rate=1e-3), "cpu")
+    agent = pqn.PQNAgent(spec, PQNConfig(rollout_steps=4, n_epochs=1, n_minibatches=2, learning_rate=1e-3), "cpu")
     valued = []  # every batch of observations the loop asks the values of
     real_values = agent.values
     agent.values = lambda observation: (valued.append(observation), real_values(observation))[1]
@@ -110,8 +111,8 @@ def test_the_shipped_pqn_config_has_every_env():
 
 
 TINY = {
-    "BallDuel-v0": ["--env-kwargs", "max_episode_steps=40", "--hyperparams", "n_envs=4", "n_steps=8"],
-    "UAVGrid-v0": ["--env-kwargs", "max_episode_steps=40", "--hyperparams", "n_envs=8", "n_steps=8"],
+    "BallDuel-v0": ["--env-kwargs", "max_episode_steps=40", "--hyperparams", "n_envs=4", "rollout_steps=8"],
+    "UAVGrid-v0": ["--env-kwargs", "max_episode_steps=40", "--hyperparams", "n_envs=8", "rollout_steps=8"],
 }
 
 

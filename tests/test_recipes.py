@@ -15,7 +15,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import ballenvs
 from agents import compare, custom_train, tune
-from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER, PQN_KEYS, Algorithm
+from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER, Algorithm
 from agents.common.cli import Parser, run_cli
 from agents.common.errors import UsageError
 from agents.common.runs import read_config
@@ -24,19 +24,18 @@ from agents.evaluate import main as evaluate_main
 RECIPES = Path(__file__).parent / "recipes"
 sys.path.insert(0, str(RECIPES))
 
-TOY_KEYS = {key: PQN_KEYS[key] for key in ("learning_rate", "gamma", "max_grad_norm", "policy_kwargs")}
-TOY_KEYS |= {key: PQN_KEYS[key] for key in PQN_KEYS if key.startswith("exploration_")}
-
 
 @pytest.fixture
 def toy_algorithm(monkeypatch):
     """Recipe "add an algorithm": its module (recipes/toy_algorithm.py), one registry entry, a config file."""
+    import toy_algorithm
+
     toy = Algorithm(
         "toy",
         "toy online Q",
         CUSTOM_TRAINER,
         str(RECIPES / "toy.yml"),
-        TOY_KEYS,
+        toy_algorithm.Config,
         module="toy_algorithm",
         suffix=".pt",
         loader="agents.custom.checkpoint:load_policy",
@@ -123,3 +122,18 @@ def test_a_new_command_gets_the_shared_flags_errors_and_exits(tmp_path, capsys):
     assert run_cli(count_runs, [str(tmp_path / "missing")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     assert run_cli(count_runs, []) == 2
+
+
+def test_a_registered_module_that_is_not_an_algorithm_is_named_with_what_it_lacks(
+    toy_algorithm, monkeypatch, tmp_path, capsys
+):
+    import dataclasses
+
+    monkeypatch.setitem(ALGORITHMS, "toy", dataclasses.replace(toy_algorithm, module="json"))
+    assert run_cli(custom_train.main, ["--algo", "toy", "--env", "UAVGrid-v0", "--log-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "error: algorithm 'toy': its module json lacks STAGGER_ENVS, Agent, settings, replay_buffer, learn "
+        "(agents.custom.core.CustomAlgorithm)\n"
+    )
+    assert not any(tmp_path.iterdir())

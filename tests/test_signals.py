@@ -96,7 +96,9 @@ def test_a_stop_while_a_command_imports_torch_exits_with_its_status_and_one_line
     """``python -m agents.X`` imports the package first (argv[0] is still "-m"), then its command's
     modules for seconds: a stop then exits as one during the run would, not by the signal itself."""
     code = f"import sys; sys.argv = ['-m']; import agents, os; os.kill(os.getpid(), {int(signum)}); import torch"
-    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, preexec_fn=DEFAULT_SIGINT)
+    process = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, preexec_fn=DEFAULT_SIGINT
+    )
     assert process.returncode == 128 + signum, process.stderr
     assert process.stderr == f"{how_stopped(signum)} while starting: nothing was written\n"
 

@@ -149,9 +149,9 @@ def run_killed_worker(tmp_path, space_file, storage):
         "1",
         *(["--storage", storage] if storage else []),
     )
-    long_trial = list(argv)  # seconds to kill it in; the trial after the kill is the tiny one
-    long_trial[argv.index("400")], long_trial[argv.index("200")] = "20000", "5000"
-    worker = subprocess.Popen([sys.executable, "-m", "agents.tune", *long_trial], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # A study keeps its budget, so the trial after the kill costs as much: seconds, enough to kill it in.
+    argv[argv.index("400")], argv[argv.index("200")] = "3000", "1500"
+    worker = subprocess.Popen([sys.executable, "-m", "agents.tune", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline, running = time.time() + 120, False
     while not running and time.time() < deadline:
         time.sleep(0.2)

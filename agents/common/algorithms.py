@@ -3,9 +3,10 @@
 An :class:`Algorithm` has one name, used everywhere: its run folders (``runs/<name>/...``),
 ``algo: <name>`` in a run's config.yml, and the value of ``--algo`` (its trainer),
 ``agents.compare --agents`` and ``agents.tune --trainer``. It says which command line trains
-it, which hyperparameter file it reads, which keys of a section it takes (with their types and
-ranges, checked before any run), the module that implements it, the suffix of its model files,
-and the functions that load one of its models for playing.
+it, which hyperparameter file it reads, the dataclass declaring the keys of a section it takes
+(:mod:`agents.common.hyperparameters`: defaults, types and ranges, checked before any run), the
+module that implements it, the suffix of its model files, and the functions that load one of its
+models for playing.
 
 Adding an algorithm is its module, one entry in :data:`ALGORITHMS` and a config file; for our
 own agents the module offers what :mod:`agents.custom.core` lists, and
@@ -18,51 +19,23 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from agents.common.config import Key
+from agents.common.config import Key, Section, build_section
 from agents.common.errors import UsageError
+from agents.common.hyperparameters import RENAMED, CustomDQNConfig, PQNConfig, SB3DQNConfig, keys_of, resumable_keys
 
-#: DQN's hyperparameters as stable-baselines3 means them; both DQN trainers check them alike.
-DQN_KEYS: dict[str, Key] = {
-    "learning_rate": Key(float, 0, low_open=True, schedule=True),
-    "buffer_size": Key(int, 1),
-    "learning_starts": Key(int, 0),
-    "batch_size": Key(int, 1),
-    "tau": Key(float, 0, 1, low_open=True),
-    "gamma": Key(float, 0, 1),
-    "train_freq": Key(int, 1),
-    "gradient_steps": Key(int, 1, also=(-1,)),
-    "target_update_interval": Key(int, 1),
-    "exploration_fraction": Key(float, 0, 1),
-    "exploration_initial_eps": Key(float, 0, 1),
-    "exploration_final_eps": Key(float, 0, 1),
-    "max_grad_norm": Key(float, 0, low_open=True),
-    "n_steps": Key(int, 1),
-    "policy_kwargs": Key(dict),
-}
-#: PQN's hyperparameters (zoo_configs/pqn.yml): n_steps is the rollout length, as in PPO.
-PQN_KEYS: dict[str, Key] = {
-    "learning_rate": Key(float, 0, low_open=True, schedule=True),
-    "gamma": Key(float, 0, 1),
-    "q_lambda": Key(float, 0, 1),
-    "n_steps": Key(int, 1),
-    "n_epochs": Key(int, 1),
-    "n_minibatches": Key(int, 1),
-    "exploration_fraction": Key(float, 0, 1),
-    "exploration_initial_eps": Key(float, 0, 1),
-    "exploration_final_eps": Key(float, 0, 1),
-    "max_grad_norm": Key(float, 0, low_open=True),
-    "policy_kwargs": Key(dict),
-}
-#: Keys a resumed run may change; the others would change what the saved model is.
-RESUMABLE_KEYS = (
-    "learning_rate",
-    "exploration_fraction",
-    "exploration_initial_eps",
-    "exploration_final_eps",
-    "max_grad_norm",
-)
+
+class Policy(Protocol):
+    """What an algorithm's loaders return: a model that acts as stable-baselines3's do, with its
+    Q-network under SB3's name (self-play's opponents and the exploiters evaluate it batched)."""
+
+    @property
+    def q_net(self) -> Any: ...
+
+    def predict(
+        self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = False
+    ) -> tuple[Any, Any]: ...
 
 
 SB3_TRAINER = "agents.sb3_train"
@@ -75,17 +48,36 @@ class Algorithm:
     label: str  # in reports and plots
     trainer: str  # the module whose main() trains it: python -m <trainer> --algo <name>
     config: str  # its hyperparameter file: one shipped in agents/zoo_configs, or a path
-    keys: Mapping[str, Key]  # the section keys it reads, besides the zoo's run keys
+    hyperparameters: type  # the dataclass declaring its keys (agents.common.hyperparameters)
     module: str  # the module that implements it
     suffix: str  # of its model files
-    loader: str  # "module:function" (model_path, run_config, device) -> an object with predict() and q_net
+    # Loaders are named "module:function", (model_path, run_config, device) -> Policy: imported when
+    # used, as gymnasium's entry points, since the registry must not import torch's side.
+    loader: str
     snapshot_loader: str  # the same for a self-play snapshot (agents.twoplayer.selfplay)
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
+
+    @property
+    def keys(self) -> Mapping[str, Key]:
+        """The section keys it reads besides the zoo's run keys, with their types and ranges."""
+        return keys_of(self.hyperparameters)
+
+    @property
+    def resumable_keys(self) -> tuple[str, ...]:
+        return resumable_keys(self.hyperparameters)
+
+    @property
+    def renamed_keys(self) -> Mapping[str, str]:
+        return RENAMED.get(self.hyperparameters, {})
 
     @property
     def trainer_flags(self) -> tuple[str, ...]:
         """What its trainer's command line needs to train it."""
         return ("--algo", self.name)
+
+    def section(self, env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> Section:
+        """A config section for this algorithm, every key and value checked (:func:`build_section`)."""
+        return build_section(env_id, raw, overrides, self.keys, self.trainer, self.renamed_keys)
 
     def config_path(self) -> Path:
         from agents.common.config import shipped_config
@@ -95,7 +87,7 @@ class Algorithm:
     def implementation(self) -> Any:
         return importlib.import_module(self.module)
 
-    def load(self, model_path: Path, run_config: dict[str, Any], device: str, snapshot: bool = False) -> Any:
+    def load(self, model_path: Path, run_config: dict[str, Any], device: str, snapshot: bool = False) -> Policy:
         module, function = (self.snapshot_loader if snapshot else self.loader).split(":")
         return getattr(importlib.import_module(module), function)(model_path, run_config, device)
 
@@ -115,12 +107,7 @@ register(
         label="SB3 DQN",
         trainer=SB3_TRAINER,
         config="dqn.yml",
-        keys={
-            **DQN_KEYS,
-            "replay_buffer_kwargs": Key(dict),
-            "optimize_memory_usage": Key(bool),
-            "stats_window_size": Key(int, 1),
-        },
+        hyperparameters=SB3DQNConfig,
         module="agents.sb3.dqn",
         suffix=".zip",
         loader="agents.sb3.dqn:load_policy",
@@ -139,12 +126,16 @@ register(
         "custom",
         "custom DQN",
         config="dqn.yml",
-        keys={**DQN_KEYS, "double_q": Key(bool), "exploration_repeat": Key(int, 1, 1000)},
+        hyperparameters=CustomDQNConfig,
         module="agents.custom.dqn",
         **_CUSTOM,
     )
 )
-register(Algorithm("pqn", "PQN", config="pqn.yml", keys=PQN_KEYS, module="agents.custom.pqn", replay_buffer=False, **_CUSTOM))
+register(
+    Algorithm(
+        "pqn", "PQN", config="pqn.yml", hyperparameters=PQNConfig, module="agents.custom.pqn", replay_buffer=False, **_CUSTOM
+    )
+)
 
 
 def algorithm(name: str) -> Algorithm:

@@ -288,12 +288,20 @@ class Section:
 
 
 def build_section(
-    env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, Any], keys: Mapping[str, Key], trainer: str
+    env_id: str,
+    raw: Mapping[str, Any],
+    overrides: Mapping[str, Any],
+    keys: Mapping[str, Key],
+    trainer: str,
+    renamed: Mapping[str, str] | None = None,
 ) -> Section:
     """Merge the overrides into the raw section and check every key and value against
-    ``keys`` (the algorithm's) and the zoo's run keys."""
+    ``keys`` (the algorithm's) and the zoo's run keys; a key in ``renamed`` is refused naming its new name."""
     merged = {**raw, **overrides}
     schema = {**RUN_KEYS, **keys}
+    for old, new in (renamed or {}).items():
+        if old in merged:
+            raise ConfigError(f"hyperparameter {old!r} of {trainer} is now called {new!r}: rename it in section {env_id!r}")
     unknown = sorted(set(merged) - set(schema))
     if unknown:
         raise ConfigError(f"unknown hyperparameter(s) for {trainer}: {', '.join(unknown)}; valid: {', '.join(sorted(schema))}")

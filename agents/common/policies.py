@@ -10,6 +10,10 @@ from gymnasium import spaces
 from agents.common.errors import UsageError
 
 POLICIES = ("CnnPolicy", "MlpPolicy", "MultiInputPolicy")
+#: The features stable-baselines3's NatureCNN (and ours, agents.custom.networks) gives an image.
+CNN_FEATURES = 512
+#: SB3's default net_arch per policy: the hidden layers after the features.
+DEFAULT_NET_ARCH = {"CnnPolicy": [], "MlpPolicy": [64, 64], "MultiInputPolicy": [64, 64]}
 
 
 def is_image(space: spaces.Space) -> bool:

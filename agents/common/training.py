@@ -24,13 +24,14 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.common.algorithms import RESUMABLE_KEYS, Algorithm, algorithm
+from agents.common.algorithms import Algorithm, algorithm
 from agents.common.cli import DEFAULT_ENV, check_flags, resolve_device
-from agents.common.config import Section, SelfPlay, build_section, load_section, parse_overrides
+from agents.common.config import Section, SelfPlay, load_section, parse_overrides
 from agents.common.console import Console
 from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
 from agents.common.errors import UsageError
 from agents.common.models import resume_model
+from agents.common.policies import CNN_FEATURES, DEFAULT_NET_ARCH
 from agents.common.runs import (
     CONFIG_NAME,
     FINAL_MODEL,
@@ -71,7 +72,7 @@ Check = Callable[[Section, spaces.Space, spaces.Space, "Path | None", str], Any]
 def section_of(run_config: dict[str, Any]) -> Section:
     """The config section a run trained with, as written in its config.yml."""
     algo = algorithm(run_config["algo"])
-    return build_section(run_config["env_id"], run_config["hyperparams"], {}, algo.keys, algo.trainer)
+    return algo.section(run_config["env_id"], run_config["hyperparams"], {})
 
 
 def probe_spaces(env_id: str, env_kwargs: dict[str, Any], frame_stack: int | None) -> tuple[spaces.Space, spaces.Space]:
@@ -109,15 +110,16 @@ def machine_memory() -> int:
 def network_bytes(section: Section, observation_space: spaces.Space, n_actions: int) -> int:
     """About what the Q-networks take while training: weights, gradients and Adam's two moments of
     the online network and the target's weights (5 copies), the hidden layers of ``net_arch``
-    after the features (an image's CNN gives 512, other observations their size)."""
+    after the features (an image's CNN gives CNN_FEATURES, other observations their size)."""
     from agents.common.config import parse_kwargs
 
     policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
-    net_arch = policy_kwargs.get("net_arch", [] if section.policy == "CnnPolicy" else [64, 64])
+    net_arch = policy_kwargs.get("net_arch", DEFAULT_NET_ARCH.get(section.policy, DEFAULT_NET_ARCH["MlpPolicy"]))
     if not isinstance(net_arch, (list, tuple)) or not all(isinstance(w, int) and not isinstance(w, bool) for w in net_arch):
         return 0  # a malformed net_arch is the trainer's check to name
     parts = observation_space.spaces.values() if isinstance(observation_space, spaces.Dict) else [observation_space]
-    width = sum(512 if len(part.shape) == 3 else int(np.prod(part.shape)) * 4 for part in parts)  # one-hot parts: a few
+    # An image gives the CNN's features; a one-hot part a few times its size.
+    width = sum(CNN_FEATURES if len(part.shape) == 3 else int(np.prod(part.shape)) * 4 for part in parts)
     params = 0
     for hidden in [*net_arch, n_actions]:
         params += width * max(hidden, 0) + max(hidden, 0)
@@ -178,12 +180,11 @@ def _resumed_section(args: argparse.Namespace, algo: Algorithm, source: dict[str
     if args.config is not None:
         raise UsageError("--resume: the hyperparameters are the resumed run's; change the resumable ones with --hyperparams")
     overrides = parse_overrides(args.hyperparams, "--hyperparams")
-    fixed = sorted(key for key, value in overrides.items() if key not in RESUMABLE_KEYS and value != hyper.get(key))
+    resumable = algo.resumable_keys
+    fixed = sorted(key for key, value in overrides.items() if key not in resumable and value != hyper.get(key))
     if fixed:
-        raise UsageError(
-            f"--resume: {', '.join(fixed)} cannot change in a resumed run; these can: {', '.join(RESUMABLE_KEYS)}"
-        )
-    section = build_section(source["env_id"], hyper, overrides, algo.keys, algo.trainer)
+        raise UsageError(f"--resume: {', '.join(fixed)} cannot change in a resumed run; these can: {', '.join(resumable)}")
+    section = algo.section(source["env_id"], hyper, overrides)
     return section, source["vec_env"]
 
 
@@ -210,9 +211,7 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         env_id = args.env or DEFAULT_ENV
         check_env_id(env_id)
         config = args.config or algo.config_path()
-        section = build_section(
-            env_id, load_section(config, env_id), parse_overrides(args.hyperparams, "--hyperparams"), algo.keys, algo.trainer
-        )
+        section = algo.section(env_id, load_section(config, env_id), parse_overrides(args.hyperparams, "--hyperparams"))
         section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
         section.n_envs = args.n_envs or section.n_envs
         opponent = args.opponent

@@ -1,8 +1,8 @@
 """What our Q-learning agents (:mod:`agents.custom.dqn`, :mod:`agents.custom.pqn`) share with each
 other and with their command line:
 
-- :class:`QConfig` and :func:`settings`: the hyperparameters every Q-learner has, and the agent's
-  config and network spec from a checked config section;
+- :func:`settings`: the agent's config (a dataclass of :mod:`agents.common.hyperparameters`) and
+  network spec from a checked config section;
 - :class:`QLearner`: a Q-network and its optimiser on a device, seeded epsilon-greedy exploration,
   bf16 autocast and ``torch.compile`` where they pay (CUDA), the learning-rate schedule and the
   gradient step;
@@ -12,10 +12,7 @@ other and with their command line:
   observations and the finished episodes come out of arrays, with no dict per env per step.
 
 An algorithm module (``dqn.py``, ``pqn.py``, or one registered in :mod:`agents.common.algorithms`)
-offers ``Config``, ``Agent`` (with its checkpoint ``FORMAT``), ``settings(section,
-observation_space, action_space) -> (config, spec)``, ``learn(agent, env, progress, timesteps,
-hooks, buffer)``, ``replay_buffer(config, observation_space, device, seed)`` (None for none) and
-``STAGGER_ENVS``; ``python -m agents.custom_train --algo NAME`` runs any of them.
+is a :class:`CustomAlgorithm`; ``python -m agents.custom_train --algo NAME`` runs any of them.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -33,33 +30,15 @@ from gymnasium import spaces
 from stable_baselines3.common.monitor import ResultsWriter
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.common.config import Section, parse_kwargs, schedule
+from agents.common.config import Section, parse_kwargs
 from agents.common.envs import make_vec
+from agents.common.errors import UsageError
 from agents.common.frames import FrameStack, stacked_space
+from agents.common.hyperparameters import QConfig
 from agents.common.vec_env import make_native, true_next_observations
 from agents.custom.networks import QNetwork, network_spec
 
 # -- hyperparameters --------------------------------------------------------------------------------
-
-
-@dataclass
-class QConfig:
-    """The keys every Q-learner takes (checked against its algorithm's keys with the rest of the
-    section); an algorithm's config adds its own and may change these defaults."""
-
-    learning_rate: float | str = 1e-4  # or "lin_<x>": from x down to 0 over training, as the zoo
-    gamma: float = 0.99
-    exploration_fraction: float = 0.1
-    exploration_initial_eps: float = 1.0
-    exploration_final_eps: float = 0.05
-    max_grad_norm: float = 10.0
-    # ez-greedy (Dabney et al., 2021): an exploring env repeats its random action for a duration
-    # drawn uniformly from 1..exploration_repeat steps (1: plain epsilon-greedy). Long dashes
-    # reach states that single random steps seldom do.
-    exploration_repeat: int = 1
-
-    def __post_init__(self) -> None:
-        self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
 
 
 def settings(
@@ -68,7 +47,7 @@ def settings(
     """An agent's config and network spec from a (checked) config section and the spaces it will
     see; ``policy_defaults``: the algorithm's own ``policy_kwargs`` defaults (PQN's LayerNorm)."""
     policy_kwargs = {**policy_defaults, **parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))}
-    names = {f.name for f in fields(config_class)}
+    names = {f.name for f in fields(config_class)} - {"policy_kwargs"}  # the network's, in the spec
     config = config_class(**{k: v for k, v in section.algo_kwargs.items() if k in names})
     return config, network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
 
@@ -413,3 +392,44 @@ def make_steps(
             return StackedSteps(steps, frame_stack)
         steps.close()  # a Dict observation, or a "stack" of 1 (which SB3's wrappers transpose): theirs
     return VecEnvSteps(make_vec(env_id, env_kwargs, n_envs, seed, vec_env, frame_stack, monitor_dir))
+
+
+# -- the contract of an algorithm module -----------------------------------------------------------
+
+
+@runtime_checkable
+class CustomAlgorithm(Protocol):
+    """What an algorithm module of our own offers ``agents.custom_train`` (``dqn.py`` and ``pqn.py``
+    are two: a module passes as this protocol, and the type checker holds them to it)."""
+
+    #: Whether the envs start at staggered steps (a short rollout of envs that all started together
+    #: would hold one phase of their episodes only).
+    STAGGER_ENVS: bool
+
+    @property
+    def Agent(self) -> type[QLearner]:  # a class: the modules name it so
+        """The learner, with its checkpoint ``FORMAT``."""
+        ...
+
+    def settings(self, section: Section, observation_space: Any, action_space: Any) -> tuple[QConfig, dict[str, Any]]:
+        """The agent's config and network spec from a checked section and the spaces it will see."""
+        ...
+
+    def replay_buffer(self, config: Any, observation_space: Any, device: Any, seed: int | None) -> Any:
+        """The replay buffer its config asks for, or None for an algorithm without one."""
+        ...
+
+    def learn(self, agent: Any, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any) -> None:
+        """Train ``agent`` on ``env`` (:func:`make_steps`'s) for ``timesteps`` more env steps."""
+        ...
+
+
+def custom_algorithm(module: Any, name: str) -> CustomAlgorithm:
+    """``module`` as the algorithm ``name`` registered it, or one line naming what it lacks."""
+    if not isinstance(module, CustomAlgorithm):
+        members = ("STAGGER_ENVS", "Agent", "settings", "replay_buffer", "learn")
+        missing = ", ".join(member for member in members if not hasattr(module, member))
+        raise UsageError(
+            f"algorithm {name!r}: its module {module.__name__} lacks {missing} (agents.custom.core.CustomAlgorithm)"
+        )
+    return module

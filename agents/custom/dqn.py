@@ -14,7 +14,6 @@ forward/backward, and never calls ``.item()``, prints, renders or saves per step
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,32 +21,14 @@ import torch
 import torch.nn.functional as F
 
 from agents.common.config import Section
+from agents.common.hyperparameters import CustomDQNConfig
 from agents.custom import core
 from agents.custom.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
-from agents.custom.core import EpisodeLog, Hooks, Progress, QConfig, QLearner, to_tensor
+from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, to_tensor
 from agents.custom.networks import QNetwork
 
 #: Envs that all start together stay as they are: the replay buffer mixes their phases.
 STAGGER_ENVS = False
-
-
-@dataclass
-class DQNConfig(QConfig):
-    """The zoo_configs keys the custom DQN supports, with stable-baselines3's defaults (checked
-    against agents.common.algorithms.DQN_KEYS with the rest of the section)."""
-
-    buffer_size: int = 1_000_000
-    learning_starts: int = 100
-    batch_size: int = 32
-    train_freq: int = 4
-    gradient_steps: int = 1
-    target_update_interval: int = 10_000
-    tau: float = 1.0
-    n_steps: int = 1  # n-step returns, summed by the replay buffer at sampling time
-    double_q: bool = True  # ours: Double-DQN targets (van Hasselt et al., 2016)
-
-
-Config = DQNConfig
 
 
 def td_targets(
@@ -77,7 +58,13 @@ class DQNAgent(QLearner):
     FORMAT = "ballenvs-custom-dqn/1"  # of its checkpoints
 
     def __init__(
-        self, spec: dict[str, Any], config: DQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
+        self,
+        spec: dict[str, Any],
+        config: CustomDQNConfig,
+        device: str,
+        seed: int = 0,
+        amp: bool = False,
+        compile: bool = False,
     ) -> None:
         super().__init__(spec, config, device, seed, amp, compile)
         self.target = QNetwork(spec).to(self.device)
@@ -127,7 +114,9 @@ class DQNAgent(QLearner):
 Agent = DQNAgent
 
 
-def replay_buffer(config: DQNConfig, observation_space: Any, device: str | torch.device, seed: int | None) -> ReplayBuffer:
+def replay_buffer(
+    config: CustomDQNConfig, observation_space: Any, device: str | torch.device, seed: int | None
+) -> ReplayBuffer:
     """The replay buffer a config asks for (its size, and n-step returns): on a GPU, resident in
     its memory (:class:`DeviceReplayBuffer`); else in host arrays."""
     kind = DeviceReplayBuffer if torch.device(device).type == "cuda" else ReplayBuffer
@@ -175,6 +164,6 @@ def learn(
             break
 
 
-def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DQNConfig, dict[str, Any]]:
+def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[CustomDQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec from a (checked) config section and the spaces it will see."""
-    return core.settings(DQNConfig, section, observation_space, action_space)
+    return core.settings(CustomDQNConfig, section, observation_space, action_space)

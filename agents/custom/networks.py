@@ -21,11 +21,8 @@ from gymnasium import spaces
 from torch import nn
 
 from agents.common.errors import UsageError
-from agents.common.policies import check_net_arch, check_policy, is_image
+from agents.common.policies import CNN_FEATURES, DEFAULT_NET_ARCH, check_net_arch, check_policy, is_image
 
-CNN_FEATURES = 512
-#: SB3's default net_arch per policy.
-DEFAULT_NET_ARCH = {"CnnPolicy": [], "MlpPolicy": [64, 64], "MultiInputPolicy": [64, 64]}
 #: The policy_kwargs the custom networks take.
 POLICY_KWARGS = ("net_arch", "layer_norm")
 

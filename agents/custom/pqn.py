@@ -14,7 +14,6 @@ the episode's real last observation, not on the next episode's first one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,12 +22,12 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from agents.common.config import Section
+from agents.common.hyperparameters import PQNConfig
 from agents.custom import core
 from agents.custom.core import (
     EpisodeLog,
     Hooks,
     Progress,
-    QConfig,
     QLearner,
     observation_parts,
     rows_of,
@@ -38,21 +37,6 @@ from agents.custom.core import (
 
 #: A short rollout of envs that all started together would hold one phase of their episodes only.
 STAGGER_ENVS = True
-
-
-@dataclass
-class PQNConfig(QConfig):
-    """The zoo_configs/pqn.yml keys, with their defaults (checked against agents.common.algorithms.PQN_KEYS)."""
-
-    learning_rate: float | str = "lin_2.5e-4"  # or a constant
-    q_lambda: float = 0.65
-    n_steps: int = 32  # rollout length: steps per env between updates
-    n_epochs: int = 2
-    n_minibatches: int = 4
-    exploration_fraction: float = 0.2
-
-
-Config = PQNConfig
 
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PQNConfig, dict[str, Any]]:
@@ -166,17 +150,17 @@ Agent = PQNAgent
 
 def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
     """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.custom.core.make_steps`) in
-    rollouts of ``n_steps`` steps, each followed by its updates; or fewer if ``hooks.on_step``
+    rollouts of ``rollout_steps`` steps, each followed by its updates; or fewer if ``hooks.on_step``
     says stop. The loop never waits on the device except to fetch the actions it acts on."""
     config, n_envs = agent.config, env.num_envs
-    rollout = Rollout(config.n_steps, n_envs, env.observation_space, agent.device)
+    rollout = Rollout(config.rollout_steps, n_envs, env.observation_space, agent.device)
     log = EpisodeLog(hooks, progress.num_timesteps)
     loss: torch.Tensor | None = None
     end = progress.num_timesteps + timesteps
     observation = env.reset()
     while progress.num_timesteps < end:
         rollout.finals.clear()
-        for t in range(config.n_steps):
+        for t in range(config.rollout_steps):
             actions, rollout.values[t] = agent.act(rollout.store_observation(t, observation), progress.epsilon(config))
             step = env.step(actions)
             rollout.actions[t] = torch.as_tensor(actions)

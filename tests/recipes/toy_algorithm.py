@@ -11,8 +11,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from agents.common.hyperparameters import QConfig
 from agents.custom import core
-from agents.custom.core import EpisodeLog, Hooks, Progress, QConfig, QLearner, to_tensor
+from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, to_tensor
 
 STAGGER_ENVS = False
 

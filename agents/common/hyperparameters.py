@@ -1,0 +1,145 @@
+"""Every algorithm's hyperparameters, each declared once: a dataclass field with its default, its
+range, whether ``--resume`` may change it, and what it means.
+
+From these declarations come the checks of a config section (:func:`keys_of`, into
+:class:`agents.common.config.Key`), the configs our agents are built from (the dataclasses
+themselves), the keys a resumed run may change (:func:`resumable_keys`) and the table in the
+docs (:func:`describe_keys`). Adding or renaming a key is its one line here. The defaults are
+stable-baselines3's where SB3 has the key (``tests/test_sb3_train.py`` holds them to SB3's own).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agents.common.config import Key, schedule
+
+_KINDS = (bool, int, float, dict, str)  # a field's kind: the first of these its annotation names
+
+
+def key(
+    default: Any,
+    help: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    also: tuple[Any, ...] = (),
+    schedule: bool = False,
+    resumable: bool = False,
+) -> Any:
+    """A hyperparameter: a dataclass field whose metadata says its range, meaning and resumability."""
+    metadata = {"range": dict(low=low, high=high, low_open=low_open, also=also, schedule=schedule)}
+    return dataclasses.field(default=default, metadata={**metadata, "help": help, "resumable": resumable})
+
+
+def redefault(base: type, name: str, default: Any) -> Any:
+    """``base``'s hyperparameter ``name`` with another default (an algorithm's own)."""
+    inherited = next(f for f in dataclasses.fields(base) if f.name == name)
+    return dataclasses.field(default=default, metadata=inherited.metadata)
+
+
+def _kind(annotation: Any) -> type:
+    members = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,)
+    origins = {typing.get_origin(member) or member for member in members}
+    return next(kind for kind in _KINDS if kind in origins)
+
+
+def _hyperparameters(config_class: type) -> list[tuple[dataclasses.Field[Any], type]]:
+    hints = typing.get_type_hints(config_class)
+    return [(f, _kind(hints[f.name])) for f in dataclasses.fields(config_class) if "help" in f.metadata]
+
+
+@functools.cache
+def keys_of(config_class: type) -> Mapping[str, Key]:
+    """The section keys ``config_class`` declares, as the config checks take them."""
+    return types.MappingProxyType({f.name: Key(kind, **f.metadata["range"]) for f, kind in _hyperparameters(config_class)})
+
+
+def resumable_keys(config_class: type) -> tuple[str, ...]:
+    """The keys a resumed run may change; the others would change what the saved model is."""
+    return tuple(f.name for f, _ in _hyperparameters(config_class) if f.metadata["resumable"])
+
+
+def describe_keys(config_class: type) -> list[tuple[str, str, str, str]]:
+    """(key, default, valid values, meaning) for each hyperparameter, as the docs' tables show them."""
+    rows = []
+    for f, kind in _hyperparameters(config_class):
+        default = "none" if f.default is None else repr(f.default)
+        valid = Key(kind, **f.metadata["range"]).describe() + ("; --resume may change it" if f.metadata["resumable"] else "")
+        rows.append((f.name, default, valid, f.metadata["help"]))
+    return rows
+
+
+@dataclass
+class QConfig:
+    """What every Q-learner takes."""
+
+    learning_rate: float | str = key(
+        1e-4, "Adam's step size; lin_<x> falls linearly from x to 0 over the run", low=0, low_open=True, schedule=True,
+        resumable=True,
+    )  # fmt: skip
+    gamma: float = key(0.99, "the discount", low=0, high=1)
+    exploration_fraction: float = key(0.1, "the share of the run over which epsilon falls", low=0, high=1, resumable=True)
+    exploration_initial_eps: float = key(1.0, "epsilon at the start", low=0, high=1, resumable=True)
+    exploration_final_eps: float = key(0.05, "epsilon from the end of its fall on", low=0, high=1, resumable=True)
+    max_grad_norm: float = key(10.0, "gradients are clipped to this norm", low=0, low_open=True, resumable=True)
+    policy_kwargs: dict[str, Any] | str | None = key(None, "the network: net_arch, activation_fn, ... as SB3 takes them")
+
+    def __post_init__(self) -> None:
+        self.initial_learning_rate, self.linear_learning_rate = schedule(self.learning_rate)
+
+
+@dataclass
+class DQNConfig(QConfig):
+    """DQN's hyperparameters as stable-baselines3 means them (counts are env steps summed over
+    the envs; ``train_freq`` counts vector-env steps): both DQN trainers take these."""
+
+    buffer_size: int = key(1_000_000, "transitions the replay buffer keeps", low=1)
+    learning_starts: int = key(100, "env steps before the first update", low=0)
+    batch_size: int = key(32, "transitions a minibatch samples", low=1)
+    tau: float = key(1.0, "the target network's soft-update coefficient (1: a copy)", low=0, high=1, low_open=True)
+    train_freq: int = key(4, "vector-env steps between updates", low=1)
+    gradient_steps: int = key(1, "updates each time (-1: as many as env steps)", low=1, also=(-1,))
+    target_update_interval: int = key(10_000, "env steps between target-network updates", low=1)
+    n_steps: int = key(1, "n-step returns: rewards summed over this many steps before bootstrapping", low=1)
+
+
+@dataclass
+class SB3DQNConfig(DQNConfig):
+    """stable-baselines3's DQN: DQN's keys and SB3's own."""
+
+    replay_buffer_kwargs: dict[str, Any] | str | None = key(None, "SB3's replay buffer options")
+    optimize_memory_usage: bool = key(False, "SB3 keeps each observation once (not with timeout handling)")
+    stats_window_size: int = key(100, "episodes SB3's logged means are over", low=1)
+
+
+@dataclass
+class CustomDQNConfig(DQNConfig):
+    """Our DQN (agents.custom.dqn): DQN's keys and ours."""
+
+    double_q: bool = key(True, "Double-DQN targets (van Hasselt et al., 2016)")
+    # ez-greedy (Dabney et al., 2021): long dashes reach states that single random steps seldom do.
+    exploration_repeat: int = key(1, "an exploring env repeats its random action 1..this many steps", low=1, high=1000)
+
+
+@dataclass
+class PQNConfig(QConfig):
+    """PQN's hyperparameters (agents.custom.pqn, zoo_configs/pqn.yml)."""
+
+    learning_rate: float | str = redefault(QConfig, "learning_rate", "lin_2.5e-4")
+    exploration_fraction: float = redefault(QConfig, "exploration_fraction", 0.2)
+    q_lambda: float = key(0.65, "Q(lambda)'s lambda over each rollout", low=0, high=1)
+    rollout_steps: int = key(32, "steps each env plays between updates", low=1)
+    n_epochs: int = key(2, "passes over each rollout", low=1)
+    n_minibatches: int = key(4, "minibatches each pass is cut into", low=1)
+
+
+#: Keys that have new names: the old one is refused, naming the new.
+RENAMED: dict[type, dict[str, str]] = {PQNConfig: {"n_steps": "rollout_steps"}}

@@ -1,0 +1,62 @@
+"""Each hyperparameter is declared once (agents/common/hyperparameters.py): the checks, the agents'
+configs, the resumable keys and the docs' tables all come from that declaration."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+from stable_baselines3 import DQN
+
+from agents import custom_train
+from agents.common.algorithms import ALGORITHMS
+from agents.common.cli import run_cli
+from agents.common.config import ConfigError, load_section, shipped_config
+from agents.common.hyperparameters import CustomDQNConfig, PQNConfig, SB3DQNConfig, describe_keys, keys_of
+
+
+def test_the_declared_defaults_are_stable_baselines3s_own():
+    sb3_defaults = {name: p.default for name, p in inspect.signature(DQN.__init__).parameters.items()}
+    declared = {f.name: f.default for f in dataclasses.fields(SB3DQNConfig)}
+    assert declared.keys() <= sb3_defaults.keys(), "every DQN key is one of SB3's DQN arguments"
+    assert declared == {name: sb3_defaults[name] for name in declared}
+
+
+def test_an_agents_config_defaults_are_its_declarations_and_a_section_overrides_them():
+    algo = ALGORITHMS["custom"]
+    config = CustomDQNConfig()
+    assert (config.buffer_size, config.double_q, config.learning_rate) == (1_000_000, True, 1e-4)
+    section = algo.section("UAVGrid-v0", load_section(shipped_config("dqn.yml"), "UAVGrid-v0"), {"batch_size": 64})
+    config = algo.implementation().settings(section, *_spaces("UAVGrid-v0"))[0]
+    assert isinstance(config, CustomDQNConfig) and config.batch_size == 64
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_every_declared_key_is_checked_and_described(name):
+    algo = ALGORITHMS[name]
+    assert dict(algo.keys) == dict(keys_of(algo.hyperparameters))
+    rows = describe_keys(algo.hyperparameters)
+    assert [row[0] for row in rows] == list(algo.keys) and all(meaning for *_, meaning in rows)
+    schedules = ("learning_rate", "exploration_fraction", "exploration_initial_eps", "exploration_final_eps", "max_grad_norm")
+    assert algo.resumable_keys == schedules, "what --resume may change: the schedules, not what the saved model is"
+
+
+def test_a_value_out_of_its_declared_range_is_refused_naming_the_range():
+    with pytest.raises(ConfigError, match=r"gamma=1\.5 must be a number in \[0, 1\]"):
+        ALGORITHMS["pqn"].section("UAVGrid-v0", {"policy": "MultiInputPolicy", "n_timesteps": 10}, {"gamma": 1.5})
+
+
+def test_pqns_rollout_length_has_a_name_of_its_own_and_the_old_one_is_refused(tmp_path, capsys):
+    assert PQNConfig().rollout_steps == 32 and not hasattr(PQNConfig(), "n_steps")
+    argv = ["--algo", "pqn", "--env", "UAVGrid-v0", "--hyperparams", "n_steps=8", "--log-dir", str(tmp_path)]
+    assert run_cli(custom_train.main, argv) == 2
+    renamed = "hyperparameter 'n_steps' of agents.custom_train is now called 'rollout_steps'"
+    assert capsys.readouterr().err == f"error: {renamed}: rename it in section 'UAVGrid-v0'\n"
+    assert not any(tmp_path.iterdir()), "nothing written"
+
+
+def _spaces(env_id):
+    from agents.common.training import probe_spaces
+
+    return probe_spaces(env_id, {}, None)
