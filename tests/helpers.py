@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+
 
 def tiny_run(timesteps: int = 400, eval_freq: int = 200, eval_episodes: int = 2, n_envs: int = 2) -> list[str]:
     """A few hundred steps on two envs, evaluated: the flags agents.compare and agents.tune pass on."""
@@ -18,3 +24,24 @@ FAST += ["--eval-episodes", "1", "--no-progress"]
 TINY = ["--hyperparams", "buffer_size=500", "learning_starts=100", "--eval-freq", "0", "--no-progress"]
 #: Short UAVGrid episodes on two envs.
 UAV = ["--env", "UAVGrid-v0", "--n-envs", "2", "--env-kwargs", "max_episode_steps=50"]
+
+
+def refused(capsys, main, argv: list[str], folder: Path | str | None = None) -> str:
+    """Exit status 2, one line on stderr (returned), and (given ``folder``) no run folder made in it."""
+    from agents.common.cli import run_cli
+
+    folder = Path(folder) if folder is not None else None
+    before = set(folder.rglob("config.yml")) if folder is not None else set()
+    assert run_cli(main, argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    if folder is not None:
+        assert set(folder.rglob("config.yml")) == before, "no run folder for a refused input"
+    return err
+
+
+def copy_run(run: Path, tmp_path: Path) -> Path:
+    """A copy of a finished run folder (``<algo>/<env>_<n>``) under ``tmp_path``, to tamper with."""
+    target = tmp_path / run.parent.name / run.name
+    shutil.copytree(run, target)
+    return target

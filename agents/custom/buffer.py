@@ -220,19 +220,6 @@ class ReplayBuffer(_Ring):
         store[: len(values)] = values
 
 
-def n_step_returns_torch(
-    rewards: torch.Tensor, ended: torch.Tensor, stored_after: torch.Tensor, gamma: float
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """:func:`agents.common.returns.n_step_returns` on tensors, on their device."""
-    n = rewards.shape[1]
-    first_end = torch.where(ended.any(1), ended.int().argmax(1), n - 1)
-    last = torch.minimum(first_end, stored_after)
-    steps = torch.arange(n, device=rewards.device)
-    powers = torch.tensor(gamma, dtype=torch.float64, device=rewards.device) ** steps
-    summed = (rewards * powers.float() * (steps <= last[:, None])).sum(1, dtype=torch.float32)
-    return last, summed, (torch.tensor(gamma, dtype=torch.float64, device=rewards.device) ** (last + 1.0)).float()
-
-
 class DeviceReplayBuffer(_Ring):
     """The same ring of transitions, resident on a torch device (the GPU's memory): each vector
     step's transitions go in once, through a pinned host buffer, and minibatches are drawn and
@@ -289,9 +276,7 @@ class DeviceReplayBuffer(_Ring):
         else:
             slots = (idx[:, None] + torch.arange(self.n_steps, device=self.device) * self.stride) % self.capacity
             stored_after = torch.div((self.pos - 1 - idx) % self.capacity, self.stride, rounding_mode="floor")
-            last, rewards, discounts = n_step_returns_torch(
-                self.rewards[slots], self.episode_ended[slots], stored_after, self.gamma
-            )
+            last, rewards, discounts = n_step_returns(self.rewards[slots], self.episode_ended[slots], stored_after, self.gamma)
             ends = slots[torch.arange(batch_size, device=self.device), last]
         observations = {key: store[idx] for key, store in self.observations.items()}
         next_observations = {key: store[ends] for key, store in self.next_observations.items()}

@@ -19,8 +19,11 @@ import ballenvs
 from agents import custom_train, sb3_train
 from agents.common.cli import run_cli
 from agents.evaluate import main as evaluate_main
+from tests.helpers import REPO
 
-REPO = Path(__file__).resolve().parent.parent
+#: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
+pytestmark = pytest.mark.slow
+
 SHORT = ["--timesteps", "600", "--eval-freq", "300", "--eval-episodes", "2", "--no-progress", "--save-freq", "0"]
 SHORT += ["--hyperparams", "learning_starts=200", "buffer_size=2000"]
 

@@ -12,13 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import UAV
 
 from agents import custom_train, sb3_train
 from agents.common.cli import run_cli
 from agents.common.runs import read_config
 from agents.common.stops import exit_on_stops_while_starting, how_stopped
 from agents.custom.checkpoint import load_checkpoint
+from tests.helpers import UAV
+
+#: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
+pytestmark = pytest.mark.slow
 
 TRAINERS = {"sb3_train": sb3_train, "custom_train": custom_train}
 # A shell that starts the tests in the background leaves SIGINT ignored in its children.

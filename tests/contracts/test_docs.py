@@ -1,4 +1,4 @@
-"""The documentation runs: every code block of README.md and the docs site (tests/docs_examples.py
+"""The documentation runs: every code block of README.md and the docs site (tests/contracts/docs_examples.py
 says how each kind is run) and the quickstart notebook. The site's strict build is .ci/run's."""
 
 from __future__ import annotations
@@ -10,7 +10,11 @@ import sys
 import nbclient
 import nbformat
 import pytest
-from docs_examples import PAGES, ROOT, blocks
+
+from tests.contracts.docs_examples import PAGES, ROOT, blocks
+
+#: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
+pytestmark = pytest.mark.slow
 
 PYTHON_BLOCKS = [block for page in PAGES for block in blocks(page) if block.lang == "python"]
 PAGES_WITH_COMMANDS = [page for page in PAGES if any(block.lang == "bash" for block in blocks(page))]
@@ -41,7 +45,7 @@ def test_python_block_runs(block, tmp_path, monkeypatch):
 def test_page_commands_run(page, tmp_path):
     """A page's commands, in order, in one folder, with small budgets."""
     result = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "docs_examples.py"), str(page)],
+        [sys.executable, str(ROOT / "tests" / "contracts" / "docs_examples.py"), str(page)],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"},
         capture_output=True,

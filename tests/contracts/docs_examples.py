@@ -1,4 +1,4 @@
-"""The code blocks of README.md and the docs site, as the tests run them (tests/test_docs.py).
+"""The code blocks of README.md and the docs site, as the tests run them (tests/contracts/test_docs.py).
 
 - ``python`` blocks run as they are, each in a fresh namespace: a block needs its own imports.
 - ``bash`` blocks are commands, one a line (``&&`` chains, ``\\`` continues, ``#`` comments).
@@ -9,8 +9,8 @@
   in that install), ``python -m pytest`` is the command CI itself runs, and other programs
   (tensorboard, mkdocs, the zoo's trainer) must be installed and answer ``--help``.
 
-``python tests/docs_examples.py PAGE`` runs a page's commands in the current folder and exits 1
-naming the first that failed: tests/test_docs.py runs it in a subprocess per page, so that the
+``python tests/contracts/docs_examples.py PAGE`` runs a page's commands in the current folder and exits 1
+naming the first that failed: tests/contracts/test_docs.py runs it in a subprocess per page, so that the
 commands' global state (torch threads, the zoo's gymnasium patches) stays out of the tests.
 """
 
@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
     ROOT / "README.md",
     ROOT / "CONTRIBUTING.md",

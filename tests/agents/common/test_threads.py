@@ -10,6 +10,9 @@ import pytest
 from agents.common import threads
 from agents.common.errors import UsageError
 
+#: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "", "1.5"])
 def test_a_bad_thread_count_is_refused_naming_it(value):

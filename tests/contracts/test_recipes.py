@@ -4,13 +4,13 @@ the pieces the recipes name, and every tool then knows them."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
-from helpers import tiny_run
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import ballenvs
@@ -20,23 +20,26 @@ from agents.common.cli import Parser, run_cli
 from agents.common.errors import UsageError
 from agents.common.runs import read_config
 from agents.evaluate import main as evaluate_main
+from tests.helpers import TESTS, tiny_run
 
-RECIPES = Path(__file__).parent / "recipes"
+RECIPES = TESTS / "recipes"
 sys.path.insert(0, str(RECIPES))
 
 
-@pytest.fixture
-def toy_algorithm(monkeypatch):
-    """Recipe "add an algorithm": its module (recipes/toy_algorithm.py), one registry entry, a config file."""
-    import toy_algorithm
+#: The toys of recipe "add an algorithm": a Q-learner, and one that is not (REINFORCE).
+TOYS = {"toy_algorithm": "toy online Q", "toy_reinforce": "toy REINFORCE"}
 
+
+def register_toy(monkeypatch, module: str = "toy_algorithm") -> Algorithm:
+    """Recipe "add an algorithm": its module (recipes/<module>.py), one registry entry, a config file."""
+    implementation = importlib.import_module(module)
     toy = Algorithm(
         "toy",
-        "toy online Q",
+        TOYS[module],
         CUSTOM_TRAINER,
         str(RECIPES / "toy.yml"),
-        toy_algorithm.Config,
-        module="toy_algorithm",
+        implementation.Config,
+        module=module,
         suffix=".pt",
         loader="agents.custom.checkpoint:load_policy",
         snapshot_loader="agents.custom.checkpoint:load_snapshot",
@@ -44,6 +47,11 @@ def toy_algorithm(monkeypatch):
     )
     monkeypatch.setitem(ALGORITHMS, toy.name, toy)  # what register(toy) does, undone after the test
     return toy
+
+
+@pytest.fixture
+def toy_algorithm(monkeypatch):
+    return register_toy(monkeypatch)
 
 
 @pytest.fixture
@@ -62,7 +70,10 @@ def corridor(monkeypatch):
     return "Corridor-v0"
 
 
-def test_a_new_algorithm_is_its_module_a_registry_entry_and_a_config_file(toy_algorithm, tmp_path, capsys):
+@pytest.mark.slow  # trains, compares and tunes each toy
+@pytest.mark.parametrize("module", TOYS)
+def test_a_new_algorithm_is_its_module_a_registry_entry_and_a_config_file(module, monkeypatch, tmp_path, capsys):
+    register_toy(monkeypatch, module)
     argv = ["--algo", "toy", "--env", "UAVGrid-v0", "--timesteps", "200", "--eval-freq", "100", "--eval-episodes", "1"]
     assert run_cli(custom_train.main, [*argv, "--no-progress", "--log-dir", str(tmp_path)]) == 0
     run_dir = tmp_path / "toy" / "UAVGrid-v0_1"
@@ -77,7 +88,7 @@ def test_a_new_algorithm_is_its_module_a_registry_entry_and_a_config_file(toy_al
         )
         == 0
     )
-    assert "toy online Q" in next((tmp_path / "c" / "compare").glob("*/report.md")).read_text()
+    assert TOYS[module] in next((tmp_path / "c" / "compare").glob("*/report.md")).read_text()
     study = ["--trainer", "toy", "--env", "UAVGrid-v0", "--trials", "1", "--timesteps", "200", "--eval-freq", "100"]
     study += ["--search-space", str(RECIPES / "toy_search.yml"), "--log-dir", str(tmp_path / "t")]
     assert run_cli(tune.main, study) == 0

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import n_step_case
 import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
-from helpers import FAST
 
 from agents import custom_train
 from agents.common.algorithms import ALGORITHMS
@@ -23,6 +21,8 @@ from agents.custom.core import Progress, linear_epsilon, real_next_observations
 from agents.custom.dqn import DQNAgent, td_targets
 from agents.custom.networks import network_spec
 from ballenvs.uav.reference import episode_returns
+from tests import n_step_case
+from tests.helpers import FAST
 
 
 def test_td_target_stops_at_termination_and_bootstraps_otherwise():
@@ -325,15 +325,18 @@ def test_the_device_resident_buffer_samples_as_the_host_one(capacity, tmp_path):
     assert host.actions[: len(host)].tolist() == buffer.actions[: len(buffer)].tolist(), "the same file format"
 
 
-def test_n_step_sums_on_the_device_match_the_host_ones():
+def test_n_step_sums_are_one_computation_for_host_arrays_and_device_tensors():
     from agents.common.returns import n_step_returns
-    from agents.custom.buffer import n_step_returns_torch
 
     rng = np.random.default_rng(0)
     rewards = rng.normal(size=(500, 5)).astype(np.float32)
     ended = rng.random((500, 5)) < 0.2
     stored_after = rng.integers(0, 6, size=500)
     host = n_step_returns(rewards, ended, stored_after, 0.9)
-    device = n_step_returns_torch(torch.from_numpy(rewards), torch.from_numpy(ended), torch.from_numpy(stored_after), 0.9)
+    device = n_step_returns(torch.from_numpy(rewards), torch.from_numpy(ended), torch.from_numpy(stored_after), 0.9)
+    assert all(isinstance(a, np.ndarray) for a in host) and all(isinstance(b, torch.Tensor) for b in device)
     for a, b in zip(host, device):
-        np.testing.assert_allclose(a, b.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(a, b.numpy())
+    # By hand for one row: rewards summed up to the first episode end.
+    row = int(np.flatnonzero(ended[:, 1] & ~ended[:, 0] & (stored_after >= 1))[0])
+    assert host[0][row] == 1 and host[1][row] == np.float32(rewards[row, 0] + np.float32(0.9) * rewards[row, 1])

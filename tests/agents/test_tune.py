@@ -15,14 +15,12 @@ import yaml
 
 optuna = pytest.importorskip("optuna")
 
-from helpers import tiny_run  # noqa: E402
-
 from agents import compare, tune  # noqa: E402
 from agents.common.algorithms import ALGORITHMS  # noqa: E402
 from agents.common.cli import run_cli  # noqa: E402
 from agents.common.config import ConfigError  # noqa: E402
+from tests.helpers import REPO, tiny_run  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
 POSTGRES = os.environ.get("BALLENVS_TEST_POSTGRES")
 needs_postgres = pytest.mark.skipif(
     not POSTGRES, reason="BALLENVS_TEST_POSTGRES is not set: no PostgreSQL server for this run (.ci/run starts one)"
@@ -100,6 +98,7 @@ def test_a_trial_reports_every_evaluation_and_is_pruned_when_the_pruner_says(tmp
     assert sorted(trial.storage.get_trial(trial._trial_id).intermediate_values) == [200, 400]
 
 
+@pytest.mark.slow  # a study's trials
 def test_two_workers_share_a_journal_file_and_rerunning_continues_the_study(tmp_path, space_file, capsys):
     assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "4", "--workers", "2", "--seed", "1")) == 0
     study = load(tmp_path)
@@ -115,10 +114,12 @@ def test_two_workers_share_a_journal_file_and_rerunning_continues_the_study(tmp_
     assert "ran with other timesteps; use another --study-name" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a study's trials
 def test_a_worker_killed_mid_trial_leaves_it_failed_and_the_study_goes_on(tmp_path, space_file):
     run_killed_worker(tmp_path, space_file, None)
 
 
+@pytest.mark.slow
 @needs_postgres
 def test_two_workers_share_postgresql(tmp_path, space_file):
     name = f"pg-share-{os.getpid()}"
@@ -129,6 +130,7 @@ def test_two_workers_share_postgresql(tmp_path, space_file):
     assert len(complete) == 4 and len({t.user_attrs["worker"] for t in complete}) == 2
 
 
+@pytest.mark.slow
 @needs_postgres
 def test_the_heartbeat_fails_the_trial_of_a_worker_killed_mid_trial(tmp_path, space_file):
     run_killed_worker(tmp_path, space_file, POSTGRES)
@@ -169,6 +171,7 @@ def run_killed_worker(tmp_path, space_file, storage):
     assert states == [optuna.trial.TrialState.FAIL, optuna.trial.TrialState.COMPLETE], states
 
 
+@pytest.mark.slow  # a study's trials
 def test_report_writes_the_table_plots_and_a_ready_section(tmp_path, space_file, capsys):
     assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "3")) == 0
     assert run_cli(tune.main, [*tiny(tmp_path, space_file), "--report"]) == 0
@@ -181,6 +184,7 @@ def test_report_writes_the_table_plots_and_a_ready_section(tmp_path, space_file,
         assert (folder / name).stat().st_size > 1000, name
 
 
+@pytest.mark.slow  # a study's trials
 def test_seed_sweeps_run_one_configuration_and_compare_draws_them(tmp_path, space_file, capsys):
     assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1")) == 0
     assert run_cli(tune.main, tiny(tmp_path, space_file, "--seeds", "2", "--from-trial", "0")) == 0
@@ -207,6 +211,7 @@ def test_seed_sweeps_run_one_configuration_and_compare_draws_them(tmp_path, spac
     assert run_cli(tune.main, tiny(tmp_path, space_file, "--seeds", "2", "--from-trial", "9")) == 2
 
 
+@pytest.mark.slow  # a study's trials
 def test_bad_tune_input_is_one_line(tmp_path, space_file, capsys):
     for argv, message in [
         (["--trials", "0"], "--trials must be >= 1"),
@@ -220,6 +225,7 @@ def test_bad_tune_input_is_one_line(tmp_path, space_file, capsys):
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a study's trials
 def test_a_missing_study_is_refused_and_nothing_is_written(tmp_path, capsys):
     tune_dir = tmp_path / "tune"
     commands = [
@@ -234,6 +240,7 @@ def test_a_missing_study_is_refused_and_nothing_is_written(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.slow  # the zoo's own study
 def test_the_rl_zoos_own_search_runs_on_our_envs(tmp_path):
     command = [
         sys.executable, "-m", "rl_zoo3.train", "--algo", "dqn", "--env", "UAVGrid-v0", "--gym-packages", "ballenvs",

@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from helpers import TINY, UAV
 
 from agents import compare, custom_train, sb3_train
 from agents.common.algorithms import trained_by
@@ -29,6 +28,7 @@ from agents.common.cli import run_cli
 from agents.common.config import ConfigError, parse_kwargs, parse_overrides
 from agents.common.runs import atomic_path, latest_model, read_config
 from agents.evaluate import main as evaluate_main
+from tests.helpers import TINY, UAV, copy_run, refused
 
 TRAINERS = [sb3_train, custom_train]
 TRAINER_IDS = ["sb3_train", "custom_train"]
@@ -59,22 +59,6 @@ def sb3_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def custom_run(tmp_path_factory):
     return train(custom_train, tmp_path_factory.mktemp("custom"), "--save-replay-buffer")
-
-
-def copy_run(run_dir, tmp_path):
-    copy = tmp_path / run_dir.parent.name / run_dir.name
-    shutil.copytree(run_dir, copy)
-    return copy
-
-
-def refuses(capsys, main, argv, log_dir=None):
-    """Exit status 2, one line on stderr, and no run folder."""
-    assert run_cli(main, argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "\n" not in err, err
-    if log_dir is not None:
-        assert not any(Path(log_dir).rglob("config.yml")), "no run folder for a failed start"
-    return err
 
 
 # -- 1. loading a file never runs code from it -----------------------------------------------------
@@ -133,7 +117,7 @@ def test_crafted_sb3_models_never_run_their_payload(sb3_run, tmp_path, capsys):
 def test_a_model_without_its_run_folder_needs_its_env_and_is_never_unpickled(sb3_run, tmp_path, capsys):
     lone = tmp_path / "model.zip"
     shutil.copy(sb3_run / "final_model.zip", lone)
-    err = refuses(capsys, evaluate_main, [str(lone)])
+    err = refused(capsys, evaluate_main, [str(lone)])
     assert "has no run folder: say which env it plays with --env" in err
     marker = tmp_path / "pwned"
     plant_in_zip(lone, marker)
@@ -153,7 +137,7 @@ def test_crafted_replay_buffers_never_run_their_payload(trainer, sb3_run, custom
     with open(run / "replay_buffer.npz", "wb") as file:
         np.savez(file, **arrays)
     (run / "replay_buffer.pkl").write_bytes(pickle.dumps(Payload(marker)))  # what SB3 would have read
-    err = refuses(capsys, trainer.main, ["--resume", str(run), "--timesteps", "50", "--log-dir", str(tmp_path / "out")])
+    err = refused(capsys, trainer.main, ["--resume", str(run), "--timesteps", "50", "--log-dir", str(tmp_path / "out")])
     assert "cannot load replay buffer" in err
     assert not marker.exists()
 
@@ -162,7 +146,7 @@ def test_crafted_custom_checkpoints_never_run_their_payload(custom_run, tmp_path
     run = copy_run(custom_run, tmp_path)
     marker = tmp_path / "pwned"
     torch.save({"format": "ballenvs-custom-dqn/1", "spec": Payload(marker)}, run / "final_model.pt")
-    err = refuses(capsys, evaluate_main, [str(run / "final_model.pt")])
+    err = refused(capsys, evaluate_main, [str(run / "final_model.pt")])
     assert "not a weights-only tensor file" in err and "weights_only" not in err.split(":", 2)[-1]
     assert not marker.exists()
 
@@ -224,7 +208,7 @@ def test_kwargs_strings_are_parsed_never_run(text, tmp_path):
 def test_kwargs_escapes_from_the_command_line_and_config_files_are_refused(trainer, tmp_path, capsys):
     marker = tmp_path / "pwned"
     escape = f"dict(activation_fn=nn.modules.module.torch.os.system('touch {marker}'))"
-    err = refuses(
+    err = refused(
         capsys, trainer.main, [*UAV, "--hyperparams", f"policy_kwargs={escape}", "--log-dir", str(tmp_path)], tmp_path
     )
     assert "is not allowed" in err
@@ -232,7 +216,7 @@ def test_kwargs_escapes_from_the_command_line_and_config_files_are_refused(train
     config.write_text(
         yaml.safe_dump({"UAVGrid-v0": {"policy": "MultiInputPolicy", "n_timesteps": 10, "policy_kwargs": escape}})
     )
-    refuses(capsys, trainer.main, [*UAV, "--config", str(config), "--log-dir", str(tmp_path)], tmp_path)
+    refused(capsys, trainer.main, [*UAV, "--config", str(config), "--log-dir", str(tmp_path)], tmp_path)
     assert not marker.exists()
 
 
@@ -266,7 +250,7 @@ def test_resume_takes_env_and_envs_from_the_run_and_refuses_contradictions(train
         (["--env-kwargs", "n_ues=3"], "--env-kwargs cannot change"),
         (["--hyperparams", "batch_size=64"], "batch_size cannot change in a resumed run; these can: learning_rate"),
     ]:
-        err = refuses(capsys, trainer.main, ["--resume", str(run), "--timesteps", "40", "--log-dir", str(out), *flags], out)
+        err = refused(capsys, trainer.main, ["--resume", str(run), "--timesteps", "40", "--log-dir", str(out), *flags], out)
         assert message in err, err
     # The README's command: no --env, no --n-envs; the run's are taken.
     argv = [
@@ -443,14 +427,14 @@ BAD_INPUT = [
 @pytest.mark.parametrize("argv,message", BAD_INPUT, ids=[" ".join(a) for a, _ in BAD_INPUT])
 @pytest.mark.parametrize("trainer", TRAINERS, ids=TRAINER_IDS)
 def test_bad_values_fail_before_any_run_folder(trainer, argv, message, tmp_path, capsys):
-    assert message in refuses(capsys, trainer.main, [*UAV, *argv, "--log-dir", str(tmp_path)], tmp_path)
+    assert message in refused(capsys, trainer.main, [*UAV, *argv, "--log-dir", str(tmp_path)], tmp_path)
 
 
 def test_a_config_that_trains_zero_steps_is_refused(tmp_path, capsys):
     config = tmp_path / "zero.yml"
     config.write_text("UAVGrid-v0:\n  policy: MultiInputPolicy\n  n_timesteps: 0\n")
     for trainer in TRAINERS:
-        assert "n_timesteps=0 must be an integer >= 1" in refuses(
+        assert "n_timesteps=0 must be an integer >= 1" in refused(
             capsys, trainer.main, [*UAV, "--config", str(config), "--log-dir", str(tmp_path)], tmp_path
         )
 
@@ -470,12 +454,12 @@ def test_unusable_log_dirs_fail_before_anything_is_written(trainer, tmp_path, ca
         (str(tmp_path / "holder"), "exists and is not a folder"),
     ]
     for log_dir, message in cases:
-        assert message in refuses(capsys, trainer.main, [*UAV, "--log-dir", log_dir])
+        assert message in refused(capsys, trainer.main, [*UAV, "--log-dir", log_dir])
 
 
 def test_the_ring_radius_is_bounded(tmp_path, capsys):
     argv = ["--env", "BallDuel-v0", "--env-kwargs", "ring_radius=1e300", "--log-dir", str(tmp_path)]
-    assert "ring_radius must be in [1e-06, 1e+06]" in refuses(capsys, custom_train.main, argv, tmp_path)
+    assert "ring_radius must be in [1e-06, 1e+06]" in refused(capsys, custom_train.main, argv, tmp_path)
 
 
 def test_a_bug_keeps_its_traceback(monkeypatch, tmp_path):
@@ -491,14 +475,14 @@ def test_a_bug_keeps_its_traceback(monkeypatch, tmp_path):
 
 def test_resuming_a_run_of_another_space_or_algorithm_is_one_line(sb3_run, custom_run, tmp_path, capsys):
     out = tmp_path / "out"
-    assert "a dqn run; agents.custom_train continues custom runs" in refuses(
+    assert "a dqn run; agents.custom_train continues custom runs" in refused(
         capsys, custom_train.main, ["--resume", str(sb3_run), "--log-dir", str(out)], out
     )
     run = copy_run(custom_run, tmp_path / "copy")
     config = read_config(run)
     config["hyperparams"]["env_kwargs"] = {"n_ues": 4}
     (run / "config.yml").write_text(yaml.safe_dump(config))
-    err = refuses(capsys, custom_train.main, ["--resume", str(run), "--log-dir", str(out)], out)
+    err = refused(capsys, custom_train.main, ["--resume", str(run), "--log-dir", str(out)], out)
     assert "does not match this env and config" in err
 
 
@@ -510,20 +494,20 @@ def test_compare_makes_no_folder_for_bad_input(tmp_path, capsys):
         (["--env", "Pong-v5"], "unknown env 'Pong-v5'"),
         (["--seeds", "0"], "--seeds must be in [1, 1,000], got 0"),
     ]:
-        assert message in refuses(capsys, compare.main, [*base, *argv])
+        assert message in refused(capsys, compare.main, [*base, *argv])
         assert not (tmp_path / "compare").exists() or not any((tmp_path / "compare").iterdir())
     a_file = tmp_path / "file"
     a_file.write_text("")
-    assert "exists and is not a folder" in refuses(capsys, compare.main, ["--log-dir", str(a_file), "--timesteps", "100"])
+    assert "exists and is not a folder" in refused(capsys, compare.main, ["--log-dir", str(a_file), "--timesteps", "100"])
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "manifest.json").write_text("{}")
-    assert "is not a compare manifest (it lacks env_id" in refuses(
+    assert "is not a compare manifest (it lacks env_id" in refused(
         capsys, compare.main, ["--from-runs", str(tmp_path / "empty")]
     )
 
 
 def test_evaluate_refuses_bad_seeds_configs_and_envs(custom_run, tmp_path, capsys):
-    assert "--seed must be in 0.." in refuses(capsys, evaluate_main, [str(custom_run), "--seed", "-1"])
+    assert "--seed must be in 0.." in refused(capsys, evaluate_main, [str(custom_run), "--seed", "-1"])
     run = copy_run(custom_run, tmp_path)
     for text, message in [
         ("", "is not a run's config"),
@@ -534,14 +518,14 @@ def test_evaluate_refuses_bad_seeds_configs_and_envs(custom_run, tmp_path, capsy
         ),
     ]:
         (run / "config.yml").write_text(text)
-        assert message in refuses(capsys, evaluate_main, [str(run)])
+        assert message in refused(capsys, evaluate_main, [str(run)])
     (run / "config.yml").write_bytes(b"\xff\xfe\x00bad")
-    assert "is not UTF-8 text" in refuses(capsys, evaluate_main, [str(run)])
+    assert "is not UTF-8 text" in refused(capsys, evaluate_main, [str(run)])
 
 
 def test_evaluate_with_a_window_but_no_display_is_refused(custom_run, monkeypatch, capsys):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    assert "--render human needs a display" in refuses(capsys, evaluate_main, [str(custom_run), "--render", "human"])
+    assert "--render human needs a display" in refused(capsys, evaluate_main, [str(custom_run), "--render", "human"])
 
 
 # -- 4. values are parsed properly; 5. errors span one line --------------------------------------------
@@ -559,13 +543,13 @@ def test_booleans_parse_as_booleans_and_anything_else_is_refused():
 def test_yaml_errors_undecodable_configs_and_garbage_models_are_one_line(custom_run, tmp_path, capsys):
     broken = tmp_path / "broken.yml"
     broken.write_text("UAVGrid-v0:\n  policy: [MultiInputPolicy\n  n_timesteps: 10\n")
-    assert "is not valid YAML at line" in refuses(
+    assert "is not valid YAML at line" in refused(
         capsys, custom_train.main, [*UAV, "--config", str(broken), "--log-dir", str(tmp_path)]
     )
     binary = tmp_path / "binary.yml"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xff")
-    assert f"config '{binary}' is not UTF-8 text" in refuses(capsys, custom_train.main, [*UAV, "--config", str(binary)])
+    assert f"config '{binary}' is not UTF-8 text" in refused(capsys, custom_train.main, [*UAV, "--config", str(binary)])
     run = copy_run(custom_run, tmp_path)
     (run / "final_model.pt").write_bytes(b"\x80\x04garbage" * 10)
-    err = refuses(capsys, evaluate_main, [str(run / "final_model.pt")])
+    err = refused(capsys, evaluate_main, [str(run / "final_model.pt")])
     assert "cannot load checkpoint" in err and "weights_only" not in err.split(":", 2)[-1]

@@ -16,27 +16,16 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from helpers import TINY, UAV
 
 from agents import compare, custom_train, league, sb3_train, tune
 from agents.common.cli import run_cli
 from agents.evaluate import main as evaluate_main
+from tests.helpers import TINY, UAV, copy_run, refused
 
 BILLION_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{chr(98 + k)}: &{chr(98 + k)} [{', '.join(['*' + chr(97 + k)] * 9)}]\n" for k in range(8)
 )
 DEEP_YAML = "a: " + "[" * 5000 + "]" * 5000 + "\n"
-
-
-def refused(capsys, main, argv, folder: Path | None = None) -> str:
-    """Exit status 2, one line on stderr, and (given ``folder``) no run folder made in it."""
-    before = set(folder.rglob("config.yml")) if folder is not None else set()
-    assert run_cli(main, argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "\n" not in err, err
-    if folder is not None:
-        assert set(folder.rglob("config.yml")) == before, "no run folder for a refused input"
-    return err
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +40,6 @@ def runs(tmp_path_factory):
     uav = [*UAV, "--timesteps", "300", "--log-dir", str(folder), *TINY]
     assert run_cli(sb3_train.main, [*uav, "--eval-freq", "150", "--eval-episodes", "1", "--save-replay-buffer"]) == 0
     return {"custom": folder / "custom" / "BallDuel-v0_1", "dqn": folder / "dqn" / "UAVGrid-v0_1"}
-
-
-def copy(run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / run.parent.name / run.name
-    shutil.copytree(run, target)
-    return target
 
 
 # -- a run's config.yml, read by every tool that opens a run --------------------------------------
@@ -100,7 +83,7 @@ def hostile_config(run: Path, change: str) -> None:
 
 @pytest.mark.parametrize("change,message", CONFIGS, ids=[m for _, m in CONFIGS])
 def test_run_configs(runs, tmp_path, capsys, change, message):
-    run = copy(runs["custom"], tmp_path)
+    run = copy_run(runs["custom"], tmp_path)
     hostile_config(run, change)
     assert message in refused(capsys, evaluate_main, [str(run / "final_model.pt"), "--episodes", "1"])
     assert message in refused(capsys, custom_train.main, ["--resume", str(run), "--log-dir", str(tmp_path / "out")], tmp_path)
@@ -131,7 +114,7 @@ CHECKPOINTS = [
 
 @pytest.mark.parametrize("change,message", CHECKPOINTS, ids=[m for _, m in CHECKPOINTS])
 def test_checkpoints(runs, tmp_path, capsys, change, message):
-    run = copy(runs["custom"], tmp_path)
+    run = copy_run(runs["custom"], tmp_path)
     path = checkpoint_with(run, change)
     assert message in refused(capsys, evaluate_main, [str(path), "--episodes", "1"])
 
@@ -168,13 +151,13 @@ SB3_ZIPS = [
 
 @pytest.mark.parametrize("entries,sizes,message", SB3_ZIPS, ids=[m for *_, m in SB3_ZIPS])
 def test_sb3_zips(runs, tmp_path, capsys, entries, sizes, message):
-    run = copy(runs["dqn"], tmp_path)
+    run = copy_run(runs["dqn"], tmp_path)
     rewrite_zip(run / "final_model.zip", entries, sizes)
     assert message in refused(capsys, evaluate_main, [str(run / "final_model.zip"), "--episodes", "1"])
 
 
 def test_snapshots(runs, tmp_path, capsys):
-    run = copy(runs["custom"], tmp_path)
+    run = copy_run(runs["custom"], tmp_path)
     snapshots = sorted((run / "snapshots").iterdir())
     shutil.copy(snapshots[0], run / "snapshots" / "snapshot_abc_steps.pt")
     err = refused(capsys, league.main, [str(run), "chaser", "--games", "2", "--log-dir", str(tmp_path / "l")])
@@ -191,7 +174,7 @@ def test_snapshots(runs, tmp_path, capsys):
 
 @pytest.mark.parametrize("text", ["- 1\n- 2\n", "a string\n", "steps: -1\nseconds: 1\ntotal_steps: 3\n"])
 def test_summaries(runs, tmp_path, capsys, text):
-    run = copy(runs["custom"], tmp_path)
+    run = copy_run(runs["custom"], tmp_path)
     (run / "summary.yml").write_text(text)
     err = refused(capsys, league.main, [str(run), "chaser", "--games", "2", "--log-dir", str(tmp_path / "l")])
     assert "summary" in err
@@ -202,7 +185,7 @@ def test_summaries(runs, tmp_path, capsys, text):
 
 @pytest.mark.parametrize("trainer", ["custom", "dqn"])
 def test_replay_buffers_whose_counters_lie(runs, tmp_path, capsys, trainer):
-    run = copy(runs[trainer], tmp_path)
+    run = copy_run(runs[trainer], tmp_path)
     with np.load(run / "replay_buffer.npz") as data:
         arrays = dict(data)
     counter = "size" if trainer == "custom" else "pos"
@@ -216,7 +199,7 @@ def test_replay_buffers_whose_counters_lie(runs, tmp_path, capsys, trainer):
 
 @pytest.mark.parametrize("arrays", [{}, {"timesteps": np.array([1, 2]), "results": np.array([None, None], dtype=object)}])
 def test_evaluations(runs, tmp_path, capsys, arrays):
-    run = copy(runs["dqn"], tmp_path)
+    run = copy_run(runs["dqn"], tmp_path)
     np.savez(run / "evaluations.npz", **arrays)
     manifest = {"env_id": "UAVGrid-v0", "env_kwargs": {}, "timesteps": 300, "seeds": 1, "eval_freq": 150}
     manifest |= {"eval_episodes": 1, "score_episodes": 1, "hardware": "x", "command": "x", "baselines": {"greedy": 1.0}}
@@ -227,7 +210,7 @@ def test_evaluations(runs, tmp_path, capsys, arrays):
 
 
 def test_score_episodes_are_bounded_on_the_command_line_and_in_a_manifest(runs, tmp_path, capsys):
-    run = copy(runs["dqn"], tmp_path)
+    run = copy_run(runs["dqn"], tmp_path)
     manifest = {"env_id": "UAVGrid-v0", "env_kwargs": {}, "timesteps": 300, "seeds": 1, "eval_freq": 150}
     manifest |= {"eval_episodes": 1, "score_episodes": 10**12, "hardware": "x", "command": "x", "baselines": {"greedy": 1.0}}
     manifest |= {"heuristic": "greedy", "runs": {"SB3 DQN": [str(run)]}}
@@ -310,6 +293,7 @@ def _refused_line(done: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # real processes or a training run
 def test_export_asks_before_replacing_the_packages_champion(sumo_run):
     from ballenvs.duel import champion
 
@@ -345,6 +329,7 @@ OUT_PATHS = [
 
 
 @pytest.mark.parametrize("kind,message", OUT_PATHS, ids=[k for k, _ in OUT_PATHS])
+@pytest.mark.slow  # real processes or a training run
 def test_export_refuses_an_out_path_it_cannot_replace_before_reading_the_model(sumo_run, tmp_path, kind, message):
     out = _special_out(tmp_path, kind)
     before = sorted(tmp_path.rglob("*"))
@@ -354,7 +339,7 @@ def test_export_refuses_an_out_path_it_cannot_replace_before_reading_the_model(s
 
 
 def _export_a_changed_run(sumo_run: Path, tmp_path: Path, change) -> str:
-    run = copy(sumo_run, tmp_path)
+    run = copy_run(sumo_run, tmp_path)
     change(run)
     out = tmp_path / "champion.npz"
     line = _refused_line(_run_command(["agents.export_champion", str(run), "--out", str(out)]))
@@ -380,6 +365,7 @@ EXPORTS = [
 
 
 @pytest.mark.parametrize("change,message", EXPORTS, ids=[m for _, m in EXPORTS])
+@pytest.mark.slow  # real processes or a training run
 def test_export_checks_the_run_and_its_weights_before_writing(sumo_run, tmp_path, change, message):
     assert message in _export_a_changed_run(sumo_run, tmp_path, change)
 
@@ -445,6 +431,7 @@ def test_a_good_champion_file_reads_back_as_written(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "under a file", "proc"])
+@pytest.mark.slow  # real processes or a training run
 def test_a_video_path_is_checked_before_any_game_is_played(tmp_path, kind):
     out = _special_out(tmp_path, kind).with_suffix(".mp4")
     if kind in ("fifo", "folder"):
@@ -456,6 +443,7 @@ def test_a_video_path_is_checked_before_any_game_is_played(tmp_path, kind):
     assert sorted(tmp_path.rglob("*")) == before
 
 
+@pytest.mark.slow  # real processes or a training run
 def test_an_empty_video_path_is_refused_not_ignored(tmp_path):
     line = _refused_line(_run_command(["agents.league", "chaser", "pusher", "--video", "", "--log-dir", str(tmp_path)]))
     assert line == "error: --video '': the file must end in .mp4 or .gif" and not (tmp_path / "league").exists()
@@ -464,6 +452,7 @@ def test_an_empty_video_path_is_refused_not_ignored(tmp_path):
 # -- round three: what hung, what passed a traceback through, what was accepted ---------------------
 
 
+@pytest.mark.slow  # real processes or a training run
 def test_a_fifo_where_a_config_should_be_is_refused_without_opening_it(tmp_path):
     fifo = tmp_path / "config.yml"
     os.mkfifo(fifo)
@@ -485,11 +474,12 @@ def test_a_run_config_is_checked_and_priced_before_its_network_is_built(
 ):
     """The trainers' checks hold when a tool loads a run: evaluate, league and --opponent build
     the network a run's config.yml names, so a tampered one is refused before it is allocated."""
-    run = copy(runs[trainer], tmp_path)
+    run = copy_run(runs[trainer], tmp_path)
     _tamper_hyperparams(run, policy_kwargs=policy_kwargs)
     assert message in refused(capsys, evaluate_main, [str(run), "--episodes", "1"])
 
 
+@pytest.mark.slow  # real processes or a training run
 def test_a_zoo_run_folders_network_is_priced_before_it_is_built(runs, tmp_path):
     zoo = tmp_path / "zoo"
     shutil.copytree(runs["dqn"] / "UAVGrid-v0", zoo / "UAVGrid-v0")
@@ -501,6 +491,7 @@ def test_a_zoo_run_folders_network_is_priced_before_it_is_built(runs, tmp_path):
     assert "GiB of memory" in _refused_line(_run_command(["agents.evaluate", str(zoo), "--episodes", "1"]))
 
 
+@pytest.mark.slow  # real processes or a training run
 def test_a_zoo_run_folder_whose_config_is_a_fifo_does_not_hang_evaluate(runs, tmp_path):
     zoo = tmp_path / "zoo"  # the RL Zoo's layout alone: <env>.zip and <env>/ with its config.yml a FIFO
     (zoo / "UAVGrid-v0").mkdir(parents=True)
@@ -573,7 +564,7 @@ def test_a_run_shorter_than_its_eval_freq_is_evaluated_once_at_its_end(tmp_path,
 def test_a_replay_buffer_of_another_stride_is_refused_on_resume(runs, tmp_path, capsys):
     """The custom run trained 1 env a step (self-play on BallDuel): a buffer claiming 5 would
     sample other envs' steps as the n-step continuation, and crashed mid-run."""
-    run = copy(runs["custom"], tmp_path)
+    run = copy_run(runs["custom"], tmp_path)
     with np.load(run / "replay_buffer.npz") as data:
         arrays = dict(data)
     arrays["stride"] = np.array(5)
@@ -590,6 +581,7 @@ def test_a_study_whose_budget_ends_before_learning_starts_is_refused(tmp_path, c
 
 
 @pytest.mark.parametrize("flag", ["-f", "--folder"])
+@pytest.mark.slow  # real processes or a training run
 def test_an_rl_zoo_command_on_a_missing_folder_is_one_line(tmp_path, flag):
     missing = tmp_path / "nowhere"
     done = _run_command(["agents.rlzoo", "enjoy", "--algo", "dqn", "--env", "BallDuel-v0", flag, str(missing)])

@@ -6,10 +6,13 @@ import csv
 import json
 
 import pytest
-from helpers import tiny_run
 
 from agents import compare
 from agents.common.cli import run_cli
+from tests.helpers import tiny_run
+
+#: Every comparison trains: the unit tier (-m "not slow") leaves them out.
+pytestmark = pytest.mark.slow
 
 TINY = [*tiny_run(), "--score-episodes", "3", "--seeds", "1", "--hyperparams", "buffer_size=500", "learning_starts=100"]
 

@@ -225,6 +225,7 @@ def test_the_sprinter_beats_pusher_and_anchor_holds_against_the_sprinter():
     assert (anchor_sprinter == LEFT_WINS).all()
 
 
+@pytest.mark.slow  # 100 games a script
 @pytest.mark.parametrize("script", SCRIPTED_PLAYERS)
 def test_the_shipped_champion_beats_every_script_on_v1(script):
     """The self-play run's final model that ships as ``champion``: most games against each script

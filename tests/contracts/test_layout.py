@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import REPO as ROOT
+
 COMMAND_LINES = {"sb3_train", "custom_train", "evaluate", "compare", "league", "tune", "exploit", "export_champion"}
 #: room -> the rooms of agents it may import.
 MAY_IMPORT = {

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-import n_step_case
 import numpy as np
 import pytest
 import yaml
 from gymnasium import spaces
-from helpers import FAST
 from stable_baselines3 import DQN
 
 import ballenvs
@@ -25,8 +22,8 @@ from agents.common.runs import read_config
 from agents.evaluate import main as evaluate_main
 from agents.sb3.buffers import DictNStepReplayBuffer
 from agents.sb3.dqn import dqn_kwargs
-
-REPO = Path(__file__).resolve().parent.parent
+from tests import n_step_case
+from tests.helpers import FAST, REPO
 
 SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_episode_steps=150"], "UAVGrid-v0": []}
 

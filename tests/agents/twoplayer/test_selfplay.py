@@ -300,6 +300,7 @@ def test_a_league_of_built_in_players_plots_their_ratings(tmp_path, monkeypatch)
     assert [label.get_text() for label in axes.get_yticklabels()] == ["chaser", "random"]
 
 
+@pytest.mark.slow  # CNNs on both sides, trained
 def test_both_balls_learn_from_pixels_the_opponent_acting_for_every_game_at_once(tmp_path, monkeypatch):
     """Self-play on BallSumo-v0's pixels: CNN Q-networks on both sides (the learner's snapshots
     play the right ball from its own stacked frames), the opponent acting for all games of the
