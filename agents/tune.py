@@ -209,7 +209,8 @@ def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: in
             code = run_cli(trainer.main, trial_argv(plan, params, seed, trial_dir))
     finally:
         (trial_dir / "output.log").write_text(output.getvalue())
-    if code > 128:  # Ctrl-C or a stop signal: the trainer saved its model; this worker stops too
+    if code > 128:  # Ctrl-C or a stop signal: the trainer saved its model (if it had begun); this worker stops too
+        trial.set_user_attr("model_saved", any(trial_dir.glob("*/*/interrupted_model.*")))
         raise Stopped(code - 128) if code - 128 in STOP_SIGNALS else KeyboardInterrupt()
     if code != 0:
         raise RuntimeError(f"trial {trial.number}: the trainer exited {code}: {output.getvalue().strip().splitlines()[-1:]}")
@@ -248,7 +249,10 @@ def worker(plan: dict[str, Any], n_trials: int, index: int) -> int | None:
 
     def tell(study: Any, trial: Any) -> None:
         value = "" if trial.value is None else f" {trial.value:.3f}"
-        state = "stopped (its model saved in its folder)" if "stopped_by" in trial.user_attrs else trial.state.name.lower()
+        state = trial.state.name.lower()
+        if "stopped_by" in trial.user_attrs:
+            saved = trial.user_attrs.get("model_saved", False)
+            state = "stopped (its model saved in its folder)" if saved else "stopped before its first step (nothing to save)"
         print(f"[worker {index}] trial {trial.number}: {state}{value}", flush=True)
 
     callbacks: list[Any] = [tell]

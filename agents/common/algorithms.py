@@ -8,9 +8,10 @@ it, which hyperparameter file it reads, the dataclass declaring the keys of a se
 module that implements it, the suffix of its model files, and the functions that load one of its
 models for playing.
 
-Adding an algorithm is its module, one entry in :data:`ALGORITHMS` and a config file; for our
-own agents the module offers what :mod:`agents.custom.core` lists, and
-``python -m agents.custom_train --algo <name>`` trains it.
+Adding an algorithm is its hyperparameters' dataclass, its module, one entry in
+:data:`ALGORITHMS` and a config file; for our own agents the module is an
+:class:`agents.custom.core.CustomAlgorithm`, and ``python -m agents.custom_train --algo <name>``
+trains it (CONTRIBUTING, "Add an algorithm").
 """
 
 from __future__ import annotations

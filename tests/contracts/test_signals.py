@@ -58,7 +58,6 @@ def _episodes_finished(folder: Path) -> bool:
     return any(len(path.read_text().splitlines()) > 2 for path in folder.glob("*/UAVGrid-v0_1/*monitor.csv"))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", TRAINERS)
 def test_sigterm_saves_the_interrupted_model_and_resume_continues_it(name, tmp_path):
     command = [f"agents.{name}", *UAV, "--timesteps", "1000000", "--log-dir", str(tmp_path), "--save-freq", "0"]
@@ -117,13 +116,13 @@ def test_a_command_that_has_started_handles_ctrl_c_itself(capsys):
         signal.signal(signal.SIGINT, previous)
 
 
-@pytest.mark.slow
 def test_sigterm_stops_a_tune_worker_its_trial_saved_and_the_study_continues(tmp_path):
     command = ["agents.tune", "--env", "UAVGrid-v0", "--trainer", "custom", "--trials", "3", "--timesteps", "400000"]
     command += ["--eval-freq", "200000", "--n-envs", "2", "--hyperparams", "buffer_size=2000", "learning_starts=200"]
     command += ["--log-dir", str(tmp_path)]
     process = start(command)
-    out, err = stop_when(process, lambda: bool(list(tmp_path.glob("*/trial_0/*/*/progress.csv"))), signal.SIGTERM)
+    trial_runs = tmp_path / "UAVGrid-v0-custom" / "trial_0"  # training under way: a finished episode
+    out, err = stop_when(process, functools.partial(_episodes_finished, trial_runs), signal.SIGTERM)
     assert process.returncode == 143, err
     assert "Traceback" not in err and "stopped by SIGTERM" in err
     assert "trial 0: stopped (its model saved in its folder)" in out
@@ -131,7 +130,6 @@ def test_sigterm_stops_a_tune_worker_its_trial_saved_and_the_study_continues(tmp
     assert not list(tmp_path.glob("*/trial_1")), "the worker stopped: no next trial"
 
 
-@pytest.mark.slow
 def _printed(process: subprocess.Popen, text: str) -> Callable[[], bool]:
     """A ready() for stop_when: true once the process has printed a line holding ``text``
     (its stdout is read line by line meanwhile; the lines are kept in ``ready.lines``)."""
