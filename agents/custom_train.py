@@ -17,6 +17,7 @@ import functools
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from agents.common.config import Section
 from agents.common.console import Console
 from agents.common.errors import UsageError
 from agents.common.evaluation import Evaluator
+from agents.common.hyperparameters import QConfig
 from agents.common.models import resume_model
 from agents.common.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, checkpoint_name, next_multiple, read_config
 from agents.common.snapshots import SNAPSHOTS
@@ -57,10 +59,20 @@ DEFAULT_ALGO = "custom"
 SHIPPED: tuple[CustomAlgorithm, ...] = (dqn, pqn)
 
 
-def checker(algo: Algorithm) -> Callable[..., dict[str, Any]]:
+@dataclass(frozen=True)
+class AgentPlan:
+    """What the checks before the run folder built for the agent: its config and network spec,
+    and the checkpoint it resumes from (None for a new agent)."""
+
+    config: QConfig
+    spec: dict[str, Any]
+    state: dict[str, Any] | None
+
+
+def checker(algo: Algorithm) -> Callable[..., AgentPlan]:
     def check_section(
         section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str
-    ) -> dict[str, Any]:
+    ) -> AgentPlan:
         """Build what the agent needs from the section, failing before a run folder exists."""
         config, spec = custom_algorithm(algo.implementation(), algo.name).settings(section, observation_space, action_space)
         state = load_checkpoint(resume, device) if resume else None
@@ -68,7 +80,7 @@ def checker(algo: Algorithm) -> Callable[..., dict[str, Any]]:
             raise UsageError(
                 f"--resume {str(resume)!r}: its network {state['spec']} does not match this env and config ({spec})"
             )
-        return {"config": config, "spec": spec, "state": state}
+        return AgentPlan(config, spec, state)
 
     return check_section
 
@@ -170,7 +182,8 @@ def zoo_model_writer(setup: RunSetup, agent: QLearner) -> Callable[[Path], None]
 
 def main(argv: list[str] | None = None) -> Path:
     args, setup = prepare(argv)
-    checked, section, run_dir = setup.checked, setup.section, setup.run_dir
+    plan, section, run_dir = setup.checked, setup.section, setup.run_dir
+    assert isinstance(plan, AgentPlan)  # what this trainer's check returned
     algorithm = custom_algorithm(setup.algo.implementation(), setup.algo.name)
     print(f"device: {describe_device(setup.device)}")
     for flag in ("amp", "compile"):
@@ -181,12 +194,12 @@ def main(argv: list[str] | None = None) -> Path:
     with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
         tracker = Tracker(args, run_dir)  # before TensorBoard's writer: W&B mirrors it
         agent_kwargs = {"seed": setup.seed, "amp": args.amp, "compile": args.compile}
-        if checked["state"] is not None:
-            agent, progress = restore_agent(checked["state"], checked["config"], setup.device, **agent_kwargs)
+        if plan.state is not None:
+            agent, progress = restore_agent(plan.state, plan.config, setup.device, **agent_kwargs)
             progress.exploration_horizon = progress.num_timesteps + setup.timesteps  # see Progress
             print(f"resumed from {setup.resume} at step {progress.num_timesteps}")
         else:
-            agent = algorithm.Agent(checked["spec"], checked["config"], setup.device, **agent_kwargs)
+            agent = algorithm.Agent(plan.spec, plan.config, setup.device, **agent_kwargs)
             progress = Progress(exploration_horizon=setup.timesteps)
         opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
         train_env = make_train_env(setup, functools.partial(make_steps, stagger=algorithm.STAGGER_ENVS), opponent)

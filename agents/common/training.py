@@ -59,14 +59,14 @@ class RunSetup:
     save_replay_buffer: bool
     resume: Path | None = None  # the model file a resumed run continues from
     resume_buffer: Path | None = None  # the replay buffer it continues with, if its run saved one
-    checked: Any = None  # what the trainer's own check returned
+    checked: object = None  # what the trainer's own check returned (custom_train's AgentPlan), narrowed by it
     self_play: SelfPlay | None = None  # the pool's settings when the learner plays itself (--opponent self)
 
 
 #: A trainer's own checks, run before the run folder exists: given the config section, the
 #: observation and action spaces the learner will see, the model to resume (or None) and the
 #: device. Raises UsageError; returns what the trainer needs (e.g. the loaded model).
-Check = Callable[[Section, spaces.Space, spaces.Space, "Path | None", str], Any]
+Check = Callable[[Section, spaces.Space, spaces.Space, "Path | None", str], object]
 
 
 def section_of(run_config: dict[str, Any]) -> Section:
