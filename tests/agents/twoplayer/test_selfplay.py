@@ -328,3 +328,25 @@ def test_both_balls_learn_from_pixels_the_opponent_acting_for_every_game_at_once
     snapshot = read_snapshot(run / "snapshots" / "snapshot_400_steps.pt", "cpu")["q"]
     convolutions = [name for name, weight in snapshot.items() if weight.dim() == 4]
     assert convolutions and snapshot[convolutions[0]].shape[1] == 4, "a CNN over 4 stacked frames"
+
+
+@pytest.mark.slow  # a CNN trained by each trainer
+@pytest.mark.parametrize("trainer", ["custom_train", "sb3_train"])
+def test_the_shipped_pixel_section_trains_both_balls_from_pixels_in_either_trainer(trainer, tmp_path):
+    """zoo_configs/selfplay_pixels.yml: BallSumo-v0 by self-play on 4 stacked frames, read by both trainers."""
+    import importlib
+
+    from agents.common.config import shipped_config
+    from agents.common.runs import read_config
+
+    argv = ["--env", "BallSumo-v0", "--config", str(shipped_config("selfplay_pixels.yml")), "--timesteps", "400"]
+    argv += ["--n-envs", "4", "--eval-freq", "0", "--no-progress", "--log-dir", str(tmp_path)]
+    argv += ["--hyperparams", "learning_starts=100", "buffer_size=500", "batch_size=8"]
+    argv += ["self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5)"]
+    assert run_cli(importlib.import_module(f"agents.{trainer}").main, argv) == 0
+    run = next(tmp_path.glob("*/BallSumo-v0_1"))
+    config = read_config(run)
+    hyper = config["hyperparams"]
+    assert (config["opponent"], hyper["policy"], hyper["frame_stack"]) == ("self", "CnnPolicy", 4)
+    assert hyper["env_kwargs"]["obs_type"] == "pixels"
+    assert sorted(path.name for path in (run / "snapshots").iterdir()), "snapshots of the CNN learner to play against"
