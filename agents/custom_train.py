@@ -61,9 +61,11 @@ SHIPPED: tuple[CustomAlgorithm, ...] = (dqn, pqn)
 
 @dataclass(frozen=True)
 class AgentPlan:
-    """What the checks before the run folder built for the agent: its config and network spec,
-    and the checkpoint it resumes from (None for a new agent)."""
+    """What the checks before the run folder built for the agent: its algorithm's module (held to
+    the contract), its config and network spec, and the checkpoint it resumes from (None for a new
+    agent)."""
 
+    algorithm: CustomAlgorithm
     config: QConfig
     spec: dict[str, Any]
     state: dict[str, Any] | None
@@ -74,13 +76,14 @@ def checker(algo: Algorithm) -> Callable[..., AgentPlan]:
         section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str
     ) -> AgentPlan:
         """Build what the agent needs from the section, failing before a run folder exists."""
-        config, spec = custom_algorithm(algo.implementation(), algo.name).settings(section, observation_space, action_space)
+        algorithm = custom_algorithm(algo.implementation(), algo.name)
+        config, spec = algorithm.settings(section, observation_space, action_space)
         state = load_checkpoint(resume, device) if resume else None
         if state is not None and state["spec"] != spec:
             raise UsageError(
                 f"--resume {str(resume)!r}: its network {state['spec']} does not match this env and config ({spec})"
             )
-        return AgentPlan(config, spec, state)
+        return AgentPlan(algorithm, config, spec, state)
 
     return check_section
 
@@ -184,7 +187,7 @@ def main(argv: list[str] | None = None) -> Path:
     args, setup = prepare(argv)
     plan, section, run_dir = setup.checked, setup.section, setup.run_dir
     assert isinstance(plan, AgentPlan)  # what this trainer's check returned
-    algorithm = custom_algorithm(setup.algo.implementation(), setup.algo.name)
+    algorithm = plan.algorithm
     print(f"device: {describe_device(setup.device)}")
     for flag in ("amp", "compile"):
         if getattr(args, flag) and setup.device != "cuda":

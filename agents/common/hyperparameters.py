@@ -70,10 +70,10 @@ def resumable_keys(config_class: type) -> tuple[str, ...]:
 
 def describe_keys(config_class: type) -> list[tuple[str, str, str, str]]:
     """(key, default, valid values, meaning) for each hyperparameter, as the docs' tables show them."""
-    rows = []
-    for f, kind in _hyperparameters(config_class):
+    keys, rows = keys_of(config_class), []
+    for f, _ in _hyperparameters(config_class):
         default = "none" if f.default is None else repr(f.default)
-        valid = Key(kind, **f.metadata["range"]).describe() + ("; --resume may change it" if f.metadata["resumable"] else "")
+        valid = keys[f.name].describe() + ("; --resume may change it" if f.metadata["resumable"] else "")
         rows.append((f.name, default, valid, f.metadata["help"]))
     return rows
 

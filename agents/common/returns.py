@@ -28,6 +28,6 @@ def n_step_returns(rewards: Any, ended: Any, stored_after: Any, gamma: float) ->
     first_end = torch.where(ended.any(1), ended.int().argmax(1), n - 1)
     last = torch.minimum(first_end, stored_after)
     steps = torch.arange(n, device=rewards.device)
-    powers = torch.tensor(gamma, dtype=torch.float64, device=rewards.device) ** steps
-    summed = (rewards * powers.float() * (steps <= last[:, None])).sum(1, dtype=torch.float32)
-    return last, summed, (torch.tensor(gamma, dtype=torch.float64, device=rewards.device) ** (last + 1.0)).float()
+    gamma_64 = torch.tensor(gamma, dtype=torch.float64, device=rewards.device)  # powers in float64, as numpy's
+    summed = (rewards * (gamma_64**steps).float() * (steps <= last[:, None])).sum(1, dtype=torch.float32)
+    return last, summed, (gamma_64 ** (last + 1.0)).float()
