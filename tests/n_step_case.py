@@ -3,6 +3,11 @@ steps; env 0's episode is truncated after step 2, env 1's terminates after step 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+
 STEPS = 6
 ENDED = {(0, 2): "truncated", (1, 4): "terminated"}
 
@@ -27,3 +32,31 @@ def expected(env: int, t: int, n_steps: int, gamma: float) -> tuple[float, float
             break
     last = t + k - 1
     return total, gamma**k, observation(env, last) + 0.5, float(ENDED.get((env, last)) == "terminated")
+
+
+class Step(NamedTuple):
+    """One step of both envs as arrays: observations (2, 1), rewards and the two kinds of end."""
+
+    observations: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    ended: np.ndarray  # terminated or truncated
+
+
+def steps() -> Iterator[Step]:
+    for t in range(STEPS):
+        yield Step(
+            np.array([[observation(e, t)] for e in (0, 1)], dtype=np.float32),
+            np.array([reward(e, t) for e in (0, 1)]),
+            np.array([ENDED.get((e, t)) == "terminated" for e in (0, 1)]),
+            np.array([(e, t) in ENDED for e in (0, 1)]),
+        )
+
+
+def fill(buffer: Any) -> Any:
+    """The scenario added to one of the custom agents' replay buffers (the observation doubles as
+    the action; the next observation is it + 0.5)."""
+    for step in steps():
+        value = step.observations
+        buffer.add(value, value + 0.5, value[:, 0].astype(np.int64), step.rewards, step.terminated, step.ended)
+    return buffer

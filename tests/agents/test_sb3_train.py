@@ -252,12 +252,12 @@ def test_dict_n_step_buffer_sums_as_the_custom_agents_buffer():
     space = spaces.Dict({"value": spaces.Box(0, 100, (1,), np.float32)})
     # 14 slots over 2 envs: 7 rows, so the six steps fit without wrapping.
     buffer = DictNStepReplayBuffer(14, space, spaces.Discrete(20), n_envs=2, n_steps=n_steps, gamma=gamma)
-    for t in range(n_step_case.STEPS):
-        value = np.array([[n_step_case.observation(e, t)] for e in (0, 1)], dtype=np.float32)
-        dones = np.array([(e, t) in n_step_case.ENDED for e in (0, 1)])
-        infos = [{"TimeLimit.truncated": n_step_case.ENDED.get((e, t)) == "truncated"} for e in (0, 1)]
-        rewards = np.array([n_step_case.reward(e, t) for e in (0, 1)])
-        buffer.add({"value": value}, {"value": value + 0.5}, value.astype(np.int64), rewards, dones, infos)
+    for step in n_step_case.steps():  # SB3's buffer: dones, and a truncation said in each info
+        value = step.observations
+        infos = [
+            {"TimeLimit.truncated": bool(ended and not terminated)} for ended, terminated in zip(step.ended, step.terminated)
+        ]
+        buffer.add({"value": value}, {"value": value + 0.5}, value.astype(np.int64), step.rewards, step.ended, infos)
     batch = buffer.sample(200)
     seen = set()
     for row in range(200):

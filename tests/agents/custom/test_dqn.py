@@ -92,12 +92,7 @@ def test_buffer_samples_only_written_slots_and_keeps_dtypes():
 def test_n_step_samples_sum_discounted_rewards_up_to_the_episode_end(capacity):
     n_steps, gamma = 3, 0.5
     buffer = ReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), seed=0, n_steps=n_steps, gamma=gamma)
-    for t in range(n_step_case.STEPS):
-        value = np.array([[n_step_case.observation(e, t)] for e in (0, 1)], dtype=np.float32)
-        terminated = np.array([n_step_case.ENDED.get((e, t)) == "terminated" for e in (0, 1)])
-        episode_ended = np.array([(e, t) in n_step_case.ENDED for e in (0, 1)])
-        rewards = np.array([n_step_case.reward(e, t) for e in (0, 1)])
-        buffer.add(value, value + 0.5, value[:, 0].astype(np.int64), rewards, terminated, episode_ended)
+    n_step_case.fill(buffer)
     batch = buffer.sample(300)
     for row in range(300):
         env, t = divmod(int(batch.actions[row]), 10)
@@ -304,12 +299,7 @@ def test_the_device_resident_buffer_samples_as_the_host_one(capacity, tmp_path):
 
     n_steps, gamma = 3, 0.5
     buffer = DeviceReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), "cpu", seed=0, n_steps=n_steps, gamma=gamma)
-    for t in range(n_step_case.STEPS):
-        value = np.array([[n_step_case.observation(e, t)] for e in (0, 1)], dtype=np.float32)
-        terminated = np.array([n_step_case.ENDED.get((e, t)) == "terminated" for e in (0, 1)])
-        episode_ended = np.array([(e, t) in n_step_case.ENDED for e in (0, 1)])
-        rewards = np.array([n_step_case.reward(e, t) for e in (0, 1)])
-        buffer.add(value, value + 0.5, value[:, 0].astype(np.int64), rewards, terminated, episode_ended)
+    n_step_case.fill(buffer)
     batch = buffer.sample(300)
     seen = set()
     for row in range(300):
