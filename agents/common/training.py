@@ -30,18 +30,21 @@ from agents.common.config import Section, SelfPlay, load_section, parse_override
 from agents.common.console import Console
 from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
 from agents.common.errors import UsageError
-from agents.common.models import resume_model
+from agents.common.models import find_model, resume_model
 from agents.common.policies import CNN_FEATURES, DEFAULT_NET_ARCH
 from agents.common.runs import (
+    BEST_MODEL,
     CONFIG_NAME,
     FINAL_MODEL,
     INTERRUPTED_MODEL,
     REPLAY_BUFFER,
     SUMMARY_NAME,
     new_run_dir,
+    read_config,
     write_yaml,
 )
 from agents.common.stops import Interrupted, ignore_stops, signal_of
+from ballenvs import ENV_IDS
 from ballenvs.reference import reference_for
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
@@ -281,14 +284,24 @@ EXPLOITER = "exploiter"
 
 
 def check_scripted(settings: SelfPlay, env_id: str) -> None:
-    """``self_play``'s scripted players: built-in players of the game, or its search exploiter."""
-    valid = (*reference_for(env_id).players, EXPLOITER)
-    unknown = [name for name in settings.scripted_players if name not in valid]
-    if unknown or not settings.scripted_players:
-        raise UsageError(
-            f"self_play scripted={settings.scripted!r}: name built-in players of {env_id}, comma-separated, or "
-            f"{EXPLOITER} (the game's search exploiter, planning against the learner): {', '.join(valid)}"
-        )
+    """``self_play``'s scripted players: built-in players of the game, its search exploiter, or
+    frozen models of the game (a model file or a run folder: PSRO's best responses in the pool)."""
+    players = reference_for(env_id).players
+    if not settings.scripted_players:
+        raise UsageError(f"self_play scripted={settings.scripted!r}: name at least one player")
+    for name in settings.scripted_players:
+        if name in (*players, EXPLOITER):
+            continue
+        if not Path(name).exists():
+            raise UsageError(
+                f"self_play scripted={settings.scripted!r}: {name!r} is none of the built-in players of {env_id} "
+                f"({', '.join(players)}), {EXPLOITER} (the game's search exploiter, planning against the learner), "
+                "a model file or a run folder"
+            )
+        model, run_dir = find_model(name, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+        model_env = read_config(run_dir).get("env_id")
+        if not isinstance(model_env, str) or model_env not in ENV_IDS or reference_for(model_env).arena is None:
+            raise UsageError(f"self_play scripted: {str(model)!r} is a model of {model_env!r}, which has no opponent to play")
 
 
 def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec, opponent: Any = None) -> Any:

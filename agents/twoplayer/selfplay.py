@@ -6,7 +6,9 @@ into the pool (and written, weights only, to ``snapshots/`` in the run folder); 
 else one of the last ``window`` snapshots, uniformly. ``scripted_share`` of the games face the
 built-in players instead (``scripted``, in turn), so that the replay buffer also holds games
 against fixed opponents; ``exploiter`` among them is the game's search exploiter, planning every
-step against the learner's current network, so that the learner meets its own holes.
+step against the learner's current network, so that the learner meets its own holes, and a
+model file or run folder there is a frozen model of the game (a best response trained against an
+earlier learner, PSRO's way of adding to the pool).
 ``sampling="pfsp"`` draws the snapshots with weight on those the learner still loses to
 (prioritised fictitious self-play, as AlphaStar's league). The opponent acts for all games of
 the native vector env in one forward pass, in the trainer's process: it is the env's
@@ -29,6 +31,7 @@ from agents.common.errors import UsageError
 from agents.common.runs import next_multiple
 from agents.common.snapshots import save_snapshot, snapshot_name
 from agents.common.training import EXPLOITER, check_scripted
+from agents.twoplayer.league import make_entrant_player, model_entrant
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
@@ -158,11 +161,21 @@ def make_opponent(
     check_scripted(settings, env_id)
     arena = reference_for(env_id).arena
     scripted = [
-        arena.search_exploiter(QPlayer(None, device, frame_stack or 1), env_kwargs, seed=k)
-        if name == EXPLOITER
-        else arena.make_player(name, env_kwargs)
+        scripted_player(name, k, arena, env_id, env_kwargs, frame_stack or 1, device)
         for k, name in enumerate(settings.scripted_players)
     ]
     if any(player is None for player in scripted):
         raise UsageError(f"self_play scripted={settings.scripted!r}: {env_id} has no search exploiter")
     return SelfPlayOpponent(settings, device, frame_stack or 1, scripted)
+
+
+def scripted_player(
+    name: str, k: int, arena: Any, env_id: str, env_kwargs: Mapping[str, Any], frame_stack: int, device: str
+) -> Any:
+    """One of ``self_play``'s scripted players (checked by :func:`check_scripted`): the search
+    exploiter (``k`` seeds its plans), a built-in player, or a frozen model of the game."""
+    if name == EXPLOITER:
+        return arena.search_exploiter(QPlayer(None, device, frame_stack), env_kwargs, seed=k)
+    if name in arena.players:
+        return arena.make_player(name, env_kwargs)
+    return make_entrant_player(model_entrant(name), device, env_id, dict(env_kwargs))

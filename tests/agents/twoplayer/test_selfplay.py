@@ -350,3 +350,38 @@ def test_the_shipped_pixel_section_trains_both_balls_from_pixels_in_either_train
     assert (config["opponent"], hyper["policy"], hyper["frame_stack"]) == ("self", "CnnPolicy", 4)
     assert hyper["env_kwargs"]["obs_type"] == "pixels"
     assert sorted(path.name for path in (run / "snapshots").iterdir()), "snapshots of the CNN learner to play against"
+
+
+@pytest.mark.slow
+def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_path, capsys):
+    """PSRO's step: a model (here a short run's final model) named in ``scripted`` plays the
+    scripted games as that model, greedily, through its own observation settings; a path that
+    holds no model, or a model of a game without an opponent, is refused before any run folder."""
+    from agents import custom_train
+    from agents.twoplayer.selfplay import make_opponent
+    from tests.helpers import refused
+
+    base = ["--env", "BallSumo-v0", "--timesteps", "300", "--n-envs", "4", "--no-progress", "--eval-freq", "0"]
+    base += ["--hyperparams", "learning_starts=100", "buffer_size=1000", "policy_kwargs=dict(net_arch=[16])"]
+    assert run_cli(custom_train.main, [*base, "--log-dir", str(tmp_path / "first")]) == 0
+    frozen = next((tmp_path / "first").rglob("final_model.pt"))
+
+    settings = SelfPlay.from_config(f"dict(scripted_share=0.5, scripted='{frozen}')")
+    opponent = make_opponent(settings, "BallSumo-v0", {"obs_type": "state"}, None, "cpu")
+    (player,) = opponent.scripted
+    from agents.common.models import load_policy
+
+    policy, _ = load_policy(frozen, frozen.parent, "cpu")
+    for mine, theirs in zip(player.q.state_dict().values(), policy.q_net.state_dict().values(), strict=True):
+        assert torch.equal(mine, theirs)
+
+    second = tmp_path / "second"
+    pool = f"self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5, scripted='pusher,{frozen.parent}')"
+    assert run_cli(custom_train.main, [*base, pool, "--log-dir", str(second)]) == 0
+    assert str(frozen.parent) in read_config(second / "custom" / "BallSumo-v0_1")["hyperparams"]["self_play"]
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for scripted, named in ((str(empty), "no final_model"), (str(tmp_path / "nowhere"), "a model file or a run folder")):
+        err = refused(capsys, custom_train.main, [*base, f"self_play=dict(scripted='{scripted}')", "--log-dir", str(second)], second)
+        assert named in err and repr(scripted) in err
