@@ -75,20 +75,25 @@ def on_page_markdown(markdown, page, config, files):
 def hyperparameter_tables() -> str:
     """A table per algorithm of the registry: each key, its default, what it may be, what it means."""
     from agents.common.algorithms import ALGORITHMS
-    from agents.common.hyperparameters import describe_keys
+    from agents.common.hyperparameters import SelfPlay, describe_keys
 
     def cell(text: str) -> str:
         return html.escape(text, quote=False)  # "lin_<number>" is not a tag
 
-    tables = []
-    for algo in ALGORITHMS.values():
+    def table(config_class: type) -> str:
         rows = [
             f"| `{key}` | `{default}` | {cell(valid)} | {cell(meaning)} |"
-            for key, default, valid, meaning in describe_keys(algo.hyperparameters)
+            for key, default, valid, meaning in describe_keys(config_class)
         ]
+        return "| key | default | valid | meaning |\n|---|---|---|---|\n" + "\n".join(rows)
+
+    tables = []
+    for algo in ALGORITHMS.values():
         renamed = "".join(f" `{old}` is now `{new}`." for old, new in algo.renamed_keys.items())
         tables.append(
             f"**`{algo.name}`** ({algo.label}, `python -m {algo.trainer}`, `{algo.config}`).{renamed}\n\n"
-            "| key | default | valid | meaning |\n|---|---|---|---|\n" + "\n".join(rows)
+            + table(algo.hyperparameters)
         )
+    pool = "**`self_play`**, the pool's settings in a section's `self_play` dict (both trainers).\n\n"
+    tables.append(pool + table(SelfPlay))
     return "\n\n".join(tables)

@@ -15,7 +15,7 @@ import importlib.resources
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -319,48 +319,3 @@ def build_section(
         self_play=checked.pop("self_play", None),
         algo_kwargs=checked,
     )
-
-
-# -- self-play's pool ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SelfPlay:
-    """The pool's settings: the config section's ``self_play`` key, e.g. ``"dict(window=5)"``."""
-
-    snapshot_steps: int = 20_000
-    swap_steps: int = 10_000
-    p_latest: float = 0.5
-    window: int = 10
-    scripted_share: float = 0.0
-    scripted: str = "chaser,pusher"  # the built-in players of the scripted share, in turn
-    sampling: str = "uniform"  # how a snapshot is drawn: uniform, or pfsp (weight on those that still win)
-    pfsp_power: float = 2.0  # pfsp: a snapshot's weight is (1 - the learner's score against it) ** power
-
-    KEYS = {
-        "snapshot_steps": Key(int, 1),
-        "swap_steps": Key(int, 1),
-        "p_latest": Key(float, 0, 1),
-        "window": Key(int, 1),
-        "scripted_share": Key(float, 0, 1),
-        "scripted": Key(str),
-        "sampling": Key(str),
-        "pfsp_power": Key(float, 0, 16),
-    }
-    SAMPLINGS = ("uniform", "pfsp")
-
-    @property
-    def scripted_players(self) -> tuple[str, ...]:
-        return tuple(name.strip() for name in self.scripted.split(",") if name.strip())
-
-    @classmethod
-    def from_config(cls, value: Any) -> SelfPlay:
-        settings = parse_kwargs("self_play", value)
-        valid = [f.name for f in fields(cls)]
-        unknown = sorted(set(settings) - set(valid))
-        if unknown:
-            raise ConfigError(f"self_play key(s) {', '.join(unknown)} unknown; valid: {', '.join(valid)}")
-        checked = cls(**{key: cls.KEYS[key].check(f"self_play {key}", value) for key, value in settings.items()})
-        if checked.sampling not in cls.SAMPLINGS:
-            raise ConfigError(f"self_play sampling={checked.sampling!r}; valid: {', '.join(cls.SAMPLINGS)}")
-        return checked

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.common.config import Key, schedule
+from agents.common.config import ConfigError, Key, parse_kwargs, schedule
 
 _KINDS = (bool, int, float, dict, str)  # a field's kind: the first of these its annotation names
 
@@ -144,3 +144,41 @@ class PQNConfig(QConfig):
 
 #: Keys that have new names: the old one is refused, naming the new.
 RENAMED: dict[type, dict[str, str]] = {PQNConfig: {"n_steps": "rollout_steps"}}
+
+
+# -- self-play's pool ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SelfPlay:
+    """The pool's settings: the config section's ``self_play`` key, e.g. ``"dict(window=5)"``."""
+
+    snapshot_steps: int = key(20_000, "env steps between snapshots of the learner into the pool", low=1)
+    swap_steps: int = key(10_000, "env steps between changes of the opponent", low=1)
+    p_latest: float = key(0.5, "the chance that the opponent is the learner as it is now", low=0, high=1)
+    window: int = key(10, "how many of the latest snapshots the opponent is drawn from", low=1)
+    scripted_share: float = key(0.0, "the share of the games that face the scripted players", low=0, high=1)
+    scripted: str = key(
+        "chaser,pusher",
+        "the scripted players, in turn: built-in players, exploiter (the search exploiter), model files or run folders",
+    )
+    sampling: str = key("uniform", "how a snapshot is drawn: uniform, or pfsp (more often those the learner loses to)")
+    pfsp_power: float = key(2.0, "pfsp: a snapshot's weight is (1 - the learner's score against it) ** power", low=0, high=16)
+
+    SAMPLINGS = ("uniform", "pfsp")
+
+    @property
+    def scripted_players(self) -> tuple[str, ...]:
+        return tuple(name.strip() for name in self.scripted.split(",") if name.strip())
+
+    @classmethod
+    def from_config(cls, value: Any) -> SelfPlay:
+        config_class: type = cls  # a frozen dataclass's type, which mypy does not see as hashable
+        settings, keys = parse_kwargs("self_play", value), keys_of(config_class)
+        unknown = sorted(set(settings) - set(keys))
+        if unknown:
+            raise ConfigError(f"self_play key(s) {', '.join(unknown)} unknown; valid: {', '.join(keys)}")
+        checked = cls(**{name: keys[name].check(f"self_play {name}", value) for name, value in settings.items()})
+        if checked.sampling not in cls.SAMPLINGS:
+            raise ConfigError(f"self_play sampling={checked.sampling!r}; valid: {', '.join(cls.SAMPLINGS)}")
+        return checked

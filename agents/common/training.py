@@ -26,10 +26,11 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.common.algorithms import Algorithm, algorithm
 from agents.common.cli import DEFAULT_ENV, check_flags, resolve_device
-from agents.common.config import Section, SelfPlay, load_section, parse_overrides
+from agents.common.config import Section, load_section, parse_overrides
 from agents.common.console import Console
 from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
 from agents.common.errors import UsageError
+from agents.common.hyperparameters import SelfPlay
 from agents.common.models import find_model, resume_model
 from agents.common.policies import CNN_FEATURES, DEFAULT_NET_ARCH
 from agents.common.runs import (

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.config import SelfPlay
 from agents.common.errors import UsageError
+from agents.common.hyperparameters import SelfPlay
 from agents.common.runs import next_multiple
 from agents.common.snapshots import save_snapshot, snapshot_name
 from agents.common.training import EXPLOITER, check_scripted

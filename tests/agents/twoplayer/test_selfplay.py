@@ -14,8 +14,9 @@ import torch
 from gymnasium import spaces
 
 from agents.common.cli import run_cli
-from agents.common.config import ConfigError, SelfPlay
+from agents.common.config import ConfigError
 from agents.common.frames import FrameStack
+from agents.common.hyperparameters import SelfPlay
 from agents.common.runs import read_config
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
@@ -245,7 +246,7 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
     network (bound once the learner exists), plays its share of the games."""
     import torch
 
-    from agents.common.config import SelfPlay
+    from agents.common.hyperparameters import SelfPlay
     from agents.twoplayer.selfplay import SnapshotPool, make_opponent
     from ballenvs.duel.search import Lookahead
 
@@ -272,13 +273,12 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
 
 
 def test_an_unknown_scripted_player_names_the_exploiter_too():
-    from agents.common.config import SelfPlay
     from agents.common.errors import UsageError
+    from agents.common.hyperparameters import SelfPlay
     from agents.twoplayer.selfplay import make_opponent
 
-    with pytest.raises(
-        UsageError, match="or exploiter .*: still, random, chaser, pusher, anchor, sprinter, champion, exploiter"
-    ):
+    valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion\), exploiter .*, a model file or a run folder"
+    with pytest.raises(UsageError, match="'nobody' is none of the built-in players of BallSumo-v0 " + valid):
         make_opponent(SelfPlay.from_config("dict(scripted='nobody')"), "BallSumo-v0", {}, None, "cpu")
 
 
@@ -383,5 +383,7 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
     empty = tmp_path / "empty"
     empty.mkdir()
     for scripted, named in ((str(empty), "no final_model"), (str(tmp_path / "nowhere"), "a model file or a run folder")):
-        err = refused(capsys, custom_train.main, [*base, f"self_play=dict(scripted='{scripted}')", "--log-dir", str(second)], second)
+        err = refused(
+            capsys, custom_train.main, [*base, f"self_play=dict(scripted='{scripted}')", "--log-dir", str(second)], second
+        )
         assert named in err and repr(scripted) in err
