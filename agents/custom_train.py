@@ -31,9 +31,8 @@ from agents.common.console import Console
 from agents.common.errors import UsageError
 from agents.common.evaluation import Evaluator
 from agents.common.hyperparameters import QConfig
-from agents.common.models import resume_model
+from agents.common.models import SNAPSHOTS, resume_model
 from agents.common.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, checkpoint_name, next_multiple, read_config
-from agents.common.snapshots import SNAPSHOTS
 from agents.common.tracking import Tracker, log_hyperparameters
 from agents.common.training import (
     EVAL_SEED_OFFSET,

@@ -22,8 +22,8 @@ from agents.common.cli import describe_device, run_cli, trainer_parser
 from agents.common.config import Section
 from agents.common.console import Console
 from agents.common.evaluation import Evaluator
+from agents.common.models import SNAPSHOTS
 from agents.common.runs import CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, read_config
-from agents.common.snapshots import SNAPSHOTS
 from agents.common.tracking import Tracker, log_hyperparameters
 from agents.common.training import (
     EVAL_SEED_OFFSET,

@@ -1,23 +1,33 @@
-"""Finding and loading trained models, whichever algorithm wrote them (keyed by the run's ``algo``).
+"""Finding, loading and snapshotting trained models, whichever algorithm wrote them (keyed by
+the run's ``algo``): the one module through which every tool reads a model.
 
 A model is always read with its run folder's config.yml: the network and spaces are rebuilt
 from there and the file supplies weights only (see the loaders of :mod:`agents.common.algorithms`),
-so a model file never runs code, and one without a run folder is refused.
+so a model file never runs code, and one without a run folder is refused. Self-play snapshots
+(``snapshots/snapshot_<steps>_steps.pt``) are a Q-network's weights (and, for our own networks,
+their spec), read the same way. Each algorithm's own file format lives with it
+(:mod:`agents.custom.checkpoint`, :mod:`agents.sb3.dqn`), behind its registry entry.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from agents.common.algorithms import ALGORITHMS, algorithm
 from agents.common.errors import UsageError
+from agents.common.readers import count, mapping_of, torch_weights
 from agents.common.runs import (
     BEST_MODEL,
     CHECKPOINTS,
     CONFIG_NAME,
     FINAL_MODEL,
     INTERRUPTED_MODEL,
+    atomic_path,
     latest_model,
     model_file,
     read_config,
@@ -74,12 +84,56 @@ def resume_model(path: str | Path) -> tuple[Path, Path, dict[str, Any]]:
 
 
 def load_policy(model_path: Path, run_dir: Path, device: str) -> tuple[Any, dict[str, Any]]:
-    """The model at ``model_path`` as an object with ``predict(obs, deterministic)``, and its run's config."""
+    """The model or self-play snapshot at ``model_path`` as an object with ``predict(obs,
+    deterministic)`` and ``q_net``, and its run's config."""
     config = read_config(run_dir)
     algo = algorithm(config["algo"])
+    if model_path.parent.name == SNAPSHOTS:
+        return algo.load(model_path, config, device, snapshot=True), config
     if model_path.suffix != algo.suffix:
         raise UsageError(f"model {str(model_path)!r}: a {config['algo']} run's models are {algo.suffix} files")
     return algo.load(model_path, config, device), config
+
+
+# -- self-play snapshots ---------------------------------------------------------------------------
+
+SNAPSHOTS = "snapshots"
+_SNAPSHOT = re.compile(r"^snapshot_(\d{1,15})_steps\.pt$")
+SNAPSHOT_FORMAT = "ballenvs-snapshot/1"
+
+
+def save_snapshot(path: Path, steps: int, q: torch.nn.Module, spec: Mapping[str, Any] | None) -> None:
+    """A Q-network's weights (and, for our own networks, their spec), weights only."""
+    state = {"format": SNAPSHOT_FORMAT, "steps": steps, "q": {k: v.detach().cpu() for k, v in q.state_dict().items()}}
+    if spec is not None:
+        state["spec"] = dict(spec)
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def read_snapshot(path: Path, device: str) -> dict[str, Any]:
+    """A snapshot's contents, checked: its format, its step (an int >= 0) and a mapping of tensors."""
+    what = f"snapshot {str(path)!r}"
+    state = torch_weights(path, what, device)
+    if not isinstance(state, dict) or state.get("format") != SNAPSHOT_FORMAT:
+        raise UsageError(f"{str(path)!r} is not a self-play snapshot (expected format {SNAPSHOT_FORMAT!r})")
+    count(state.get("steps"), f"{what}: steps")
+    weights = mapping_of(state, what, {"q": dict})["q"]
+    if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
+        raise UsageError(f"{what}: its weights are not a mapping of tensors")
+    return state
+
+
+def snapshot_steps(path: Path) -> int:
+    """The training step in a snapshot's name (``snapshot_<steps>_steps.pt``); another name is refused."""
+    match = _SNAPSHOT.match(path.name)
+    if match is None:
+        raise UsageError(f"{str(path)!r} is not named as a snapshot (snapshot_<steps>_steps.pt)")
+    return int(match.group(1))
+
+
+def snapshot_name(steps: int) -> str:
+    return f"snapshot_{steps}_steps.pt"
 
 
 # -- models of other tools -------------------------------------------------------------------------

@@ -149,7 +149,7 @@ def _network(spec: dict[str, Any], weights: dict[str, Any], device: str, path: A
 
 def load_snapshot(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
     """A self-play snapshot of a run (its Q-network's spec and weights), as a policy that plays."""
-    from agents.common.snapshots import read_snapshot
+    from agents.common.models import read_snapshot
 
     state = read_snapshot(Path(path), device)
     return CustomPolicy(_network(run_spec(run_config), state["q"], device, path), 0.0, device)

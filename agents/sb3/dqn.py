@@ -207,7 +207,7 @@ def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQ
 
 def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
     """A self-play snapshot (the Q-network's weights) of a run, as a model that plays."""
-    from agents.common.snapshots import read_snapshot
+    from agents.common.models import read_snapshot
     from agents.common.training import section_of, spaces_of
 
     section, spaces_ = section_of(run_config), spaces_of(run_config)

@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from agents.common.errors import UsageError
-from agents.common.models import MODEL_SUFFIXES, find_model, load_policy
+from agents.common.models import MODEL_SUFFIXES, SNAPSHOTS, find_model, load_policy, snapshot_steps
 from agents.common.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, atomic_path, model_file, read_config, read_summary
-from agents.common.snapshots import SNAPSHOTS, load_snapshot_policy, snapshot_steps
 from agents.twoplayer.players import QPlayer
 from ballenvs.reference import reference_for
 
@@ -111,8 +110,7 @@ def make_entrant_player(entrant: Entrant, device: str, env_id: str, env_kwargs: 
     model_arena = reference_for(config["env_id"]).arena if config["env_id"] in _two_player_ids() else None
     if model_arena is None:
         raise UsageError(f"player {entrant.name}: a model of {config['env_id']}, which has no opponent to play")
-    loader = load_snapshot_policy if model_path.parent.name == SNAPSHOTS else load_policy
-    policy, config = loader(model_path, run_dir, device)
+    policy, config = load_policy(model_path, run_dir, device)
     hyper = config["hyperparams"]
     observer = model_arena.observer(dict(hyper.get("env_kwargs") or {}))
     return QPlayer(policy.q_net, device, hyper.get("frame_stack") or 1, observer)

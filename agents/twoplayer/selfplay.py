@@ -28,8 +28,8 @@ import torch
 
 from agents.common.errors import UsageError
 from agents.common.hyperparameters import SelfPlay
+from agents.common.models import save_snapshot, snapshot_name
 from agents.common.runs import next_multiple
-from agents.common.snapshots import save_snapshot, snapshot_name
 from agents.common.training import EXPLOITER, check_scripted
 from agents.twoplayer.league import make_entrant_player, model_entrant
 from agents.twoplayer.players import QPlayer

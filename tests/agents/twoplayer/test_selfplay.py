@@ -306,7 +306,7 @@ def test_both_balls_learn_from_pixels_the_opponent_acting_for_every_game_at_once
     play the right ball from its own stacked frames), the opponent acting for all games of the
     vector env in one batched call per step."""
     from agents import custom_train
-    from agents.common.snapshots import read_snapshot
+    from agents.common.models import read_snapshot
     from agents.twoplayer.players import QPlayer
 
     batches = []
