@@ -16,9 +16,11 @@ import yaml
 optuna = pytest.importorskip("optuna")
 
 from agents import compare, tune  # noqa: E402
+from agents.common import tuning  # noqa: E402
 from agents.common.algorithms import ALGORITHMS  # noqa: E402
 from agents.common.cli import run_cli  # noqa: E402
 from agents.common.config import ConfigError  # noqa: E402
+from agents.common.studies import open_storage  # noqa: E402
 from tests.helpers import REPO, tiny_run  # noqa: E402
 
 POSTGRES = os.environ.get("BALLENVS_TEST_POSTGRES")
@@ -46,12 +48,12 @@ def tiny(tmp_path, space_file, *extra):
 
 
 def load(tmp_path, name="UAVGrid-v0-custom", storage=None):
-    return optuna.load_study(study_name=name, storage=tune.open_storage(storage, tmp_path / "tune" / name, 30))
+    return optuna.load_study(study_name=name, storage=open_storage(storage, tmp_path / "tune" / name, 30))
 
 
 def test_search_spaces_sample_valid_values_and_bad_ones_are_refused():
     algo = ALGORITHMS["custom"]
-    space = tune.SearchSpace(SPACE, algo, "test")
+    space = tuning.SearchSpace(SPACE, algo, "test")
     study = optuna.create_study()
     for _ in range(20):
         params = space.sample(study.ask())
@@ -68,9 +70,9 @@ def test_search_spaces_sample_valid_values_and_bad_ones_are_refused():
         ({"n_epochs": {"type": "int", "low": 1, "high": 3}}, "'n_epochs' is not a custom hyperparameter"),
     ]:
         with pytest.raises(ConfigError, match=message):
-            tune.SearchSpace(bad, algo, "test")
+            tuning.SearchSpace(bad, algo, "test")
     for name in ("dqn", "custom", "pqn"):  # the shipped spaces are valid
-        tune.SearchSpace(tune.load_space(ALGORITHMS[name], None)[0], ALGORITHMS[name], name)
+        tuning.SearchSpace(tuning.load_space(ALGORITHMS[name], None)[0], ALGORITHMS[name], name)
 
 
 def test_a_trial_reports_every_evaluation_and_is_pruned_when_the_pruner_says(tmp_path, space_file):
@@ -88,12 +90,12 @@ def test_a_trial_reports_every_evaluation_and_is_pruned_when_the_pruner_says(tmp
     study = optuna.create_study(direction="maximize", pruner=AlwaysPrune())
     trial = study.ask()
     with pytest.raises(optuna.TrialPruned, match="pruned at 200 steps"):
-        tune.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=True)
+        tuning.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=True)
     assert list(trial.storage.get_trial(trial._trial_id).intermediate_values) == [200]
     assert (tmp_path / "study" / "trial_0" / "output.log").is_file()
     study = optuna.create_study(direction="maximize")
     trial = study.ask()
-    value = tune.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=False)
+    value = tuning.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=False)
     assert isinstance(value, float) and Path(trial.user_attrs["run_dir"]).is_dir()
     assert sorted(trial.storage.get_trial(trial._trial_id).intermediate_values) == [200, 400]
 
@@ -239,7 +241,6 @@ def test_a_missing_study_is_refused_and_nothing_is_written(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.slow
 @pytest.mark.slow  # the zoo's own study
 def test_the_rl_zoos_own_search_runs_on_our_envs(tmp_path):
     command = [

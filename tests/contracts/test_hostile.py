@@ -543,11 +543,12 @@ def test_a_policy_switch_that_is_not_a_bool_is_refused(tmp_path, capsys):
 
 
 def test_a_search_spaces_log_flag_that_is_not_a_bool_is_refused():
+    from agents.common import tuning
     from agents.common.algorithms import ALGORITHMS
     from agents.common.errors import ConfigError
 
     with pytest.raises(ConfigError, match="learning_rate: log must be true or false, got 'no'"):
-        tune.SearchSpace(
+        tuning.SearchSpace(
             {"learning_rate": {"type": "float", "low": 1e-5, "high": 1e-3, "log": "no"}}, ALGORITHMS["custom"], "x"
         )
 

@@ -1,0 +1,324 @@
+"""Comparisons of trained agents, as agents.compare draws them: each final model scored by its env's
+yardsticks, every run's evaluation curve read, and the outputs written (curves.png, report.md,
+curves.csv, manifest.json, a video of the best final model). See :mod:`agents.compare` for the
+command line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.common.errors import UsageError
+from agents.common.evaluation import evaluate
+from agents.common.models import MODEL_SUFFIXES, load_policy
+from agents.common.readers import count, npz_arrays, parse_json, read_text
+from agents.common.runs import (
+    EVALUATIONS,
+    FINAL_MODEL,
+    SUMMARY_NAME,
+    atomic_path,
+    model_file,
+    read_config,
+    read_summary,
+)
+from agents.common.tracking import render_fps
+from agents.common.video import write_video
+from ballenvs.reference import reference_for
+
+MANIFEST = "manifest.json"
+MAX_SCORE_EPISODES = 100_000
+SCORE_SEED = 20_000  # yardstick episodes: seeds unused by training and its evaluations
+_MANIFEST_KEYS: tuple[str, ...] = (
+    "env_id",
+    "env_kwargs",
+    "timesteps",
+    "seeds",
+    "eval_freq",
+    "eval_episodes",
+    "hardware",
+    "command",
+)
+_MANIFEST_KEYS += ("baselines", "heuristic", "runs", "score_episodes")
+
+
+# -- scoring final models ------------------------------------------------------------------------
+
+
+def score(run_dir: Path, env_id: str, episodes: int) -> dict[str, tuple[float, float]]:
+    """A run's final model on each of the env's yardsticks: (value, standard error)."""
+    model_path = model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES)
+    if model_path is None:
+        raise UsageError(f"no {FINAL_MODEL} in {str(run_dir)!r}: did the run finish?")
+    model, config = load_policy(model_path, run_dir, "cpu")
+    env_kwargs = dict(config["hyperparams"].get("env_kwargs") or {})
+    scores = {}
+    for yardstick in reference_for(env_id).yardsticks:
+        result = evaluate(model, config, episodes, SCORE_SEED, deterministic=True, env_overrides=dict(yardstick.env_overrides))
+        scores[yardstick.name] = yardstick.score(result.episodes, env_id, {**env_kwargs, **yardstick.env_overrides})
+    return scores
+
+
+# -- reading run folders ------------------------------------------------------------------------
+
+
+def read_evaluations(run_dir: Path) -> dict[str, np.ndarray]:
+    """A run's ``evaluations.npz``, checked: evaluation steps (ints, rising) and a row of
+    finite returns for each."""
+    path = run_dir / EVALUATIONS
+    what = f"evaluations {str(path)!r}"
+    data = npz_arrays(path, "evaluations", ("timesteps", "results"))
+    timesteps, results = data["timesteps"], data["results"]
+    if timesteps.ndim != 1 or not len(timesteps) or timesteps.dtype.kind not in "iu":
+        raise UsageError(f"{what}: timesteps must be a list of evaluation steps, got {timesteps.dtype} {timesteps.shape}")
+    if results.ndim != 2 or len(results) != len(timesteps) or results.dtype.kind not in "iuf":
+        raise UsageError(f"{what}: results must hold one row of returns per evaluation, got {results.dtype} {results.shape}")
+    if not np.isfinite(results).all() or (np.diff(timesteps) <= 0).any():
+        raise UsageError(f"{what}: returns must be finite and evaluation steps rising")
+    return data
+
+
+def run_curve(run_dir: Path) -> dict[str, Any]:
+    """Evaluation timesteps, mean returns, and the wall-clock seconds of each evaluation."""
+    if not (run_dir / EVALUATIONS).is_file() or not (run_dir / SUMMARY_NAME).is_file():
+        raise UsageError(f"run {str(run_dir)!r} has no evaluations or did not finish: compare needs finished, evaluated runs")
+    data = read_evaluations(run_dir)
+    timesteps, returns = data["timesteps"], data["results"].mean(axis=1)
+    steps_at, seconds_at = [], []
+    try:
+        with open(run_dir / "progress.csv") as file:
+            for row in csv.DictReader(file):
+                if row.get("time/time_elapsed") and row.get("time/total_timesteps"):
+                    steps_at.append(float(row["time/total_timesteps"]))
+                    seconds_at.append(float(row["time/time_elapsed"]))
+    except (OSError, ValueError, csv.Error, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {str(run_dir / 'progress.csv')!r}: {type(error).__name__}") from None
+    summary = read_summary(run_dir)
+    # The last point: the end of training, from the trainer's own summary.
+    steps_at.append(summary["total_steps"])
+    seconds_at.append(summary["seconds"])
+    order = np.argsort(steps_at)
+    seconds = np.interp(timesteps, np.asarray(steps_at)[order], np.asarray(seconds_at)[order])
+    rate = summary["steps"] / summary["seconds"] if summary["seconds"] > 0 else float("nan")
+    return {"timesteps": timesteps, "returns": returns, "seconds": seconds, "steps_per_s": rate}
+
+
+# -- analysis and output --------------------------------------------------------------------------
+
+
+def analyse(manifest: dict[str, Any]) -> dict[str, Any]:
+    target = manifest["baselines"][manifest["heuristic"]]
+    agents = {}
+    for label, run_dirs in manifest["runs"].items():
+        if not run_dirs:
+            continue
+        curves = [run_curve(Path(d)) for d in run_dirs]
+        finals = np.array([c["returns"][-1] for c in curves])
+        reached = []
+        for c in curves:
+            hit = np.flatnonzero(c["returns"] >= target)
+            reached.append((float(c["timesteps"][hit[0]]), float(c["seconds"][hit[0]])) if len(hit) else None)
+        per_run = [score(Path(d), manifest["env_id"], manifest["score_episodes"]) for d in run_dirs]
+        scores = {
+            name: (float(np.mean([s[name][0] for s in per_run])), float(np.std([s[name][0] for s in per_run])))
+            for name in per_run[0]
+        }
+        agents[label] = {
+            "curves": curves,
+            "final_mean": float(finals.mean()),
+            "final_std": float(finals.std()),
+            "steps_per_s": float(np.mean([c["steps_per_s"] for c in curves])),
+            "reached": reached,
+            "scores": scores,
+            "score_errors": {name: [s[name][1] for s in per_run] for name in per_run[0]},
+        }
+    return agents
+
+
+def write_csv(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["agent", "seed", "timesteps", "wall_seconds", "mean_eval_return"])
+        for label, agent in agents.items():
+            for seed, curve in enumerate(agent["curves"]):
+                for t, s, r in zip(curve["timesteps"], curve["seconds"], curve["returns"]):
+                    writer.writerow([label, seed, int(t), round(float(s), 2), round(float(r), 4)])
+        for name, value in manifest["baselines"].items():
+            writer.writerow([f"baseline: {name}", "", "", "", round(value, 4)])
+
+
+def _band(curves: list[dict[str, np.ndarray]], x_key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and spread over seeds, on the first seed's x values."""
+    x = curves[0][x_key]
+    ys = np.array([np.interp(x, c[x_key], c["returns"]) for c in curves])
+    return x, ys.mean(axis=0), ys.std(axis=0)
+
+
+def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    for ax, (x_key, x_label) in zip(axes, [("timesteps", "env steps"), ("seconds", "wall-clock time (s)")]):
+        for label, agent in agents.items():
+            x, mean, std = _band(agent["curves"], x_key)
+            (line,) = ax.plot(x, mean, label=f"{label} ({_count(len(agent['curves']), 'seed')})", linewidth=2)
+            ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+        for name, value in manifest["baselines"].items():
+            ax.axhline(value, linestyle="--", linewidth=1, color="grey" if name != manifest["heuristic"] else "black")
+            ax.annotate(
+                name,
+                (1.0, value),
+                xycoords=("axes fraction", "data"),
+                xytext=(-4, 3),
+                textcoords="offset points",
+                ha="right",
+                fontsize=9,
+            )
+        ax.set_xlabel(x_label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"mean evaluation return ({manifest['eval_episodes']} episodes)")
+    axes[0].legend(loc="upper left")
+    several = any(len(agent["curves"]) > 1 for agent in agents.values())
+    spread = "mean +- std over seeds" if several else "one seed"
+    fig.suptitle(f"{manifest['env_id']}: {' vs '.join(agents)}, {spread}; dashed: baselines\n{manifest['hardware']}")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
+    heuristic, target = manifest["heuristic"], manifest["baselines"][manifest["heuristic"]]
+    seeds = ", ".join(map(str, range(manifest["seeds"])))
+    lines = [
+        f"# {manifest['env_id']}: {' vs '.join(agents)}",
+        "",
+        f"{_per_agent(manifest['timesteps'])} env steps per run, seeds {seeds}, "
+        f"evaluation every {_per_agent(manifest['eval_freq'])} steps on {manifest['eval_episodes']} episodes; "
+        f"{manifest['hardware']}.",
+        f"Command: `{manifest['command']}`",
+        "",
+        f"| agent | final evaluation return (mean +- std over seeds) | steps/s | reached {heuristic} ({target:.3f}) at |",
+        "|---|---:|---:|---|",
+    ]
+    for label, agent in agents.items():
+        hits = [r for r in agent["reached"] if r is not None]
+        if hits:
+            seconds, steps = [h[1] for h in hits], [h[0] for h in hits]
+            reached = (
+                f"{np.mean(seconds):.0f} s ({min(seconds):.0f}-{max(seconds):.0f}), {np.mean(steps):,.0f} steps "
+                f"({len(hits)}/{_count(len(agent['reached']), 'seed')})"
+            )
+        else:
+            reached = "not reached"
+        lines.append(
+            f"| {label} | {agent['final_mean']:.3f} +- {agent['final_std']:.3f} | {agent['steps_per_s']:.0f} | {reached} |"
+        )
+    baselines = ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items())
+    lines += ["", f"Baselines (mean return of seeded episodes of the same env and options): {baselines}", ""]
+    yardsticks = {y.name: y for y in reference_for(manifest["env_id"]).yardsticks}
+    names = list(next(iter(agents.values()))["scores"]) if agents else []
+    lines += [
+        f"Final models on the env's yardsticks ({manifest['score_episodes']} episodes each, seeded from {SCORE_SEED}; "
+        "mean over seeds, +- the spread over seeds, and in brackets each seed's standard error):",
+        "",
+        "| agent | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for label, agent in agents.items():
+        cells = []
+        for name in names:
+            mean, spread = agent["scores"][name]
+            form = ".0%" if yardsticks[name].percent else "+.3f"
+            errors = ", ".join(format(e, form.lstrip("+")) for e in agent["score_errors"][name])
+            cells.append(f"{format(mean, form)} +- {format(spread, form.lstrip('+'))} ({errors})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(
+    out_dir: Path, manifest: dict[str, Any], video: str | None = None, agents: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The curves, the report and (given ``video``) a film of the best agent; ``agents``: the
+    manifest's analysis when the caller already made it."""
+    agents = analyse(manifest) if agents is None else agents
+    write_csv(out_dir / "curves.csv", agents, manifest)
+    plot(out_dir / "curves.png", agents, manifest)
+    text = report(agents, manifest)
+    with atomic_path(out_dir / "report.md") as tmp:
+        tmp.write_text(text)
+    print(text)
+    print(f"wrote {out_dir / 'curves.png'}, {out_dir / 'report.md'}, {out_dir / 'curves.csv'}")
+    if video is not None and agents:
+        best = max(agents, key=lambda label: agents[label]["final_mean"])
+        path = write_video(video, film_final_model(Path(manifest["runs"][best][0])), render_fps(manifest["env_id"]))
+        print(f"wrote {path}: {best}, seed 0, final model")
+    return agents
+
+
+def film_final_model(run_dir: Path) -> list:
+    """One episode of a run's final model, as pictures."""
+    model_path = model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES)
+    if model_path is None:
+        raise UsageError(f"--video: run {str(run_dir)!r} has no {FINAL_MODEL} to film")
+    config = read_config(run_dir)
+    frames: list = []
+    evaluate(
+        load_policy(model_path, run_dir, "cpu")[0],
+        config,
+        1,
+        SCORE_SEED,
+        env_overrides={"render_mode": "rgb_array"},
+        frames=frames,
+    )
+    return frames
+
+
+def save_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
+    with atomic_path(out_dir / MANIFEST) as tmp:
+        tmp.write_text(json.dumps(manifest, indent=2))
+
+
+def read_manifest(folder: str) -> dict[str, Any]:
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        raise UsageError(f"--from-runs {folder!r}: no {MANIFEST} there (not a compare folder?)")
+    manifest = parse_json(read_text(path, "manifest"), f"--from-runs manifest {str(path)!r}")
+    missing = [key for key in _MANIFEST_KEYS if not isinstance(manifest, dict) or key not in manifest]
+    if missing:
+        raise UsageError(f"--from-runs {folder!r}: {MANIFEST} is not a compare manifest (it lacks {', '.join(missing)})")
+    runs = manifest["runs"]
+    if not isinstance(runs, dict) or not all(
+        isinstance(d, list) and all(isinstance(r, str) for r in d) for d in runs.values()
+    ):
+        raise UsageError(f"--from-runs {folder!r}: its runs must map each agent to a list of run folders")
+    count(manifest["score_episodes"], f"--from-runs {folder!r}: its score_episodes", 1, MAX_SCORE_EPISODES)
+    return manifest
+
+
+def evaluation_schedule(runs: dict[str, list[str]]) -> dict[str, Any]:
+    """Steps between evaluations (per agent) and episodes per evaluation, read from the runs'
+    ``evaluations.npz`` (the first evaluation is one interval in)."""
+    eval_freq, eval_episodes = {}, 0
+    for label, dirs in runs.items():
+        data = read_evaluations(Path(dirs[0]))
+        eval_freq[label], eval_episodes = int(data["timesteps"][0]), int(data["results"].shape[1])
+    return {"eval_freq": eval_freq, "eval_episodes": eval_episodes}
+
+
+def _per_agent(value: Any) -> str:
+    """A manifest figure that is one number, or one per agent."""
+    if isinstance(value, dict):
+        return ", ".join(f"{v:,} ({label})" if isinstance(v, int) else f"{v} ({label})" for label, v in value.items())
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
