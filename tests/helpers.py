@@ -22,6 +22,9 @@ FAST = ["--hyperparams", "buffer_size=1000", "learning_starts=200", "--save-freq
 FAST += ["--eval-episodes", "1", "--no-progress"]
 #: A small replay buffer that fills quickly, no evaluations.
 TINY = ["--hyperparams", "buffer_size=500", "learning_starts=100", "--eval-freq", "0", "--no-progress"]
+#: A short evaluated run: 600 steps, two evaluations of two episodes.
+SHORT = ["--timesteps", "600", "--eval-freq", "300", "--eval-episodes", "2", "--no-progress", "--save-freq", "0"]
+SHORT += ["--hyperparams", "learning_starts=200", "buffer_size=2000"]
 #: Short UAVGrid episodes on two envs.
 UAV = ["--env", "UAVGrid-v0", "--n-envs", "2", "--env-kwargs", "max_episode_steps=50"]
 
@@ -45,3 +48,14 @@ def copy_run(run: Path, tmp_path: Path) -> Path:
     target = tmp_path / run.parent.name / run.name
     shutil.copytree(run, target)
     return target
+
+
+def train(trainer, log_dir, *extra, timesteps=300):
+    """A tiny UAVGrid run of ``trainer`` (checkpoints every 100 steps) in ``log_dir``; its run folder."""
+    from agents.common.algorithms import trained_by
+    from agents.common.cli import run_cli
+
+    argv = [*UAV, "--timesteps", str(timesteps), "--save-freq", "100", "--log-dir", str(log_dir), *TINY, *extra]
+    assert run_cli(trainer.main, argv) == 0
+    algo = trained_by(trainer.__name__)[0]  # the trainer's default algorithm names its run folders
+    return max((Path(log_dir) / algo).iterdir(), key=lambda p: int(p.name.rsplit("_", 1)[1]))

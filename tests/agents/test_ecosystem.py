@@ -19,23 +19,10 @@ import ballenvs
 from agents import custom_train, sb3_train
 from agents.common.cli import run_cli
 from agents.evaluate import main as evaluate_main
-from tests.helpers import REPO
+from tests.helpers import REPO, SHORT
 
 #: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
 pytestmark = pytest.mark.slow
-
-SHORT = ["--timesteps", "600", "--eval-freq", "300", "--eval-episodes", "2", "--no-progress", "--save-freq", "0"]
-SHORT += ["--hyperparams", "learning_starts=200", "buffer_size=2000"]
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """A finished run of each trainer: SB3's DQN on UAVGrid, ours on BallDuel pixels."""
-    folder = tmp_path_factory.mktemp("runs")
-    assert run_cli(sb3_train.main, ["--env", "UAVGrid-v0", "--n-envs", "2", *SHORT, "--log-dir", str(folder)]) == 0
-    duel = ["--env", "BallDuel-v0", "--n-envs", "2", "--env-kwargs", "max_episode_steps=60"]
-    assert run_cli(custom_train.main, [*duel, *SHORT, "--log-dir", str(folder)]) == 0
-    return {"dqn": folder / "dqn" / "UAVGrid-v0_1", "custom": folder / "custom" / "BallDuel-v0_1"}
 
 
 def zoo_location(runs: dict[str, Path], trainer: str) -> tuple[str, str]:

@@ -28,20 +28,6 @@ BILLION_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 DEEP_YAML = "a: " + "[" * 5000 + "]" * 5000 + "\n"
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """A custom self-play run on BallDuel (snapshots, a replay buffer) and an SB3 run on UAVGrid."""
-    folder = tmp_path_factory.mktemp("runs")
-    duel = ["--env", "BallDuel-v0", "--opponent", "self", "--env-kwargs", "obs_type=state", "max_episode_steps=60"]
-    duel += ["--timesteps", "600", "--eval-freq", "0", "--no-progress", "--save-replay-buffer", "--log-dir", str(folder)]
-    duel += ["--hyperparams", "policy=MlpPolicy", "frame_stack=1", "learning_starts=100", "buffer_size=2000"]
-    duel += ["self_play=dict(snapshot_steps=200, swap_steps=100)"]
-    assert run_cli(custom_train.main, duel) == 0
-    uav = [*UAV, "--timesteps", "300", "--log-dir", str(folder), *TINY]
-    assert run_cli(sb3_train.main, [*uav, "--eval-freq", "150", "--eval-episodes", "1", "--save-replay-buffer"]) == 0
-    return {"custom": folder / "custom" / "BallDuel-v0_1", "dqn": folder / "dqn" / "UAVGrid-v0_1"}
-
-
 # -- a run's config.yml, read by every tool that opens a run --------------------------------------
 
 CONFIGS = [
@@ -268,17 +254,6 @@ def test_env_options_from_gym_make():
 
 
 # -- the champion: its export, its file, and the files commands write at their end ------------------
-
-
-@pytest.fixture(scope="module")
-def sumo_run(tmp_path_factory):
-    """A tiny custom run on BallSumo-v0's state vector: what agents.export_champion ships."""
-    folder = tmp_path_factory.mktemp("v1")
-    argv = ["--env", "BallSumo-v0", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]
-    argv += ["--eval-freq", "0", "--no-progress", "--hyperparams", "policy=MlpPolicy", "learning_starts=100"]
-    argv += ["buffer_size=500", "policy_kwargs=dict(net_arch=[16])"]
-    assert run_cli(custom_train.main, argv) == 0
-    return folder / "custom" / "BallSumo-v0_1"
 
 
 def _run_command(argv: list[str]) -> subprocess.CompletedProcess:

@@ -23,7 +23,6 @@ import torch
 import yaml
 
 from agents import compare, custom_train, sb3_train
-from agents.common.algorithms import trained_by
 from agents.common.cli import run_cli
 from agents.common.config import ConfigError, parse_kwargs, parse_overrides
 from agents.common.runs import atomic_path, latest_model, read_config
@@ -42,23 +41,6 @@ class Payload:
 
     def __reduce__(self):
         return (os.system, (f"touch {self.marker}",))
-
-
-def train(trainer, log_dir, *extra, timesteps=300):
-    argv = [*UAV, "--timesteps", str(timesteps), "--save-freq", "100", "--log-dir", str(log_dir), *TINY, *extra]
-    assert run_cli(trainer.main, argv) == 0
-    algo = trained_by(trainer.__name__)[0]  # the trainer's default algorithm names its run folders
-    return max((Path(log_dir) / algo).iterdir(), key=lambda p: int(p.name.rsplit("_", 1)[1]))
-
-
-@pytest.fixture(scope="module")
-def sb3_run(tmp_path_factory):
-    return train(sb3_train, tmp_path_factory.mktemp("sb3"), "--save-replay-buffer")
-
-
-@pytest.fixture(scope="module")
-def custom_run(tmp_path_factory):
-    return train(custom_train, tmp_path_factory.mktemp("custom"), "--save-replay-buffer")
 
 
 # -- 1. loading a file never runs code from it -----------------------------------------------------
