@@ -72,11 +72,7 @@ def main(argv: list[str] | None = None) -> Path:
         train_env = make_train_env(setup, opponent=opponent)
         model = build_dqn(section, train_env, setup.seed, setup.device)
         if setup.resume is not None:
-            restore(model, setup.resume, setup.device)
-            message = f"resumed from {setup.resume} at step {model.num_timesteps}"
-            if setup.resume_buffer is not None:
-                message += f" with its replay buffer ({load_replay_buffer(model, setup.resume_buffer)} transitions)"
-            print(message)
+            resume(model, setup.resume, setup.resume_buffer, setup.device)
         model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
         log_hyperparameters(model.logger, run_dir)
 
@@ -121,6 +117,15 @@ def main(argv: list[str] | None = None) -> Path:
             [train_env, *([evaluator] if evaluator else []), model.logger],
         )
     )
+
+
+def resume(model: Any, path: Path, buffer: Path | None, device: str) -> None:
+    """The model's weights, optimiser and counters from ``path``, and the replay buffer it saved, if any."""
+    restore(model, path, device)
+    message = f"resumed from {path} at step {model.num_timesteps}"
+    if buffer is not None:
+        message += f" with its replay buffer ({load_replay_buffer(model, buffer)} transitions)"
+    print(message)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,12 @@ def parse(argv: list[str] | None) -> Any:
         "--params", default=None, metavar="FILE", help="with --seeds: a YAML mapping of hyperparameters to run"
     )
     args = parser.parse_args(argv)
+    _check_args(args)
+    return args
+
+
+def _check_args(args: Any) -> None:
+    """The flags' ranges and the combinations that go together."""
     for flag in ("trials", "workers", "timesteps", "eval_episodes", "heartbeat"):
         if getattr(args, flag) < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
@@ -112,7 +118,6 @@ def parse(argv: list[str] | None) -> Any:
         raise UsageError("--from-trial and --params go with --seeds")
     if args.seeds is not None and (args.from_trial is None) == (args.params is None):
         raise UsageError("--seeds needs one of --from-trial N or --params FILE")
-    return args
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -135,14 +140,46 @@ def main(argv: list[str] | None = None) -> Path:
         raise UsageError(
             f"--hyperparams fixes {', '.join(searched_and_fixed)}, which the search space ({source}) searches: drop one"
         )
-    extra = [*(["--config", args.config] if args.config else []), *(["--n-envs", str(args.n_envs)] if args.n_envs else [])]
-    extra += ["--env-kwargs", *args.env_kwargs]
     fixed = None
     if args.seeds is not None:
         fixed = _fixed_params(args, study_name, algo)
         study_name = f"{study_name}-seeds-{args.from_trial if args.from_trial is not None else Path(args.params).stem}"
         study_dir = Path(args.log_dir) / study_name
-    plan = {
+    plan = _plan(args, algo, study_name, study_dir, space, fixed)
+    _check_trial_command(plan)
+    storage = open_storage(args.storage, study_dir, args.heartbeat)
+    study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True)
+    _same_study(study, plan)
+    fail_orphaned_trials(study)
+    trials = args.seeds if fixed is not None else args.trials
+    print(f"study {study_name}: {len(study.trials)} trials so far; {trials} more, on {args.workers} worker(s) -> {study_dir}")
+    start = time.perf_counter()
+    try:
+        run_workers(plan, trials)
+    except KeyboardInterrupt:
+        print(
+            f"study {study_name}: its finished trials are kept, a stopped trial's model is in its folder; "
+            "the same command continues the study",
+            file=sys.stderr,
+        )
+        raise
+    finished = len([t for t in study.trials if t.state.is_finished()])
+    print(f"{trials} trials in {time.perf_counter() - start:.0f} s; the study has {finished} finished. Report: --report")
+    return study_dir
+
+
+def _plan(
+    args: Any,
+    algo: Algorithm,
+    study_name: str,
+    study_dir: Path,
+    space: dict[str, Any],
+    fixed: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """What every worker needs to run the study's trials (a plain dict: it crosses to spawned processes)."""
+    extra = [*(["--config", args.config] if args.config else []), *(["--n-envs", str(args.n_envs)] if args.n_envs else [])]
+    extra += ["--env-kwargs", *args.env_kwargs]
+    return {
         "env": args.env,
         "trainer": args.trainer,
         "algo": algo.name,
@@ -165,26 +202,6 @@ def main(argv: list[str] | None = None) -> Path:
         "fixed": fixed,
         "config": args.config,
     }
-    _check_trial_command(plan)
-    storage = open_storage(args.storage, study_dir, args.heartbeat)
-    study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True)
-    _same_study(study, plan)
-    fail_orphaned_trials(study)
-    trials = args.seeds if fixed is not None else args.trials
-    print(f"study {study_name}: {len(study.trials)} trials so far; {trials} more, on {args.workers} worker(s) -> {study_dir}")
-    start = time.perf_counter()
-    try:
-        run_workers(plan, trials)
-    except KeyboardInterrupt:
-        print(
-            f"study {study_name}: its finished trials are kept, a stopped trial's model is in its folder; "
-            "the same command continues the study",
-            file=sys.stderr,
-        )
-        raise
-    finished = len([t for t in study.trials if t.state.is_finished()])
-    print(f"{trials} trials in {time.perf_counter() - start:.0f} s; the study has {finished} finished. Report: --report")
-    return study_dir
 
 
 def _check_trial_command(plan: dict[str, Any]) -> None:

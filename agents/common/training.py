@@ -206,27 +206,10 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
         opponent = source.get("opponent")
         timesteps = args.timesteps or source["timesteps"]
         seed = source["seed"] if args.seed is None else args.seed
-        if source.get("save_replay_buffer") and resume.stem.startswith(("final_model", "interrupted_model")):
-            resume_buffer = source_dir / REPLAY_BUFFER
-            if not resume_buffer.is_file():
-                print(f"note: {source_dir} asked for its replay buffer but none was saved: it starts empty")
-                resume_buffer = None
+        resume_buffer = _resumed_buffer(resume, source_dir, source)
     else:
-        env_id = args.env or DEFAULT_ENV
-        check_env_id(env_id)
-        config = args.config or algo.config_path()
-        section = algo.section(env_id, load_section(config, env_id), parse_overrides(args.hyperparams, "--hyperparams"))
-        section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
-        section.n_envs = args.n_envs or section.n_envs
-        opponent = args.opponent
-        if section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play, unless told otherwise
-            section_opponent = section.env_kwargs.pop("opponent")
-            opponent = opponent or section_opponent
-        if opponent is not None:
-            check_opponent(env_id, opponent)
-        if opponent is not None and opponent != "self":
-            section.env_kwargs["opponent"] = opponent
-        vec_env = resolve_vec_env(args.vec_env or "auto", env_id, section.n_envs)
+        section, opponent = _new_section(args, algo)
+        vec_env = resolve_vec_env(args.vec_env or "auto", section.env_id, section.n_envs)
         timesteps = args.timesteps or section.n_timesteps
         seed = 0 if args.seed is None else args.seed
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
@@ -242,22 +225,55 @@ def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None =
     setup.resume, setup.resume_buffer, setup.checked, setup.self_play = resume, resume_buffer, checked, self_play
     if make_folder:
         setup.run_dir = new_run_dir(args.log_dir, algo.name, section.env_id)
-        write_yaml(
-            setup.run_dir / CONFIG_NAME,
-            {
-                "algo": algo.name,
-                "env_id": section.env_id,
-                "seed": seed,
-                "device": device,
-                "vec_env": vec_env,
-                "timesteps": timesteps,
-                "resumed_from": str(resume) if resume else None,
-                "save_replay_buffer": args.save_replay_buffer,
-                "opponent": opponent,
-                "hyperparams": section.as_zoo_section(),
-            },
-        )
+        write_yaml(setup.run_dir / CONFIG_NAME, _run_config(setup, opponent))
     return setup
+
+
+def _new_section(args: argparse.Namespace, algo: Algorithm) -> tuple[Section, str | None]:
+    """A new run's section (its config file's, with the command line's changes) and its opponent."""
+    env_id = args.env or DEFAULT_ENV
+    check_env_id(env_id)
+    config = args.config or algo.config_path()
+    section = algo.section(env_id, load_section(config, env_id), parse_overrides(args.hyperparams, "--hyperparams"))
+    section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
+    section.n_envs = args.n_envs or section.n_envs
+    opponent = args.opponent
+    if section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play, unless told otherwise
+        section_opponent = section.env_kwargs.pop("opponent")
+        opponent = opponent or section_opponent
+    if opponent is not None:
+        check_opponent(env_id, opponent)
+    if opponent is not None and opponent != "self":
+        section.env_kwargs["opponent"] = opponent
+    return section, opponent
+
+
+def _resumed_buffer(resume: Path, source_dir: Path, source: dict[str, Any]) -> Path | None:
+    """The replay buffer a resumed run continues with: its source's, when that saved one with the
+    model resumed from (a checkpoint's buffer is not kept)."""
+    if not (source.get("save_replay_buffer") and resume.stem.startswith((FINAL_MODEL, INTERRUPTED_MODEL))):
+        return None
+    buffer = source_dir / REPLAY_BUFFER
+    if not buffer.is_file():
+        print(f"note: {source_dir} asked for its replay buffer but none was saved: it starts empty")
+        return None
+    return buffer
+
+
+def _run_config(setup: RunSetup, opponent: str | None) -> dict[str, Any]:
+    """What a run folder's config.yml records: enough to load its models and to resume it."""
+    return {
+        "algo": setup.algo.name,
+        "env_id": setup.section.env_id,
+        "seed": setup.seed,
+        "device": setup.device,
+        "vec_env": setup.vec_env,
+        "timesteps": setup.timesteps,
+        "resumed_from": str(setup.resume) if setup.resume else None,
+        "save_replay_buffer": setup.save_replay_buffer,
+        "opponent": opponent,
+        "hyperparams": setup.section.as_zoo_section(),
+    }
 
 
 def check_opponent(env_id: str, opponent: str) -> None:
