@@ -104,6 +104,7 @@ class TwoPlayerDuel:
         self.observer, self.observation_space = make_observer(self.physics, obs_type, obs_size, self.clock)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.winner: Any = PLAYING if num_games is None else np.zeros(num_games, dtype=np.int64)
+        self._clock: tuple[Any, Any] = (None, None)  # (the core's steps, the time left they give)
 
     @property
     def steps(self) -> Any:
@@ -120,7 +121,7 @@ class TwoPlayerDuel:
         for row, i in zip(draws, indices):
             rngs[i].random(out=row)
         # What uniform(-1.0, 1.0) computes from the same draws, bit for bit, for all games at once.
-        self.core.reset((-1.0 + 2.0 * draws).T, games)
+        self.core.reset((-1.0 + 2.0 * draws).T, None if games is None else indices)
         self.winner = np.zeros_like(self.winner) if games is None else np.where(games, PLAYING, self.winner)
 
     def play(self, left_actions: Any, right_actions: Any) -> tuple[Any, Any]:
@@ -147,7 +148,11 @@ class TwoPlayerDuel:
 
     def time_left(self) -> Any:
         """The share of the game left (1 at the start, 0 at ``game_steps``): a float or an (N,) array."""
-        return self.xp.maximum(1.0 - self.core.steps / self.game_steps, 0.0)
+        steps, time_left = self._clock
+        if steps is not self.core.steps:  # once per step for both sides' views: the core replaces, never mutates, its steps
+            time_left = self.xp.maximum(1.0 - self.core.steps / self.game_steps, 0.0)
+            self._clock = (self.core.steps, time_left)
+        return time_left
 
     def view(self, side: int) -> SideView:
         """Both balls and the clock as ``side`` sees them."""
