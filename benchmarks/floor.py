@@ -91,6 +91,7 @@ def _network_and_update(
     online, target = QNetwork(spec).to(device), QNetwork(spec).to(device)
     target.load_state_dict(online.state_dict())
     optimizer = torch.optim.Adam(online.parameters(), lr=1e-4, fused=True)
+    parameters = list(online.parameters())
     observations, next_observations = (
         _batch(observation_space, batch_size, device),
         _batch(observation_space, batch_size, device),
@@ -109,7 +110,7 @@ def _network_and_update(
         loss = F.smooth_l1_loss(online(observations).gather(1, actions.unsqueeze(1)).squeeze(1), targets)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(online.parameters(), 10.0)
+        torch.nn.utils.clip_grad_norm_(parameters, 10.0)
         optimizer.step()
 
     return online, update
@@ -148,6 +149,7 @@ def pqn_floor(section: Section, device: str) -> Floor:
     minibatch = config.rollout_steps * section.n_envs // config.n_minibatches
     network = QNetwork(spec).to(torch_device)
     optimizer = torch.optim.Adam(network.parameters(), lr=1e-4, fused=True)
+    parameters = list(network.parameters())
     observations = _batch(observation_space, minibatch, torch_device)
     actions = torch.randint(spec["n_actions"], (minibatch,), device=torch_device)
     returns = torch.randn(minibatch, device=torch_device)
@@ -156,7 +158,7 @@ def pqn_floor(section: Section, device: str) -> Floor:
         loss = F.mse_loss(network(observations).gather(1, actions.unsqueeze(1)).squeeze(1), returns)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(network.parameters(), 10.0)
+        torch.nn.utils.clip_grad_norm_(parameters, 10.0)
         optimizer.step()
 
     act_s = _median_seconds(_acting(network, observation_space, section.n_envs, torch_device), torch_device)

@@ -209,6 +209,8 @@ class ReplayBuffer(_Ring):
 
     def _tensor(self, array: np.ndarray) -> torch.Tensor:
         tensor = torch.from_numpy(array)
+        if self.device.type == "cpu":  # already there: the minibatch's six arrays skip a call each
+            return tensor
         if self._pin:
             tensor = tensor.pin_memory()
         return tensor.to(self.device, non_blocking=True)
