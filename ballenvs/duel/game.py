@@ -21,7 +21,7 @@ from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
 from ballenvs.duel.drawing import draw_duel
 from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, SideView, make_observer, side_view
 from ballenvs.duel.players import make_player
-from ballenvs.game import Game, RenderSpec, Seat
+from ballenvs.game import Game, Player, RenderSpec, Seat
 
 #: The options of both players' game (BallDuel's, less the opponent).
 DUEL_OPTIONS = ("obs_type", "obs_size", "shaping", "ring_radius", "ball_radius")
@@ -221,6 +221,8 @@ class DuelGame(Game):
         duel = self.duel
         opponent_actions = self.opponent.act(duel.seat(RIGHT, rngs))
         reward, terminated = duel.play(actions, opponent_actions)
+        if type(self.opponent).finished is Player.finished:  # most players keep no tally: nothing to compute
+            return reward, terminated, duel.info()
         ended = terminated if active is None else terminated & active  # inactive games are being reset
         if duel.xp.any(ended):
             # The right side's unshaped result: +1 when the left ball went out alone, -1 the other way.
