@@ -115,6 +115,14 @@ def pqn_rate(
     return {"steps_per_s": timed / elapsed, "ep_return": hooks.last, "n_envs": section.n_envs}
 
 
+def _floors(env_id: str, overrides: dict[str, Any], custom_overrides: dict[str, Any], device: str) -> dict[str, float]:
+    return {
+        "sb3": dqn_floor(section_of(env_id, "dqn", overrides), device, double_q=False).steps_per_s,
+        "custom": dqn_floor(section_of(env_id, "custom", custom_overrides), device).steps_per_s,
+        "pqn": pqn_floor(section_of(env_id, "pqn"), device).steps_per_s,
+    }
+
+
 def run(
     envs: list[str],
     steps: int,
@@ -127,16 +135,16 @@ def run(
     custom_overrides = {**overrides, **(custom_overrides or {})}
     rows = []
     for env_id in envs:
-        # Each trainer's floor: its section's arithmetic alone (benchmarks.floor), same device and threads.
-        floors = {
-            "sb3": dqn_floor(section_of(env_id, "dqn", overrides), device, double_q=False).steps_per_s,
-            "custom": dqn_floor(section_of(env_id, "custom", custom_overrides), device).steps_per_s,
-            "pqn": pqn_floor(section_of(env_id, "pqn"), device).steps_per_s,
-        }
         for vec_env in vec_envs:
             best: dict[str, dict[str, float]] = {}
+            floors: dict[str, float] = {}
             names = ("sb3", "custom", "pqn") if vec_env == "native" else ("sb3", "custom")
             for _ in range(rounds):
+                # Each trainer's floor (its section's arithmetic alone, benchmarks.floor, same device and
+                # threads), measured in every round beside the trainers and taken at its best as they are:
+                # on a shared machine one floor measured once moved 2x between runs.
+                for name, floor in _floors(env_id, overrides, custom_overrides, device).items():
+                    floors[name] = max(floors.get(name, 0.0), floor)
                 for name in names:
                     if name == "sb3":
                         result = sb3_rate(env_id, steps, vec_env, overrides, device=device)
