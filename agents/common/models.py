@@ -14,9 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from agents.common.algorithms import ALGORITHMS, algorithm
 from agents.common.errors import UsageError
@@ -32,6 +30,9 @@ from agents.common.runs import (
     model_file,
     read_config,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 MODEL_SUFFIXES = tuple(dict.fromkeys(a.suffix for a in ALGORITHMS.values()))
 
@@ -104,6 +105,8 @@ SNAPSHOT_FORMAT = "ballenvs-snapshot/1"
 
 def save_snapshot(path: Path, steps: int, q: torch.nn.Module, spec: Mapping[str, Any] | None) -> None:
     """A Q-network's weights (and, for our own networks, their spec), weights only."""
+    import torch  # here: finding and reading a model's run needs no torch
+
     state = {"format": SNAPSHOT_FORMAT, "steps": steps, "q": {k: v.detach().cpu() for k, v in q.state_dict().items()}}
     if spec is not None:
         state["spec"] = dict(spec)

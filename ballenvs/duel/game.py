@@ -104,7 +104,7 @@ class TwoPlayerDuel:
         self.observer, self.observation_space = make_observer(self.physics, obs_type, obs_size, self.clock)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.winner: Any = PLAYING if num_games is None else np.zeros(num_games, dtype=np.int64)
-        self._clock: tuple[Any, Any] = (None, None)  # (the core's steps, the time left they give)
+        self._time_left_at: tuple[Any, Any] = (None, None)  # (the core's steps, the time left they give)
 
     @property
     def steps(self) -> Any:
@@ -148,10 +148,10 @@ class TwoPlayerDuel:
 
     def time_left(self) -> Any:
         """The share of the game left (1 at the start, 0 at ``game_steps``): a float or an (N,) array."""
-        steps, time_left = self._clock
+        steps, time_left = self._time_left_at
         if steps is not self.core.steps:  # once per step for both sides' views: the core replaces, never mutates, its steps
             time_left = self.xp.maximum(1.0 - self.core.steps / self.game_steps, 0.0)
-            self._clock = (self.core.steps, time_left)
+            self._time_left_at = (self.core.steps, time_left)
         return time_left
 
     def view(self, side: int) -> SideView:
