@@ -83,6 +83,18 @@ def _median_seconds(piece: Callable[[], Any], device: torch.device, repeats: int
     return sorted(times)[len(times) // 2]
 
 
+def _run_rate(vector_step: Callable[[int], None], env_steps: int, n_envs: int, device: torch.device) -> float:
+    """Env steps per second of ``vector_step(k)`` run for ``env_steps`` env steps in one timed loop:
+    over as long as a trainer's timed round, so that both meet the same load on a shared machine."""
+    count = max(env_steps // n_envs, 1)
+    start = time.perf_counter()
+    for k in range(count):
+        vector_step(k)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return count * n_envs / (time.perf_counter() - start)
+
+
 def _network_and_update(
     spec: dict[str, Any], observation_space: Any, batch_size: int, device: torch.device, double_q: bool, gamma: float
 ) -> tuple[QNetwork, Callable[[], None]]:
@@ -126,22 +138,33 @@ def _acting(network: QNetwork, observation_space: Any, n_envs: int, device: torc
     return act
 
 
-def dqn_floor(section: Section, device: str, double_q: bool | None = None) -> Floor:
+def dqn_floor(section: Section, device: str, double_q: bool | None = None, env_steps: int | None = None) -> Floor:
     """The DQN section's floor; ``double_q``: with Double-DQN targets (None: as the section says,
-    our DQN's default; SB3's DQN has plain targets)."""
+    our DQN's default; SB3's DQN has plain targets). ``env_steps``: its rate timed over that many
+    env steps in one loop, as a trainer's is (else from its pieces' medians)."""
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
     config, spec = q_settings(CustomDQNConfig, section, observation_space, action_space)
     double_q = config.double_q if double_q is None else double_q
     torch_device = torch.device(device)
     network, update = _network_and_update(spec, observation_space, config.batch_size, torch_device, double_q, config.gamma)
-    act_s = _median_seconds(_acting(network, observation_space, section.n_envs, torch_device), torch_device)
-    update_s = _median_seconds(update, torch_device)
-    per_vector_step = act_s + update_s * config.gradient_steps / config.train_freq
-    return Floor(act_s, update_s, section.n_envs / per_vector_step)
+    act = _acting(network, observation_space, section.n_envs, torch_device)
+    act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
+    if env_steps is None:
+        per_vector_step = act_s + update_s * config.gradient_steps / config.train_freq
+        return Floor(act_s, update_s, section.n_envs / per_vector_step)
+
+    def vector_steps(k: int) -> None:  # what a trainer's loop computes, and nothing else
+        act()
+        if (k + 1) % config.train_freq == 0:
+            for _ in range(config.gradient_steps):
+                update()
+
+    return Floor(act_s, update_s, _run_rate(vector_steps, env_steps, section.n_envs, torch_device))
 
 
-def pqn_floor(section: Section, device: str) -> Floor:
-    """The PQN section's floor: a rollout's acting and its epochs of minibatch updates."""
+def pqn_floor(section: Section, device: str, env_steps: int | None = None) -> Floor:
+    """The PQN section's floor: a rollout's acting and its epochs of minibatch updates
+    (``env_steps`` as for :func:`dqn_floor`)."""
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
     config, spec = pqn_settings(section, observation_space, action_space)
     assert isinstance(config, PQNConfig)
@@ -161,10 +184,20 @@ def pqn_floor(section: Section, device: str) -> Floor:
         torch.nn.utils.clip_grad_norm_(parameters, 10.0)
         optimizer.step()
 
-    act_s = _median_seconds(_acting(network, observation_space, section.n_envs, torch_device), torch_device)
-    update_s = _median_seconds(update, torch_device)
-    per_rollout = (config.rollout_steps + 1) * act_s + config.n_epochs * config.n_minibatches * update_s
-    return Floor(act_s, update_s, config.rollout_steps * section.n_envs / per_rollout)
+    act = _acting(network, observation_space, section.n_envs, torch_device)
+    act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
+    if env_steps is None:
+        per_rollout = (config.rollout_steps + 1) * act_s + config.n_epochs * config.n_minibatches * update_s
+        return Floor(act_s, update_s, config.rollout_steps * section.n_envs / per_rollout)
+
+    def vector_steps(k: int) -> None:
+        act()
+        if (k + 1) % config.rollout_steps == 0:
+            act()  # the bootstrap values after the rollout
+            for _ in range(config.n_epochs * config.n_minibatches):
+                update()
+
+    return Floor(act_s, update_s, _run_rate(vector_steps, env_steps, section.n_envs, torch_device))
 
 
 def main(argv: list[str] | None = None) -> dict:

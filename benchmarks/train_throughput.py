@@ -28,6 +28,7 @@ import numpy as np
 
 from agents.common.cli import add_device_flags, resolve_device
 from agents.common.envs import VEC_ENVS, make_vec
+from agents.common.hyperparameters import PQNConfig
 from agents.custom import pqn
 from agents.custom.core import Hooks, Progress, make_steps
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
@@ -103,8 +104,7 @@ def pqn_rate(
     env = make_steps(section.env_id, section.env_kwargs, section.n_envs, seed, "native", section.frame_stack, stagger=True)
     config, spec = pqn.settings(section, env.observation_space, env.action_space)
     agent = pqn.PQNAgent(spec, config, device, seed=seed, amp=amp, compile=compile)
-    rollout = config.rollout_steps * section.n_envs
-    timed = max(steps // rollout, 1) * rollout
+    rollout, timed = config.rollout_steps * section.n_envs, pqn_timed_steps(section, steps)
     progress = Progress(exploration_horizon=rollout + timed)
     hooks = _Returns()
     pqn.learn(agent, env, progress, rollout, hooks)
@@ -115,11 +115,21 @@ def pqn_rate(
     return {"steps_per_s": timed / elapsed, "ep_return": hooks.last, "n_envs": section.n_envs}
 
 
-def _floors(env_id: str, overrides: dict[str, Any], custom_overrides: dict[str, Any], device: str) -> dict[str, float]:
+def pqn_timed_steps(section: Any, steps: int) -> int:
+    """The env steps PQN's round times: whole rollouts, at least one."""
+    rollout = section.algo_kwargs.get("rollout_steps", PQNConfig.rollout_steps) * section.n_envs
+    return max(steps // rollout, 1) * rollout
+
+
+def _floors(
+    env_id: str, steps: int, overrides: dict[str, Any], custom_overrides: dict[str, Any], device: str
+) -> dict[str, float]:
+    """Each trainer's floor, timed over as many env steps as its round."""
+    pqn_section = section_of(env_id, "pqn")
     return {
-        "sb3": dqn_floor(section_of(env_id, "dqn", overrides), device, double_q=False).steps_per_s,
-        "custom": dqn_floor(section_of(env_id, "custom", custom_overrides), device).steps_per_s,
-        "pqn": pqn_floor(section_of(env_id, "pqn"), device).steps_per_s,
+        "sb3": dqn_floor(section_of(env_id, "dqn", overrides), device, double_q=False, env_steps=steps).steps_per_s,
+        "custom": dqn_floor(section_of(env_id, "custom", custom_overrides), device, env_steps=steps).steps_per_s,
+        "pqn": pqn_floor(pqn_section, device, env_steps=pqn_timed_steps(pqn_section, steps)).steps_per_s,
     }
 
 
@@ -141,9 +151,10 @@ def run(
             names = ("sb3", "custom", "pqn") if vec_env == "native" else ("sb3", "custom")
             for _ in range(rounds):
                 # Each trainer's floor (its section's arithmetic alone, benchmarks.floor, same device and
-                # threads), measured in every round beside the trainers and taken at its best as they are:
-                # on a shared machine one floor measured once moved 2x between runs.
-                for name, floor in _floors(env_id, overrides, custom_overrides, device).items():
+                # threads), timed over as many env steps as the trainer's round, in every round beside
+                # the trainers, and taken at its best as they are: a floor timed once, in pieces of a
+                # few milliseconds, moved 2x between runs on a shared machine.
+                for name, floor in _floors(env_id, steps, overrides, custom_overrides, device).items():
                     floors[name] = max(floors.get(name, 0.0), floor)
                 for name in names:
                     if name == "sb3":
