@@ -180,4 +180,3 @@ def _cap_both(xp: Any, lvx: Any, lvy: Any, rvx: Any, rvy: Any, cap: float) -> tu
     n = len(lvx)
     vx, vy = _cap(xp, np.concatenate((lvx, rvx)), np.concatenate((lvy, rvy)), cap)
     return vx[:n], vy[:n], vx[n:], vy[n:]
-
