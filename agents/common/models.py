@@ -122,6 +122,8 @@ def read_snapshot(path: Path, device: str) -> dict[str, Any]:
         raise UsageError(f"{str(path)!r} is not a self-play snapshot (expected format {SNAPSHOT_FORMAT!r})")
     count(state.get("steps"), f"{what}: steps")
     weights = mapping_of(state, what, {"q": dict})["q"]
+    import torch  # torch_weights above has loaded it
+
     if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
         raise UsageError(f"{what}: its weights are not a mapping of tensors")
     return state
