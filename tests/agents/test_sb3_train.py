@@ -297,13 +297,15 @@ def test_linear_learning_rate_is_the_zoos_schedule():
 def test_the_main_command_learns_to_beat_chaser(tmp_path):
     """The main command, whole and with no flags (stable-baselines3's DQN, the Nature CNN on 4
     stacked 36x36 frames, 150k steps against chaser), ends with a final model that beats chaser:
-    over seeds 0-4 the final models won 95-100% of 200 games (benchmarks/RESULTS.md, the main
-    command), where a random player wins none (it wanders out)."""
+    over seeds 0-4 the final models won 96-100% of 200 games (benchmarks/RESULTS.md, the main
+    command); 34 of 40 leaves room for the thread count's floating-point path, not for a model
+    that has not learned."""
     assert run_cli(sb3_train.main, ["--log-dir", str(tmp_path), "--no-progress"]) == 0
     run_dir = tmp_path / "dqn" / "BallDuel-v0_1"
     config = read_config(run_dir)
     assert config["env_id"] == "BallDuel-v0" and config["hyperparams"]["policy"] == "CnnPolicy"
-    assert config["hyperparams"]["env_kwargs"]["obs_size"] == 36 and config["opponent"] == "chaser"
+    env_kwargs = config["hyperparams"]["env_kwargs"]
+    assert env_kwargs["obs_size"] == 36 and env_kwargs["opponent"] == "chaser"
     model, config = load_policy(run_dir / "final_model.zip", run_dir, "cpu")
     result = evaluate(model, config, episodes=40, deterministic=True)
     assert result.outcomes["left"] >= 34, result.summary("BallDuel-v0")
