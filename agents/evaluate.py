@@ -48,10 +48,13 @@ def against_every_builtin(
 
     arena = reference_for(env_id).arena
     player = make_entrant_player(model_entrant(model_path), device, env_id, env_kwargs)
-    print(f"{model_path} against every built-in player of {env_id}: {games} games each, half from each side, seed {seed}")
+    print(
+        f"{model_path} against every built-in player of {env_id} but the planner: {games} games each, "
+        f"half from each side, seed {seed}"
+    )
     print("| opponent | wins | draws | losses | time-outs | win rate |\n|---|---:|---:|---:|---:|---:|")
     table = {}
-    for name in arena.players:
+    for name in arena.yardstick_players:
         table[name] = arena.play_pairs(player, name, games, seed, env_kwargs)
         row = table[name]
         cells = (
@@ -111,7 +114,8 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         default=None,
         help="play against this opponent instead of the run's (games with an opponent option): a built-in player's name, "
         "or another model (a model file, a snapshot or a run folder), playing the other side as it was trained to see it; "
-        "all: a table against every built-in player, --episodes games each, half from each side (always greedy)",
+        "all: a table against every built-in player but the planner (name it alone), --episodes games each, "
+        "half from each side (always greedy)",
     )
     add_device_flags(parser)
     parser.add_argument(

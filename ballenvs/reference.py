@@ -56,6 +56,12 @@ class Arena(ABC):
     #: The built-in players' names, which the env's ``opponent`` option takes.
     players: tuple[str, ...] = ()
 
+    @property
+    def yardstick_players(self) -> tuple[str, ...]:
+        """The built-in players the tools play one after another (evaluations against every
+        built-in, self-play's evaluations): all of them, unless some are too slow for that."""
+        return self.players
+
     @abstractmethod
     def make_player(self, spec: Any, env_kwargs: Mapping[str, Any]) -> Any:
         """A :class:`ballenvs.game.Player`: a built-in one by name, or one around a policy."""
@@ -96,6 +102,11 @@ class Reference:
     def players(self) -> tuple[str, ...]:
         """The built-in players an ``opponent`` option takes; () for games without one."""
         return () if self.arena is None else self.arena.players
+
+    @property
+    def yardstick_players(self) -> tuple[str, ...]:
+        """The built-in players the tools play one after another (:attr:`Arena.yardstick_players`)."""
+        return () if self.arena is None else self.arena.yardstick_players
 
 
 def win_rate(episodes: Episodes, side: str = "left") -> float | None:

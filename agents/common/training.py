@@ -337,7 +337,7 @@ def make_eval_envs(setup: RunSetup, episodes: int) -> dict[str, VecEnv]:
         return {"": make_eval_vec(s.env_id, s.env_kwargs, s.frame_stack, episodes)}
     return {
         name: make_eval_vec(s.env_id, {**s.env_kwargs, "opponent": name}, s.frame_stack, episodes)
-        for name in reference_for(s.env_id).players
+        for name in reference_for(s.env_id).yardstick_players
     }
 
 

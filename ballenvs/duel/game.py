@@ -110,6 +110,11 @@ class TwoPlayerDuel:
     def steps(self) -> Any:
         return self.core.steps
 
+    @property
+    def rules(self) -> dict[str, Any]:
+        """The options that decide a game beyond its physics (what a planner must simulate)."""
+        return {"time_limit_rule": self.time_limit_rule, "game_steps": self.game_steps}
+
     def reset(self, rngs: Sequence[np.random.Generator], games: np.ndarray | None = None) -> None:
         """Restart ``games`` (None: all; else a bool mask); only they draw from their generators."""
         if self.xp is SCALAR:
@@ -202,7 +207,7 @@ class DuelGame(Game):
     def __init__(self, num_games: int | None = None, opponent: Any = "chaser", **duel_options: Any) -> None:
         self.num_games = num_games
         self.duel = TwoPlayerDuel(num_games, **duel_options)
-        self.opponent = make_player(opponent, self.duel.physics)
+        self.opponent = make_player(opponent, self.duel.physics, self.duel.rules)
         self.observation_space = self.duel.observation_space
         self.action_space = self.duel.action_space
         self.render_spec = self.duel.render_spec(self.NAME)

@@ -1,7 +1,8 @@
 """Play built-in (or learned) players against each other, many games at once.
 
     python -m ballenvs.duel.match pusher random --games 200           # one pairing's rates
-    python -m ballenvs.duel.match --round-robin --env BallSumo-v0      # every built-in against every other
+    python -m ballenvs.duel.match --round-robin --env BallSumo-v0      # every built-in against every other, the planner aside
+    python -m ballenvs.duel.match planner lookahead:anchor --env BallSumo-v0 --both-sides
 
 The README's figures come from here.
 """
@@ -17,7 +18,7 @@ import numpy as np
 
 from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.game import DEFAULT_GAME_STEPS, DRAW, DUEL_OPTIONS, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
-from ballenvs.duel.players import BUILTIN_PLAYERS, make_player
+from ballenvs.duel.players import BUILTIN_PLAYERS, YARDSTICK_PLAYERS, make_player
 
 
 def match_results(
@@ -28,7 +29,7 @@ def match_results(
     its length in steps. ``duel_options``: those of :class:`TwoPlayerDuel` (state observations
     unless said)."""
     duel = TwoPlayerDuel(games, **{"obs_type": "state", **duel_options})
-    players = {side: make_player(spec, duel.physics) for side, spec in ((LEFT, left), (RIGHT, right))}
+    players = {side: make_player(spec, duel.physics, duel.rules) for side, spec in ((LEFT, left), (RIGHT, right))}
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(games)]
     duel.reset(rngs)
     for player in players.values():
@@ -130,16 +131,44 @@ def round_robin_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+#: A command line's name for the search exploiter planning against a built-in as its model of the
+#: opponent: ``lookahead:anchor`` (ballenvs.duel.search.Lookahead).
+LOOKAHEAD = "lookahead:"
+
+
+def command_line_player(spec: str, options: dict[str, Any]) -> Any:
+    """A player a command line names under a game's ``options``: a built-in player, or
+    ``lookahead:NAME``, a search player whose model of its opponent is the built-in NAME (the
+    planner aside: simulating its every plan takes hours)."""
+    if spec in BUILTIN_PLAYERS:
+        return spec
+    model = spec[len(LOOKAHEAD) :] if spec.startswith(LOOKAHEAD) else None
+    if model not in YARDSTICK_PLAYERS:
+        raise ValueError(
+            f"player {spec!r}: valid: {', '.join(BUILTIN_PLAYERS)}, or {LOOKAHEAD}NAME with NAME one of "
+            f"{', '.join(YARDSTICK_PLAYERS)}"
+        )
+    from ballenvs.duel.search import Lookahead  # it imports this module's game
+
+    rules = {key: value for key, value in options.items() if key in DUEL_OPTIONS}
+    duel = TwoPlayerDuel(None, **rules)
+    return Lookahead(make_player(model, duel.physics, duel.rules), rules)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m ballenvs.duel.match", description="Win rates of BallDuel's built-in players against each other."
     )
-    parser.add_argument("left", nargs="?", choices=BUILTIN_PLAYERS)
-    parser.add_argument("right", nargs="?", choices=BUILTIN_PLAYERS)
-    parser.add_argument("--round-robin", action="store_true", help="every built-in player against every other")
+    players = f"a built-in player ({', '.join(BUILTIN_PLAYERS)}) or {LOOKAHEAD}NAME (a search player modelling NAME)"
+    parser.add_argument("left", nargs="?", help=players)
+    parser.add_argument("right", nargs="?", help=players)
+    parser.add_argument(
+        "--round-robin", action="store_true", help="every built-in player against every other (the planner aside: name it)"
+    )
     parser.add_argument("--env", default="BallDuel-v0", choices=("BallDuel-v0", "BallSumo-v0"), help="whose rules")
     parser.add_argument("--games", type=int, default=200, help="games per pairing (half from each side in a round robin)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--both-sides", action="store_true", help="two players: half the games from each side")
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error(f"--games must be >= 2, got {args.games}")
@@ -148,11 +177,23 @@ def main(argv: list[str] | None = None) -> None:
         if args.left or args.right:
             parser.error("--round-robin plays every built-in player: name no players")
         print(f"{args.env}, {args.games} games a pairing (half from each side), seed {args.seed}; the first's results:")
-        print(round_robin_table(round_robin(BUILTIN_PLAYERS, args.games, args.seed, **options)))
+        print(round_robin_table(round_robin(YARDSTICK_PLAYERS, args.games, args.seed, **options)))
         return
     if not (args.left and args.right):
         parser.error("name two players (LEFT RIGHT), or use --round-robin")
-    rates = play_matches(args.left, args.right, args.games, args.seed, **options)
+    try:
+        left, right = (command_line_player(spec, options) for spec in (args.left, args.right))
+    except ValueError as error:
+        parser.error(str(error))
+    if args.both_sides:
+        pair = play_pairs(left, right, args.games, args.seed, **options)
+        print(
+            f"{args.left} vs {args.right} over {args.games} games, half from each side: {args.left} won "
+            f"{pair['first_wins']}, {args.right} {pair['second_wins']}, drawn {pair['draws']} "
+            f"({pair['time_outs']} decided at the time limit)"
+        )
+        return
+    rates = play_matches(left, right, args.games, args.seed, **options)
     print(f"{args.left} vs {args.right} over {args.games} games: " + ", ".join(f"{k} {v:.1%}" for k, v in rates.items()))
 
 

@@ -9,7 +9,7 @@ right ball unchanged, and a learned policy can play either side.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -20,9 +20,14 @@ from ballenvs.duel.core import RIGHT, DuelCore, DuelPhysics, DuelState
 from ballenvs.duel.observe import side_view
 from ballenvs.game import Player, Seat
 
-BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion")
-#: The built-in players written by hand (the champion was learned).
-SCRIPTED_PLAYERS = BUILTIN_PLAYERS[:-1]
+BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion", "planner")
+#: The built-in players written by hand that react to what they see (the champion was learned,
+#: the planner searches).
+SCRIPTED_PLAYERS = BUILTIN_PLAYERS[:6]
+#: The built-in players the tools play one after another (yardsticks, evaluations against every
+#: built-in, self-play's evaluations): all but the planner, which simulates thousands of branches
+#: every step (milliseconds a step per game) and is played where it is named.
+YARDSTICK_PLAYERS = BUILTIN_PLAYERS[:-1]
 
 
 def _no_thrust(seat: Seat) -> Any:
@@ -157,6 +162,11 @@ class Sprinter(Player):
         return self.first[score.reshape(k, plans).argmax(axis=1)]
 
 
+def physics_options(physics: DuelPhysics) -> dict[str, float]:
+    """The options of :class:`ballenvs.duel.game.TwoPlayerDuel` that make ``physics``."""
+    return {"ring_radius": physics.ring_radius, "ball_radius": physics.ball_radius, "floor_slope": physics.floor_slope}
+
+
 def _champion(physics: DuelPhysics) -> Player:
     from ballenvs.duel.champion import Champion  # its weights are read on first use only
 
@@ -189,8 +199,16 @@ class PolicyPlayer(Player):
         return actions.astype(np.int64) if xp is NUMPY else int(actions[0])
 
 
-def make_player(spec: str | Any, physics: DuelPhysics) -> Player:
-    """A :class:`Player` from a built-in name, a model with ``predict`` or a callable."""
+def _planner(rules: Mapping[str, Any]) -> Player:
+    from ballenvs.duel.search import Planner  # it simulates the game, whose module imports this one
+
+    return Planner(rules)
+
+
+def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] | None = None) -> Player:
+    """A :class:`Player` from a built-in name, a model with ``predict`` or a callable. ``rules``:
+    the game's options beyond its physics (``time_limit_rule``, ``game_steps``), which the
+    planner simulates (none: no clock)."""
     builtins: dict[str, Callable[[], Player]] = {
         "still": Still,
         "random": RandomPlayer,
@@ -199,6 +217,7 @@ def make_player(spec: str | Any, physics: DuelPhysics) -> Player:
         "anchor": Anchor,
         "sprinter": lambda: Sprinter(physics),
         "champion": lambda: _champion(physics),
+        "planner": lambda: _planner({**physics_options(physics), **(rules or {})}),
     }
     if isinstance(spec, Player):
         return spec

@@ -9,7 +9,7 @@ from typing import Any
 
 from ballenvs.duel.game import DUEL_OPTIONS, TwoPlayerDuel
 from ballenvs.duel.match import play_matches, play_pairs, registered_options
-from ballenvs.duel.players import BUILTIN_PLAYERS, make_player
+from ballenvs.duel.players import BUILTIN_PLAYERS, YARDSTICK_PLAYERS, make_player
 from ballenvs.reference import Arena, Reference, Yardstick, win_rate_score
 
 BASELINE_GAMES = 100
@@ -26,6 +26,10 @@ class DuelArena(Arena):
 
     players = BUILTIN_PLAYERS
 
+    @property
+    def yardstick_players(self) -> tuple[str, ...]:
+        return YARDSTICK_PLAYERS
+
     def __init__(self, env_id: str) -> None:
         self.env_id = env_id
 
@@ -41,7 +45,8 @@ class DuelArena(Arena):
         return TwoPlayerDuel(None, **self.options(env_kwargs))
 
     def make_player(self, spec: Any, env_kwargs: Mapping[str, Any]) -> Any:
-        return make_player(spec, self._duel(env_kwargs).physics)
+        duel = self._duel(env_kwargs)
+        return make_player(spec, duel.physics, duel.rules)
 
     def observer(self, env_kwargs: Mapping[str, Any]) -> Callable[[Any, Any], Any]:
         duel = self._duel(env_kwargs)
@@ -89,7 +94,7 @@ def baselines(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, float]:
     rules = {key: value for key, value in options.items() if key in (*DUEL_OPTIONS, "max_episode_steps")}
     rules.pop("obs_type", None), rules.pop("obs_size", None), rules.pop("shaping", None)
     returns = {}
-    for player in BUILTIN_PLAYERS:
+    for player in YARDSTICK_PLAYERS:
         rates = play_matches(player, opponent, BASELINE_GAMES, seed=0, **rules)
         returns[player] = rates["left_wins"] - rates["right_wins"]
     return returns
@@ -101,7 +106,8 @@ def reference(env_id: str) -> Reference:
         heuristic="pusher",
         baselines=baselines,
         yardsticks=tuple(
-            Yardstick(f"wins vs {name}", {"opponent": name}, win_rate_score("left"), percent=True) for name in BUILTIN_PLAYERS
+            Yardstick(f"wins vs {name}", {"opponent": name}, win_rate_score("left"), percent=True)
+            for name in YARDSTICK_PLAYERS
         ),
         arena=DuelArena(env_id),
     )

@@ -1,20 +1,25 @@
-"""A search exploiter: a player that plans against a model of its opponent, by simulation.
+"""Planning by simulation: the search exploiter (:class:`Lookahead`) and the built-in ``planner``
+(:class:`Planner`), both over the batched core.
 
-Approximate exploitability asks how well the best reply to a fixed player does against it. A
-learned best response (``python -m agents.exploit``) is one estimate; this is the other: at
-every step, for each game, :class:`Lookahead` copies the game into many branches, holds each of
-the 9 actions for each of a few horizons and then heads for the centre (as ``anchor`` does),
-lets the model play the other side in every branch (one batched call per simulated step, for
-all games and branches at once), and takes the first action of the branch that ends best after
-the longest horizon: a win (the sooner the better), else no loss, else its ball further inside
-the ring than the opponent's. It sees only its seat's view and rebuilds the game from it, in
-its own frame (the rules are mirror-symmetric); a model with memory (stacked frames) is
-simulated from an empty memory.
+Every plan copies each game into many branches in the planner's own frame (the rules are
+mirror-symmetric: its ball on the left), holds one of the 9 actions for one of a few horizons and
+then heads for the centre (as ``anchor`` does), and scores each branch where it ends: a win (the
+sooner the better), else no loss, else its ball further inside the ring than the opponent's.
+What plays the other side of the branches is the difference:
+
+- :class:`Lookahead`, the search exploiter of approximate exploitability, lets a model of its
+  opponent play it (one batched call per simulated step, for all games and branches at once) and
+  takes the first action of the best branch. Given the opponent itself as the model, it knows
+  the opponent's next moves; a model with memory (stacked frames) is simulated from an empty one.
+- :class:`Planner` assumes no model. Each of its branches meets every one of the opponent's
+  own hold-and-return replies and a few players of different styles (a charger, a pusher and
+  the learned champion), and it takes the branch whose worst outcome is best: a player that
+  a known reply beats is not chosen while another holds against all of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,12 +28,89 @@ from ballenvs.backend import SCALAR
 from ballenvs.directions import N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT, DuelState
 from ballenvs.duel.game import LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
-from ballenvs.duel.players import Anchor
+from ballenvs.duel.players import YARDSTICK_PLAYERS, Anchor, make_player
 from ballenvs.game import Player, Seat
 
 #: Steps each branch holds its action for: short ones dodge, long ones find the runs off the edge.
 HORIZONS = (3, 8, 16, 30)
 WIN, LOSS = 10.0, -10.0  # beyond any difference of the balls' distances from the centre (a few ring radii)
+#: The players of different styles each :class:`Planner` branch also meets.
+PLANNER_MODELS = ("chaser", "pusher", "champion")
+#: How much a :class:`Planner` branch's mean outcome counts beside its worst, to break ties.
+PLANNER_MEAN_WEIGHT = 0.1
+
+#: The other side's actions at step ``t`` of the simulated games, from its seat there.
+Reply = Callable[[int, Seat], Any]
+
+
+def seat_view(seat: Seat) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """A seat's balls (own, then the other's) and clock as arrays, one game or a batch alike."""
+    view = [np.atleast_1d(np.asarray(value, dtype=np.float64)) for value in seat.view[:8]]
+    time_left = seat.view.time_left
+    return view, None if time_left is None else np.atleast_1d(np.asarray(time_left, dtype=np.float64))
+
+
+class Branches:
+    """Simulates branches of games from a side's view: each branch holds one action for some steps,
+    then heads for the centre, against what ``reply`` plays for the other side."""
+
+    def __init__(self, duel_options: Mapping[str, Any], rng: np.random.Generator) -> None:
+        self.options = dict(duel_options)
+        self.game_steps = TwoPlayerDuel(None, **self.options).game_steps
+        self.rng = rng
+        self.continuation = Anchor()  # after its hold, a branch heads back for the centre
+        self._sims: dict[int, TwoPlayerDuel] = {}  # by batch size: built once, its state set at every plan
+
+    def scores(
+        self, view: list[np.ndarray], time_left: np.ndarray | None, actions: np.ndarray, holds: np.ndarray, reply: Reply
+    ) -> np.ndarray:
+        """(games, branches) scores: every game copied once per entry of ``actions`` and ``holds``."""
+        games, branches = len(view[0]), len(actions)
+        n = games * branches
+        sim = self._sims.get(n) or self._sims.setdefault(n, TwoPlayerDuel(n, **self.options))
+        # Our ball on the left, the opponent's on the right: our frame as the world.
+        own_x, own_y, own_vx, own_vy, other_x, other_y, other_vx, other_vy = view
+        world = DuelState(own_x, own_y, other_x, other_y, own_vx, own_vy, other_vx, other_vy)
+        sim.core.state = DuelState(*(np.repeat(field, branches) for field in world))
+        played = np.zeros(games, dtype=np.int64)
+        if time_left is not None and sim.clock:
+            played = np.rint((1.0 - time_left) * self.game_steps).astype(np.int64)
+        sim.core.steps = np.repeat(played, branches)
+        ours, ours_held = np.tile(actions, games), np.tile(holds, games)
+        score = np.zeros(n)
+        running = np.ones(n, dtype=bool)
+        rngs = [self.rng] * n
+        self.continuation.reset(None)
+        for t in range(int(holds.max())):
+            then = self.continuation.act(sim.seat(LEFT, rngs))
+            theirs = reply(t, sim.seat(RIGHT, rngs))
+            _, terminated = sim.play(np.where(t < ours_held, ours, then), theirs)
+            ended = running & terminated
+            score = np.where(ended & (sim.winner == LEFT_WINS), WIN - t * 1e-3, score)  # sooner wins rank higher
+            score = np.where(ended & (sim.winner == RIGHT_WINS), LOSS + t * 1e-3, score)
+            running &= ~terminated
+            if not running.any():
+                break
+        left, right = sim.core.distances_from_centre()
+        score = np.where(running, (right - left) / sim.physics.ring_radius, score)
+        return score.reshape(games, branches)
+
+
+def hold_branches(horizons: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Branch k holds action ``actions[k]`` for ``holds[k]`` steps: every action for every horizon."""
+    horizons = tuple(horizons)
+    if not horizons or any(not isinstance(h, int) or h < 1 for h in horizons):
+        raise ValueError(f"horizons must be whole numbers of steps >= 1, got {horizons!r}")
+    return np.tile(np.arange(N_ACTIONS), len(horizons)), np.repeat(np.array(horizons), N_ACTIONS)
+
+
+def played_by(player: Player) -> Reply:
+    """The reply of a player that sees each simulated step's seat (the step itself aside)."""
+    return lambda t, seat: player.act(seat)
+
+
+def _played(seat: Seat, actions: np.ndarray) -> Any:
+    return int(actions[0]) if seat.xp is SCALAR else actions
 
 
 class Lookahead(Player):
@@ -39,56 +121,69 @@ class Lookahead(Player):
     def __init__(
         self, model: Player, duel_options: Mapping[str, Any], horizons: Sequence[int] = HORIZONS, seed: int = 0
     ) -> None:
-        self.model, self.options, self.horizons = model, dict(duel_options), tuple(horizons)
-        self.rng = np.random.default_rng(seed)
-        self.continuation = Anchor()  # after its hold, a branch heads back for the centre
-        self.game_steps = TwoPlayerDuel(None, **self.options).game_steps
-        self._sims: dict[int, TwoPlayerDuel] = {}  # by batch size: built once, its state set at every plan
-        # Branch k holds action ACTIONS[k] for HOLDS[k] steps.
-        self.actions = np.tile(np.arange(N_ACTIONS), len(self.horizons))
-        self.holds = np.repeat(np.array(self.horizons), N_ACTIONS)
+        self.model = model
+        self.branches = Branches(duel_options, np.random.default_rng(seed))
+        self.actions, self.holds = hold_branches(horizons)
 
     def act(self, seat: Seat) -> Any:
-        one = seat.xp is SCALAR
-        view = [np.atleast_1d(np.asarray(value, dtype=np.float64)) for value in seat.view[:8]]
-        time_left = None if seat.view.time_left is None else np.atleast_1d(np.asarray(seat.view.time_left, dtype=np.float64))
-        actions = self.plan(view, time_left)
-        return int(actions[0]) if one else actions
+        return _played(seat, self.plan(*seat_view(seat)))
 
     def plan(self, view: list[np.ndarray], time_left: np.ndarray | None) -> np.ndarray:
         """The best first action of every game whose side sees ``view`` (own ball, then the other's)."""
-        games, branches = len(view[0]), len(self.actions)
-        sim = self._sims.get(games) or self._sims.setdefault(games, TwoPlayerDuel(games * branches, **self.options))
-        # Our ball on the left, the opponent's on the right: our frame as the world.
-        own_x, own_y, own_vx, own_vy, other_x, other_y, other_vx, other_vy = view
-        world = DuelState(own_x, own_y, other_x, other_y, own_vx, own_vy, other_vx, other_vy)
-        sim.core.state = DuelState(*(np.repeat(field, branches) for field in world))
-        played = np.zeros(games, dtype=np.int64)
-        if time_left is not None and sim.clock:
-            played = np.rint((1.0 - time_left) * self.game_steps).astype(np.int64)
-        sim.core.steps = np.repeat(played, branches)
-        ours = np.tile(self.actions, games)
-        holds = np.tile(self.holds, games)
-        score = np.zeros(games * branches)
-        running = np.ones(games * branches, dtype=bool)
-        rngs = [self.rng] * (games * branches)
         self.model.reset(None)
-        self.continuation.reset(None)
-        end = max(self.horizons)
-        for t in range(end):
-            then = self.continuation.act(sim.seat(LEFT, rngs))
-            theirs = self.model.act(sim.seat(RIGHT, rngs))
-            _, terminated = sim.play(np.where(t < holds, ours, then), theirs)
-            ended = running & terminated
-            score = np.where(ended & (sim.winner == LEFT_WINS), WIN - t * 1e-3, score)  # sooner wins rank higher
-            score = np.where(ended & (sim.winner == RIGHT_WINS), LOSS + t * 1e-3, score)
-            running &= ~terminated
-            if not running.any():
-                break
-        left, right = sim.core.distances_from_centre()
-        score = np.where(running, (right - left) / sim.physics.ring_radius, score)
-        best = score.reshape(games, branches).argmax(axis=1)
-        return self.actions[best].astype(np.int64)
+        scores = self.branches.scores(view, time_left, self.actions, self.holds, played_by(self.model))
+        return self.actions[scores.argmax(axis=1)].astype(np.int64)
 
     def reset(self, games: np.ndarray | None) -> None:
         self.model.reset(None)
+
+
+class Planner(Player):
+    """The built-in ``planner``: plans every step against no model of its opponent. Each of its
+    branches (:data:`HORIZONS` x 9 actions) meets each of the opponent's own hold-and-return
+    replies (the same 36) and each of ``models`` (built-in names, :data:`PLANNER_MODELS`); it
+    plays the first action of the branch with the best worst outcome (its mean counting
+    :data:`PLANNER_MEAN_WEIGHT` beside it, to break ties). It keeps no memory between steps, and
+    the only randomness it draws is for random models."""
+
+    def __init__(
+        self,
+        duel_options: Mapping[str, Any],
+        horizons: Sequence[int] = HORIZONS,
+        models: Sequence[str] = PLANNER_MODELS,
+        seed: int = 0,
+    ) -> None:
+        self.branches = Branches(duel_options, np.random.default_rng(seed))
+        self.actions, self.holds = hold_branches(horizons)
+        unknown = [name for name in models if name not in YARDSTICK_PLAYERS]
+        if unknown:
+            raise ValueError(f"planner models {unknown!r}: each must be one of {', '.join(YARDSTICK_PLAYERS)}")
+        physics = TwoPlayerDuel(None, **self.branches.options).physics
+        self.models = [make_player(name, physics) for name in models]
+        self.reply_continuation = Anchor()
+        # Every (our branch, their reply) pair, ours the slower index.
+        count = len(self.actions)
+        self.pair_actions, self.pair_holds = np.repeat(self.actions, count), np.repeat(self.holds, count)
+        self.reply_actions, self.reply_holds = np.tile(self.actions, count), np.tile(self.holds, count)
+
+    def act(self, seat: Seat) -> Any:
+        return _played(seat, self.plan(*seat_view(seat)))
+
+    def plan(self, view: list[np.ndarray], time_left: np.ndarray | None) -> np.ndarray:
+        """Each game's first action of the branch whose worst outcome is best."""
+        games, count = len(view[0]), len(self.actions)
+        replies_held = np.tile(self.reply_holds, games)
+        replies = np.tile(self.reply_actions, games)
+        self.reply_continuation.reset(None)
+
+        def hold_and_return(t: int, seat: Seat) -> Any:
+            return np.where(t < replies_held, replies, self.reply_continuation.act(seat))
+
+        outcomes = [self.branches.scores(view, time_left, self.pair_actions, self.pair_holds, hold_and_return)]
+        for model in self.models:
+            model.reset(None)
+            scores = self.branches.scores(view, time_left, self.actions, self.holds, played_by(model))
+            outcomes.append(scores[:, :, None])
+        table = np.concatenate([outcomes[0].reshape(games, count, count), *outcomes[1:]], axis=2)
+        value = table.min(axis=2) + PLANNER_MEAN_WEIGHT * table.mean(axis=2)
+        return self.actions[value.argmax(axis=1)].astype(np.int64)

@@ -5,12 +5,14 @@ bit for bit."""
 from __future__ import annotations
 
 import hashlib
+import re
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import ballenvs  # noqa: F401  (registers the ids)
+from ballenvs.directions import ACTION_NAMES
 from ballenvs.duel.core import LEFT, RIGHT, DuelState
 from ballenvs.duel.game import DRAW, LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.duel.match import main as match_main
@@ -238,7 +240,7 @@ def test_the_round_robin_prints_every_pairing(capsys):
     match_main(["--round-robin", "--env", "BallSumo-v0", "--games", "2"])
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| first")]
-    names = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion")
+    names = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion")  # the planner is named, not in turn
     assert len(rows) == len(names) * (len(names) - 1) // 2
     assert "| anchor | sprinter | 2 | 0 | 0 | 2 |" in out
 
@@ -268,3 +270,80 @@ print("played")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "played" in done.stdout, done.stderr
+
+
+def _planner(duel: TwoPlayerDuel):
+    return make_player("planner", duel.physics, duel.rules)
+
+
+def test_the_planner_acts_the_same_one_game_at_a_time_or_batched():
+    duel_one, duel_many = TwoPlayerDuel(None, obs_type="state", **SUMO_RULES), TwoPlayerDuel(3, obs_type="state", **SUMO_RULES)
+    rngs = [np.random.default_rng(k) for k in range(3)]
+    duel_many.reset(rngs)
+    one_player, many_player = _planner(duel_one), _planner(duel_many)
+    for _ in range(4):
+        actions = many_player.act(duel_many.seat(LEFT, rngs))
+        for k in range(3):
+            duel_one.core.state = DuelState(*(float(field[k]) for field in duel_many.core.state))
+            duel_one.core.steps = int(duel_many.core.steps[k])
+            action = one_player.act(duel_one.seat(LEFT, [rngs[k]]))
+            assert isinstance(action, int) and action == actions[k]
+        duel_many.play(actions, many_player.act(duel_many.seat(RIGHT, rngs)))
+
+
+def test_the_planner_brakes_a_run_off_the_edge():
+    """Its ball near the east edge and running east; standing still loses: it thrusts west."""
+    duel = TwoPlayerDuel(None, obs_type="state", **SUMO_RULES)
+    duel.core.state = DuelState(0.8, 0.0, -0.5, 0.0, 0.04, 0.0, 0.0, 0.0)
+    action = _planner(duel).act(duel.seat(LEFT, [np.random.default_rng(0)]))
+    assert ACTION_NAMES[action] in ("W", "NW", "SW"), ACTION_NAMES[action]
+
+
+@pytest.mark.parametrize("opponent", ["champion", "pusher"])
+def test_the_planner_beats_the_champion_and_pusher(opponent):
+    """The planner, which models no opponent, against the learned champion and against pusher (its
+    hardest script; README, The planner): most games, half from each side."""
+    result = play_pairs("planner", opponent, games=6, seed=3, **registered_options("BallSumo-v0"))
+    assert result["first_wins"] >= 5, result
+
+
+def test_the_planner_is_an_opponent_by_name_and_no_yardstick():
+    from ballenvs.reference import reference_for
+
+    env = gym.make("BallSumo-v0", opponent="planner", obs_type="state")
+    env.reset(seed=0)
+    _, _, terminated, truncated, info = env.step(0)
+    assert not (terminated or truncated) and info["winner"] is None
+    env.close()
+    reference = reference_for("BallSumo-v0")
+    assert "planner" in reference.players and "planner" not in reference.yardstick_players
+    assert [y.name for y in reference.yardsticks] == [f"wins vs {name}" for name in reference.yardstick_players]
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        ({"models": ("planner",)}, "planner models ['planner']: each must be one of still, random,"),
+        ({"horizons": (0, 8)}, "horizons must be whole numbers of steps >= 1, got (0, 8)"),
+    ],
+)
+def test_the_planner_refuses_bad_options(options, message):
+    from ballenvs.duel.search import Planner
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Planner(SUMO_RULES, **options)
+
+
+def test_the_match_command_plays_a_search_player_from_both_sides(capsys):
+    match_main(["lookahead:still", "still", "--env", "BallSumo-v0", "--games", "4", "--both-sides"])
+    out = capsys.readouterr().out
+    assert "lookahead:still vs still over 4 games, half from each side: lookahead:still won 4, still 0, drawn 0" in out
+
+
+@pytest.mark.parametrize("spec", ["nobody", "lookahead:planner", "lookahead:"])
+def test_the_match_command_refuses_an_unknown_player_naming_the_valid_ones(capsys, spec):
+    with pytest.raises(SystemExit) as stopped:
+        match_main([spec, "still", "--env", "BallSumo-v0"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"player {spec!r}: valid: still, random," in err and "lookahead:NAME with NAME one of" in err
