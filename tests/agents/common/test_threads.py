@@ -60,6 +60,19 @@ def test_importing_agents_makes_torchs_idle_threads_sleep_unless_the_user_chose(
     assert _wait_policy_in_a_fresh_process({**env, "OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE"
 
 
+def test_importing_agents_keeps_numpys_blas_on_one_thread_unless_the_user_chose():
+    import os
+
+    code = "import agents, os, numpy; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+
+    def blas_threads(env: dict[str, str]) -> str:
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    assert blas_threads(env) == "1"
+    assert blas_threads({**env, "OPENBLAS_NUM_THREADS": "2"}) == "2"
+
+
 def test_a_trainer_prints_its_thread_choice_beside_the_device(tmp_path):
     argv = ["--env", "UAVGrid-v0", "--timesteps", "64", "--n-envs", "2", "--threads", "1", "--log-dir", str(tmp_path)]
     argv += ["--hyperparams", "learning_starts=32", "buffer_size=100", "--eval-freq", "0", "--save-freq", "0", "--no-progress"]
