@@ -71,8 +71,8 @@ class BallDuelEnv(GameEnv):
       retreats from the edge), ``"anchor"`` (holds the centre, braking as it comes),
       ``"sprinter"`` (plans 40 steps ahead against a model of pusher), ``"champion"`` (a
       learned player shipped in the package, run with numpy), ``"planner"`` (plans 30 steps
-      ahead against the worst of many replies, modelling no opponent: the strongest, and
-      milliseconds a step per game); or any object with
+      ahead against the worst of many replies, modelling no opponent; milliseconds a step
+      per game); or any object with
       ``predict(obs, deterministic=True)`` (a stable-baselines3 model), or a callable
       ``obs -> action``. Policies see the right ball's mirrored observation
       (:meth:`opponent_observation`), so one policy plays either side; the built-ins read

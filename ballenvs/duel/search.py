@@ -13,8 +13,8 @@ What plays the other side of the branches is the difference:
   the opponent's next moves; a model with memory (stacked frames) is simulated from an empty one.
 - :class:`Planner` assumes no model. Each of its branches meets every one of the opponent's
   own hold-and-return replies and a few players of different styles (a charger, a pusher and
-  the learned champion), and it takes the branch whose worst outcome is best: a player that
-  a known reply beats is not chosen while another holds against all of them.
+  the learned champion), and it takes the branch whose worst outcome is best: a branch that
+  one of those replies beats is not chosen while another holds against all of them.
 """
 
 from __future__ import annotations

@@ -185,7 +185,8 @@ def test_self_play_needs_an_opponent_and_the_native_vector_env(tmp_path, capsys)
         (["--opponent", "self", "--hyperparams", "self_play=dict(window=0)"], "self_play window=0 must be an integer >= 1"),
         (
             ["--opponent", "bully"],
-            "unknown opponent 'bully' for BallDuel-v0; valid: still, random, chaser, pusher, anchor, sprinter, champion, planner, self",
+            "unknown opponent 'bully' for BallDuel-v0; valid: still, random, chaser, pusher, anchor, sprinter, champion, "
+            "planner, self",
         ),
     ]:
         assert run_cli(custom_train.main, [*argv, "--log-dir", str(tmp_path)]) == 2
@@ -277,7 +278,8 @@ def test_an_unknown_scripted_player_names_the_exploiter_too():
     from agents.common.hyperparameters import SelfPlay
     from agents.twoplayer.selfplay import make_opponent
 
-    valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion, planner\), exploiter .*, a model file or a run folder"
+    valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion, planner\), exploiter .*, "
+    valid += "a model file or a run folder"
     with pytest.raises(UsageError, match="'nobody' is none of the built-in players of BallSumo-v0 " + valid):
         make_opponent(SelfPlay.from_config("dict(scripted='nobody')"), "BallSumo-v0", {}, None, "cpu")
 
