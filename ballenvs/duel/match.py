@@ -136,10 +136,10 @@ def round_robin_table(rows: list[dict[str, Any]]) -> str:
 LOOKAHEAD = "lookahead:"
 
 
-def command_line_player(spec: str, options: dict[str, Any]) -> Any:
-    """A player a command line names under a game's ``options``: a built-in player, or
-    ``lookahead:NAME``, a search player whose model of its opponent is the built-in NAME (the
-    planner aside: simulating its every plan takes hours)."""
+def command_line_player(spec: str, env_id: str) -> Any:
+    """A player a command line names for ``env_id``'s game: a built-in player, or
+    ``lookahead:NAME``, the game's search exploiter with the built-in NAME as its model of the
+    opponent (the planner aside: simulating its every plan takes hours)."""
     if spec in BUILTIN_PLAYERS:
         return spec
     model = spec[len(LOOKAHEAD) :] if spec.startswith(LOOKAHEAD) else None
@@ -148,11 +148,10 @@ def command_line_player(spec: str, options: dict[str, Any]) -> Any:
             f"player {spec!r}: valid: {', '.join(BUILTIN_PLAYERS)}, or {LOOKAHEAD}NAME with NAME one of "
             f"{', '.join(YARDSTICK_PLAYERS)}"
         )
-    from ballenvs.duel.search import Lookahead  # it imports this module's game
+    from ballenvs.duel.reference import DuelArena  # it imports this module
 
-    rules = {key: value for key, value in options.items() if key in DUEL_OPTIONS}
-    duel = TwoPlayerDuel(None, **rules)
-    return Lookahead(make_player(model, duel.physics, duel.rules), rules)
+    arena = DuelArena(env_id)
+    return arena.search_exploiter(arena.make_player(model, {}), {}, seed=0)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -182,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.left and args.right):
         parser.error("name two players (LEFT RIGHT), or use --round-robin")
     try:
-        left, right = (command_line_player(spec, options) for spec in (args.left, args.right))
+        left, right = (command_line_player(spec, args.env) for spec in (args.left, args.right))
     except ValueError as error:
         parser.error(str(error))
     if args.both_sides:

@@ -56,7 +56,8 @@ class Branches:
 
     def __init__(self, duel_options: Mapping[str, Any], rng: np.random.Generator) -> None:
         self.options = dict(duel_options)
-        self.game_steps = TwoPlayerDuel(None, **self.options).game_steps
+        one_game = TwoPlayerDuel(None, **self.options)
+        self.game_steps, self.physics = one_game.game_steps, one_game.physics
         self.rng = rng
         self.continuation = Anchor()  # after its hold, a branch heads back for the centre
         self._sims: dict[int, TwoPlayerDuel] = {}  # by batch size: built once, its state set at every plan
@@ -158,9 +159,7 @@ class Planner(Player):
         unknown = [name for name in models if name not in YARDSTICK_PLAYERS]
         if unknown:
             raise ValueError(f"planner models {unknown!r}: each must be one of {', '.join(YARDSTICK_PLAYERS)}")
-        physics = TwoPlayerDuel(None, **self.branches.options).physics
-        self.models = [make_player(name, physics) for name in models]
-        self.reply_continuation = Anchor()
+        self.models = [make_player(name, self.branches.physics) for name in models]
         # Every (our branch, their reply) pair, ours the slower index.
         count = len(self.actions)
         self.pair_actions, self.pair_holds = np.repeat(self.actions, count), np.repeat(self.holds, count)
@@ -174,10 +173,10 @@ class Planner(Player):
         games, count = len(view[0]), len(self.actions)
         replies_held = np.tile(self.reply_holds, games)
         replies = np.tile(self.reply_actions, games)
-        self.reply_continuation.reset(None)
+        back_to_centre = self.branches.continuation  # memoryless: the same player serves both sides
 
         def hold_and_return(t: int, seat: Seat) -> Any:
-            return np.where(t < replies_held, replies, self.reply_continuation.act(seat))
+            return np.where(t < replies_held, replies, back_to_centre.act(seat))
 
         outcomes = [self.branches.scores(view, time_left, self.pair_actions, self.pair_holds, hold_and_return)]
         for model in self.models:
