@@ -10,7 +10,7 @@ import sys
 
 # Before anything imports numpy: its OpenBLAS threads spin while they wait as torch's do. The matrix
 # products numpy runs here are small (the champion's MLP, a few hundred rows), and on 2 cores with
-# one busy they ran 10-18x slower on 2 threads than on 1 (benchmarks/RESULTS.md, "The planner").
+# one busy they ran 9-18x slower on 2 threads than on 1 (benchmarks/RESULTS.md, "The planner").
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 _NEEDS = ("yaml", "torch", "stable_baselines3", "tqdm", "matplotlib")
