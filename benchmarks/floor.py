@@ -45,11 +45,12 @@ REPEATS = 7  # timed repetitions of each piece; the median counts
 
 @dataclass
 class Floor:
-    """A section's arithmetic: its pieces' median seconds, and the env steps per second they allow."""
+    """A section's arithmetic: the env steps per second it allows, and its pieces' median seconds
+    (None when the rate was timed as one loop, which does not time the pieces)."""
 
-    act_s: float  # one forward pass acting for all envs
-    update_s: float  # one update of a batch (DQN) or minibatch (PQN)
     steps_per_s: float
+    act_s: float | None = None  # one forward pass acting for all envs
+    update_s: float | None = None  # one update of a batch (DQN) or minibatch (PQN)
 
 
 def section_of(env_id: str, algo: str, overrides: dict[str, Any] | None = None) -> Section:
@@ -148,10 +149,10 @@ def dqn_floor(section: Section, device: str, double_q: bool | None = None, env_s
     torch_device = torch.device(device)
     network, update = _network_and_update(spec, observation_space, config.batch_size, torch_device, double_q, config.gamma)
     act = _acting(network, observation_space, section.n_envs, torch_device)
-    act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
     if env_steps is None:
+        act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
         per_vector_step = act_s + update_s * config.gradient_steps / config.train_freq
-        return Floor(act_s, update_s, section.n_envs / per_vector_step)
+        return Floor(section.n_envs / per_vector_step, act_s, update_s)
 
     def vector_steps(k: int) -> None:  # what a trainer's loop computes, and nothing else
         act()
@@ -159,12 +160,18 @@ def dqn_floor(section: Section, device: str, double_q: bool | None = None, env_s
             for _ in range(config.gradient_steps):
                 update()
 
-    return Floor(act_s, update_s, _run_rate(vector_steps, env_steps, section.n_envs, torch_device))
+    return Floor(_run_rate(vector_steps, env_steps, section.n_envs, torch_device))
+
+
+def whole_rollouts(config: PQNConfig, n_envs: int, env_steps: int) -> int:
+    """``env_steps`` rounded down to whole PQN rollouts of ``config``, at least one."""
+    rollout = config.rollout_steps * n_envs
+    return max(env_steps // rollout, 1) * rollout
 
 
 def pqn_floor(section: Section, device: str, env_steps: int | None = None) -> Floor:
     """The PQN section's floor: a rollout's acting and its epochs of minibatch updates
-    (``env_steps`` as for :func:`dqn_floor`)."""
+    (``env_steps`` as for :func:`dqn_floor`, in whole rollouts: :func:`whole_rollouts`)."""
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
     config, spec = pqn_settings(section, observation_space, action_space)
     assert isinstance(config, PQNConfig)
@@ -185,10 +192,10 @@ def pqn_floor(section: Section, device: str, env_steps: int | None = None) -> Fl
         optimizer.step()
 
     act = _acting(network, observation_space, section.n_envs, torch_device)
-    act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
     if env_steps is None:
+        act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
         per_rollout = (config.rollout_steps + 1) * act_s + config.n_epochs * config.n_minibatches * update_s
-        return Floor(act_s, update_s, config.rollout_steps * section.n_envs / per_rollout)
+        return Floor(config.rollout_steps * section.n_envs / per_rollout, act_s, update_s)
 
     def vector_steps(k: int) -> None:
         act()
@@ -197,7 +204,8 @@ def pqn_floor(section: Section, device: str, env_steps: int | None = None) -> Fl
             for _ in range(config.n_epochs * config.n_minibatches):
                 update()
 
-    return Floor(act_s, update_s, _run_rate(vector_steps, env_steps, section.n_envs, torch_device))
+    timed = whole_rollouts(config, section.n_envs, env_steps)
+    return Floor(_run_rate(vector_steps, timed, section.n_envs, torch_device))
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -217,6 +225,7 @@ def main(argv: list[str] | None = None) -> dict:
             ("pqn", pqn_floor(section_of(env_id, "pqn"), device)),
         ):
             rows.append({"env": env_id, "algo": name, **floor.__dict__})
+            assert floor.act_s is not None and floor.update_s is not None  # timed in pieces
             print(
                 row(f"{env_id} {name}", f"{floor.act_s * 1e3:.2f}", f"{floor.update_s * 1e3:.2f}", f"{floor.steps_per_s:,.0f}")
             )

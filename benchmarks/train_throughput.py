@@ -28,13 +28,12 @@ import numpy as np
 
 from agents.common.cli import add_device_flags, resolve_device
 from agents.common.envs import VEC_ENVS, make_vec
-from agents.common.hyperparameters import PQNConfig
 from agents.custom import pqn
 from agents.custom.core import Hooks, Progress, make_steps
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.sb3.dqn import build_dqn
 from benchmarks.common import machine, row, write_json
-from benchmarks.floor import dqn_floor, pqn_floor, section_of
+from benchmarks.floor import dqn_floor, pqn_floor, section_of, whole_rollouts
 
 WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed
 
@@ -104,7 +103,7 @@ def pqn_rate(
     env = make_steps(section.env_id, section.env_kwargs, section.n_envs, seed, "native", section.frame_stack, stagger=True)
     config, spec = pqn.settings(section, env.observation_space, env.action_space)
     agent = pqn.PQNAgent(spec, config, device, seed=seed, amp=amp, compile=compile)
-    rollout, timed = config.rollout_steps * section.n_envs, pqn_timed_steps(section, steps)
+    rollout, timed = config.rollout_steps * section.n_envs, whole_rollouts(config, section.n_envs, steps)
     progress = Progress(exploration_horizon=rollout + timed)
     hooks = _Returns()
     pqn.learn(agent, env, progress, rollout, hooks)
@@ -115,21 +114,14 @@ def pqn_rate(
     return {"steps_per_s": timed / elapsed, "ep_return": hooks.last, "n_envs": section.n_envs}
 
 
-def pqn_timed_steps(section: Any, steps: int) -> int:
-    """The env steps PQN's round times: whole rollouts, at least one."""
-    rollout = section.algo_kwargs.get("rollout_steps", PQNConfig.rollout_steps) * section.n_envs
-    return max(steps // rollout, 1) * rollout
-
-
 def _floors(
     env_id: str, steps: int, overrides: dict[str, Any], custom_overrides: dict[str, Any], device: str
 ) -> dict[str, float]:
     """Each trainer's floor, timed over as many env steps as its round."""
-    pqn_section = section_of(env_id, "pqn")
     return {
         "sb3": dqn_floor(section_of(env_id, "dqn", overrides), device, double_q=False, env_steps=steps).steps_per_s,
         "custom": dqn_floor(section_of(env_id, "custom", custom_overrides), device, env_steps=steps).steps_per_s,
-        "pqn": pqn_floor(pqn_section, device, env_steps=pqn_timed_steps(pqn_section, steps)).steps_per_s,
+        "pqn": pqn_floor(section_of(env_id, "pqn"), device, env_steps=steps).steps_per_s,
     }
 
 
