@@ -1,0 +1,149 @@
+"""Players of styles none of BallDuel's built-ins has, as a held-out test of robustness.
+
+    python -m benchmarks.outsiders [PLAYER] [--games 200] [--env BallSumo-v0] [--only NAME ...]
+
+Written after the planner's settings were chosen and never used to choose them: a player tuned
+against the built-ins meets these as it would meet players written outside this repository.
+Each plays ``--games`` games against PLAYER (a built-in name, default ``planner``), half from
+each side, on the same seeded starts as ``ballenvs.duel.match``. Every one is a few lines over
+the side's view (own ball, the other's, the clock), in its own frame.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+
+from ballenvs.directions import heading_to_action
+from ballenvs.duel.match import play_pairs, registered_options
+from ballenvs.game import Player, Seat
+
+
+def _home(view: Any, lead: float = 8.0) -> tuple[Any, Any]:
+    """The heading back to the centre, braking against its own velocity (as anchor)."""
+    return -view.own_x - lead * view.own_vx, -view.own_y - lead * view.own_vy
+
+
+class Interposer(Player):
+    """Sits a little inside the other ball, on its line to the centre, braking."""
+
+    def act(self, seat: Seat) -> Any:
+        v, xp = seat.view, seat.xp
+        norm = xp.maximum(xp.sqrt(v.other_x**2 + v.other_y**2), 1e-9)
+        reach = xp.minimum(0.15, norm * 0.5) / norm
+        return heading_to_action(xp, v.other_x * reach - v.own_x - 6 * v.own_vx, v.other_y * reach - v.own_y - 6 * v.own_vy)
+
+
+class Rammer(Player):
+    """Charges at where the other ball will be in 6 steps; heads home past 0.7 ring radii."""
+
+    def act(self, seat: Seat) -> Any:
+        v, xp = seat.view, seat.xp
+        near_edge = v.own_x**2 + v.own_y**2 > 0.7**2
+        home_x, home_y = _home(v)
+        charge_x, charge_y = v.other_x + 6 * v.other_vx - v.own_x, v.other_y + 6 * v.other_vy - v.own_y
+        return heading_to_action(xp, xp.where(near_edge, home_x, charge_x), xp.where(near_edge, home_y, charge_y))
+
+
+class ClockWatcher(Player):
+    """Holds the centre; charges when it is the further out with under 40% of the game left."""
+
+    def act(self, seat: Seat) -> Any:
+        v, xp = seat.view, seat.xp
+        time_left = 1.0 if v.time_left is None else v.time_left
+        charge = (v.own_x**2 + v.own_y**2 > v.other_x**2 + v.other_y**2) & (time_left < 0.4)
+        home_x, home_y = _home(v)
+        return heading_to_action(
+            xp, xp.where(charge, v.other_x - v.own_x, home_x), xp.where(charge, v.other_y - v.own_y, home_y)
+        )
+
+
+class Feinter(Player):
+    """Holds the centre for 10 steps, charges for 5, and again."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def reset(self, games: np.ndarray | None) -> None:
+        if games is None:
+            self.steps = 0
+
+    def act(self, seat: Seat) -> Any:
+        v, xp = seat.view, seat.xp
+        self.steps += 1
+        if self.steps % 15 >= 10:
+            return heading_to_action(xp, v.other_x - v.own_x, v.other_y - v.own_y)
+        return heading_to_action(xp, *_home(v))
+
+
+class LeadChaser(Player):
+    """Chases the other ball with its own velocity allowed for, so it brakes as it arrives."""
+
+    def act(self, seat: Seat) -> Any:
+        v, xp = seat.view, seat.xp
+        return heading_to_action(xp, v.other_x - v.own_x - 4 * v.own_vx, v.other_y - v.own_y - 4 * v.own_vy)
+
+
+class CoinToss(Player):
+    """Each step anchor's move or chaser's, by a coin of its own (seeded)."""
+
+    def __init__(self, seed: int = 123) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, seat: Seat) -> Any:
+        v, xp = seat.view, seat.xp
+        chase = self.rng.random(np.shape(v.own_x)) < 0.5
+        home_x, home_y = _home(v)
+        return heading_to_action(
+            xp, xp.where(chase, v.other_x - v.own_x, home_x), xp.where(chase, v.other_y - v.own_y, home_y)
+        )
+
+
+class Shover(Player):
+    """Holds the centre; when the other ball is within 0.35 ring radii, shoves it outward."""
+
+    def act(self, seat: Seat) -> Any:
+        v, xp = seat.view, seat.xp
+        to_x, to_y = v.other_x - v.own_x, v.other_y - v.own_y
+        close = to_x * to_x + to_y * to_y < 0.35**2
+        home_x, home_y = _home(v, lead=5.0)
+        return heading_to_action(
+            xp, xp.where(close, to_x + 0.5 * v.other_x, home_x), xp.where(close, to_y + 0.5 * v.other_y, home_y)
+        )
+
+
+OUTSIDERS: dict[str, type[Player]] = {
+    "interposer": Interposer,
+    "rammer": Rammer,
+    "clockwatcher": ClockWatcher,
+    "feinter": Feinter,
+    "leadchaser": LeadChaser,
+    "cointoss": CoinToss,
+    "shover": Shover,
+}
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.outsiders", description=__doc__.split("\n\n")[0])
+    parser.add_argument("player", nargs="?", default="planner", help="a built-in player (default: planner)")
+    parser.add_argument("--games", type=int, default=200, help="games against each (half from each side)")
+    parser.add_argument("--env", default="BallSumo-v0", help="whose rules")
+    parser.add_argument("--only", nargs="+", choices=list(OUTSIDERS), default=list(OUTSIDERS))
+    args = parser.parse_args(argv)
+    options = registered_options(args.env)
+    print(f"{args.player} against the outsiders on {args.env}, {args.games} games each, half from each side")
+    print(f"| outsider | {args.player} wins | draws | {args.player} losses | decided at the clock | {args.player} win rate |")
+    print("|---|---:|---:|---:|---:|---:|")
+    rows = []
+    for name in args.only:
+        pair = play_pairs(args.player, OUTSIDERS[name](), args.games, 0, **options)
+        rows.append({"outsider": name, **pair})
+        wins, draws, losses = pair["first_wins"], pair["draws"], pair["second_wins"]
+        print(f"| {name} | {wins} | {draws} | {losses} | {pair['time_outs']} | {wins / args.games:.1%} |", flush=True)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
