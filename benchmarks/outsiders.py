@@ -18,12 +18,11 @@ import numpy as np
 
 from ballenvs.directions import heading_to_action
 from ballenvs.duel.match import play_pairs, registered_options
+from ballenvs.duel.players import Anchor, Chaser
 from ballenvs.game import Player, Seat
 
-
-def _home(view: Any, lead: float = 8.0) -> tuple[Any, Any]:
-    """The heading back to the centre, braking against its own velocity (as anchor)."""
-    return -view.own_x - lead * view.own_vx, -view.own_y - lead * view.own_vy
+# Memoryless built-ins whose moves the outsiders mix: home to the centre, braking, and a charge.
+HOME, CHARGE = Anchor(), Chaser()
 
 
 class Interposer(Player):
@@ -42,9 +41,8 @@ class Rammer(Player):
     def act(self, seat: Seat) -> Any:
         v, xp = seat.view, seat.xp
         near_edge = v.own_x**2 + v.own_y**2 > 0.7**2
-        home_x, home_y = _home(v)
-        charge_x, charge_y = v.other_x + 6 * v.other_vx - v.own_x, v.other_y + 6 * v.other_vy - v.own_y
-        return heading_to_action(xp, xp.where(near_edge, home_x, charge_x), xp.where(near_edge, home_y, charge_y))
+        charge = heading_to_action(xp, v.other_x + 6 * v.other_vx - v.own_x, v.other_y + 6 * v.other_vy - v.own_y)
+        return xp.where(near_edge, HOME.act(seat), charge)
 
 
 class ClockWatcher(Player):
@@ -54,10 +52,7 @@ class ClockWatcher(Player):
         v, xp = seat.view, seat.xp
         time_left = 1.0 if v.time_left is None else v.time_left
         charge = (v.own_x**2 + v.own_y**2 > v.other_x**2 + v.other_y**2) & (time_left < 0.4)
-        home_x, home_y = _home(v)
-        return heading_to_action(
-            xp, xp.where(charge, v.other_x - v.own_x, home_x), xp.where(charge, v.other_y - v.own_y, home_y)
-        )
+        return xp.where(charge, CHARGE.act(seat), HOME.act(seat))
 
 
 class Feinter(Player):
@@ -71,11 +66,8 @@ class Feinter(Player):
             self.steps = 0
 
     def act(self, seat: Seat) -> Any:
-        v, xp = seat.view, seat.xp
         self.steps += 1
-        if self.steps % 15 >= 10:
-            return heading_to_action(xp, v.other_x - v.own_x, v.other_y - v.own_y)
-        return heading_to_action(xp, *_home(v))
+        return (CHARGE if self.steps % 15 >= 10 else HOME).act(seat)
 
 
 class LeadChaser(Player):
@@ -93,12 +85,8 @@ class CoinToss(Player):
         self.rng = np.random.default_rng(seed)
 
     def act(self, seat: Seat) -> Any:
-        v, xp = seat.view, seat.xp
-        chase = self.rng.random(np.shape(v.own_x)) < 0.5
-        home_x, home_y = _home(v)
-        return heading_to_action(
-            xp, xp.where(chase, v.other_x - v.own_x, home_x), xp.where(chase, v.other_y - v.own_y, home_y)
-        )
+        chase = self.rng.random(np.shape(seat.view.own_x)) < 0.5
+        return seat.xp.where(chase, CHARGE.act(seat), HOME.act(seat))
 
 
 class Shover(Player):
@@ -108,7 +96,7 @@ class Shover(Player):
         v, xp = seat.view, seat.xp
         to_x, to_y = v.other_x - v.own_x, v.other_y - v.own_y
         close = to_x * to_x + to_y * to_y < 0.35**2
-        home_x, home_y = _home(v, lead=5.0)
+        home_x, home_y = -v.own_x - 5 * v.own_vx, -v.own_y - 5 * v.own_vy  # anchor's, braking less
         return heading_to_action(
             xp, xp.where(close, to_x + 0.5 * v.other_x, home_x), xp.where(close, to_y + 0.5 * v.other_y, home_y)
         )
