@@ -104,6 +104,10 @@ class Seat(NamedTuple):
 class Player:
     """Chooses one side's actions for one game or a batch, in that side's frame."""
 
+    #: Whether :meth:`act` reads the view's clock (the share of the game left). A player that
+    #: says False is seated without it, so a game whose own rules have no clock computes none.
+    reads_clock: ClassVar[bool] = True
+
     def act(self, seat: Seat) -> Any:
         """An action (one game) or an (N,) int64 array of them."""
         raise NotImplementedError

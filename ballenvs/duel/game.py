@@ -159,17 +159,17 @@ class TwoPlayerDuel:
             self._time_left_at = (self.core.steps, time_left)
         return time_left
 
-    def view(self, side: int) -> SideView:
-        """Both balls and the clock as ``side`` sees them."""
-        return side_view(self.core.state, side, self.time_left())
+    def view(self, side: int, clock: bool = True) -> SideView:
+        """Both balls as ``side`` sees them, and the clock with ``clock`` (else None)."""
+        return side_view(self.core.state, side, self.time_left() if clock else None)
 
-    def seat(self, side: int, rngs: Sequence[np.random.Generator]) -> Seat:
-        """What a player of ``side`` gets this step."""
-        return Seat(self.view(side), self.xp, lambda: self.observe(side), rngs)
+    def seat(self, side: int, rngs: Sequence[np.random.Generator], player: Player | None = None) -> Seat:
+        """What ``player`` (None: any player) of ``side`` gets this step: the clock only if it reads it."""
+        return Seat(self.view(side, player is None or player.reads_clock), self.xp, lambda: self.observe(side), rngs)
 
     def observe(self, side: int = LEFT) -> np.ndarray:
         """The observation of ``side``: egocentric, and mirrored for the right player."""
-        return self.observer.observe(self.view(side), self.xp)
+        return self.observer.observe(self.view(side, self.clock), self.xp)
 
     def info(self) -> dict[str, Any]:
         """``rewards``: the (left, right) unshaped game rewards; ``winner``: "left", "right", "draw" or None."""
@@ -224,7 +224,7 @@ class DuelGame(Game):
         self, actions: Any, rngs: Sequence[np.random.Generator], active: np.ndarray | None = None
     ) -> tuple[Any, Any, dict[str, Any]]:
         duel = self.duel
-        opponent_actions = self.opponent.act(duel.seat(RIGHT, rngs))
+        opponent_actions = self.opponent.act(duel.seat(RIGHT, rngs, self.opponent))
         reward, terminated = duel.play(actions, opponent_actions)
         if type(self.opponent).finished is Player.finished:  # most players keep no tally: nothing to compute
             return reward, terminated, duel.info()

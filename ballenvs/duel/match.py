@@ -38,7 +38,7 @@ def match_results(
     lengths = np.zeros(games, dtype=np.int64)
     running = np.ones(games, dtype=bool)
     while running.any():
-        actions = {side: player.act(duel.seat(side, rngs)) for side, player in players.items()}
+        actions = {side: player.act(duel.seat(side, rngs, player)) for side, player in players.items()}
         _, terminated = duel.play(actions[LEFT], actions[RIGHT])
         # Finished games keep moving in the batch, but their outcome is frozen.
         outcome = np.where(running, duel.winner, outcome)

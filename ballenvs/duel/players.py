@@ -37,12 +37,16 @@ def _no_thrust(seat: Seat) -> Any:
 class Still(Player):
     """Never thrusts: a target to practise on."""
 
+    reads_clock = False
+
     def act(self, seat: Seat) -> Any:
         return _no_thrust(seat)
 
 
 class RandomPlayer(Player):
     """Uniformly random actions, drawn from each game's own generator."""
+
+    reads_clock = False
 
     def act(self, seat: Seat) -> Any:
         rngs = seat.rngs
@@ -56,6 +60,8 @@ class RandomPlayer(Player):
 class Chaser(Player):
     """Thrusts straight at the other ball."""
 
+    reads_clock = False
+
     def act(self, seat: Seat) -> Any:
         v = seat.view
         return heading_to_action(seat.xp, v.other_x - v.own_x, v.other_y - v.own_y)
@@ -68,6 +74,8 @@ class Pusher(Player):
     against its own velocity so it does not overshoot, thrusts through the ball once lined
     up behind it, and heads back to the centre when it nears the edge itself.
     """
+
+    reads_clock = False
 
     def __init__(self, physics: DuelPhysics) -> None:
         self.physics = physics
@@ -97,6 +105,8 @@ class Anchor(Player):
     """Holds the centre: steers for it, braking against its own velocity. On BallSumo-v0, where the
     ball nearer the centre wins at the time limit, an attacker must come and get it."""
 
+    reads_clock = False
+
     LEAD = 8.0  # steps of its own velocity it allows for, so as not to overshoot the centre
 
     def act(self, seat: Seat) -> Any:
@@ -112,6 +122,8 @@ class Sprinter(Player):
     finds is pusher's weakness: pusher charges at full speed and turns back only past 0.8 ring
     radii, so a ball that lures it toward the edge, brakes and slips aside sends it out. Against
     a player that does not charge (anchor) the model is wrong, and the plans lose."""
+
+    reads_clock = False
 
     HORIZON, FIRST, REPLAN = 40, 8, 4
 

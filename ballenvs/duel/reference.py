@@ -69,7 +69,7 @@ class DuelArena(Arena):
         frames = [renderer.render(lambda canvas: duel.draw(canvas, None))]
         try:
             for _ in range(limit):
-                _, terminated = duel.play(*(players[side].act(duel.seat(side, rngs)) for side in (LEFT, RIGHT)))
+                _, terminated = duel.play(*(players[side].act(duel.seat(side, rngs, players[side])) for side in (LEFT, RIGHT)))
                 frames.append(renderer.render(lambda canvas: duel.draw(canvas, None)))
                 if terminated:
                     break

@@ -11,6 +11,8 @@ from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import ACTION_NAMES, MIRRORED_ACTION, heading_to_action
 from ballenvs.duel.core import THRUST_X, THRUST_Y, DuelState
 from ballenvs.duel.match import play_matches
+from ballenvs.duel.players import Anchor, Chaser, Pusher, RandomPlayer, Sprinter, Still
+from ballenvs.game import Player
 from ballenvs.play import keys_to_action
 
 
@@ -265,6 +267,32 @@ def test_callable_opponent_is_used():
     env.step(0)
     assert calls == [(10,)]
     assert env.unwrapped.game.duel.core.state.rvy > 0
+
+
+class ClockReader(Player):
+    """Records the clock its seat shows; stands still."""
+
+    def __init__(self, reads_clock):
+        self.reads_clock, self.seen = reads_clock, []
+
+    def act(self, seat):
+        self.seen.append(seat.view.time_left)
+        return np.zeros(len(seat.view.own_x), dtype=np.int64)
+
+
+@pytest.mark.parametrize("reads_clock", [True, False])
+def test_a_game_without_a_clock_shows_it_only_to_players_that_read_it(reads_clock):
+    # The champion reads the clock on BallDuel-v0 too; chaser does not, and v0 then computes none.
+    player = ClockReader(reads_clock)
+    envs = gym.make_vec("BallDuel-v0", 3, vectorization_mode="vector_entry_point", obs_type="state", opponent=player)
+    envs.reset(seed=0)
+    envs.step(np.zeros(3, dtype=np.int64))
+    envs.step(np.zeros(3, dtype=np.int64))
+    if reads_clock:
+        assert np.array_equal(player.seen[1], np.full(3, 1.0 - 1 / 1000))
+    else:
+        assert player.seen == [None, None]
+    assert not any(builtin.reads_clock for builtin in (Chaser, Pusher, Anchor, Sprinter, Still, RandomPlayer))
 
 
 def test_opponent_policy_with_bad_action_is_named():
