@@ -67,6 +67,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=8, help="timed rounds in each process (its best counts)")
     parser.add_argument("--steps", type=int, default=1000, help="vector steps in a round")
     args = parser.parse_args(argv)
+    for name in ("pairs", "envs", "rounds", "steps"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    found = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{args.commit}^{{commit}}"], capture_output=True
+    )
+    if found.returncode != 0:
+        parser.error(f"--commit {args.commit!r} is not a commit of this repository")
     with tempfile.TemporaryDirectory() as scratch:
         earlier = Path(scratch) / "tree"
         git("worktree", "add", "--detach", str(earlier), args.commit)

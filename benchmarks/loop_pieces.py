@@ -53,7 +53,7 @@ def pieces(env_id: str, steps: int, device: str) -> dict[str, float]:
         "buffer sample": best_ms(lambda: buffer.sample(config.batch_size)),
         "update (one fixed batch)": best_ms(lambda: agent.update(batch)),
     }
-    vector_steps = steps // section.n_envs
+    vector_steps = -(-steps // section.n_envs)  # learn() runs whole vector steps until it has ``steps``
     start = time.perf_counter()
     learn(agent, env, progress, steps, Hooks(), buffer)
     result["the loop"] = (time.perf_counter() - start) / vector_steps * 1e3
@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--steps", type=int, default=8000, help="env steps of each timed loop")
     add_device_flags(parser)
     args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error(f"--steps must be at least 1, got {args.steps}")
     device = resolve_device(args.device, args.threads)
     result = pieces(args.env, args.steps, device)
     print(f"{machine()}; {args.env}, our DQN's section, plain targets, {device}")

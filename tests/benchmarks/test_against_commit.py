@@ -15,3 +15,18 @@ def test_a_tree_against_its_own_commit_steps_both_and_leaves_no_worktree(capsys)
     assert "2 envs, state observation, 1 pairs" in out
     assert "median of the pairs' ratios (this tree / HEAD): " in out
     assert against_commit.worktrees() == worktrees_before
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--commit", "no-such-commit"], "'no-such-commit' is not a commit"),
+        (["--pairs", "0"], "--pairs must be at least 1, got 0"),
+    ],
+)
+def test_bad_flags_are_named_before_any_worktree(flags, message, capsys):
+    worktrees_before = against_commit.worktrees()
+    with pytest.raises(SystemExit) as stopped:
+        against_commit.main(flags)
+    assert stopped.value.code == 2 and message in capsys.readouterr().err
+    assert against_commit.worktrees() == worktrees_before
