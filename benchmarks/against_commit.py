@@ -70,10 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("pairs", "envs", "rounds", "steps"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
-    found = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{args.commit}^{{commit}}"], capture_output=True
-    )
-    if found.returncode != 0:
+    try:
+        git("rev-parse", "--verify", "--quiet", f"{args.commit}^{{commit}}")
+    except subprocess.CalledProcessError:
         parser.error(f"--commit {args.commit!r} is not a commit of this repository")
     with tempfile.TemporaryDirectory() as scratch:
         earlier = Path(scratch) / "tree"

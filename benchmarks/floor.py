@@ -36,6 +36,7 @@ from agents.common.config import Section, load_section, shipped_config
 from agents.common.hyperparameters import CustomDQNConfig, PQNConfig
 from agents.common.training import probe_spaces
 from agents.custom.core import settings as q_settings
+from agents.custom.dqn import gradient_steps_per_train
 from agents.custom.networks import QNetwork
 from agents.custom.pqn import settings as pqn_settings
 from benchmarks.common import machine, row, write_json
@@ -149,15 +150,16 @@ def dqn_floor(section: Section, device: str, double_q: bool | None = None, env_s
     torch_device = torch.device(device)
     network, update = _network_and_update(spec, observation_space, config.batch_size, torch_device, double_q, config.gamma)
     act = _acting(network, observation_space, section.n_envs, torch_device)
+    updates = gradient_steps_per_train(config, section.n_envs)  # every train_freq vector steps
     if env_steps is None:
         act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
-        per_vector_step = act_s + update_s * config.gradient_steps / config.train_freq
+        per_vector_step = act_s + update_s * updates / config.train_freq
         return Floor(section.n_envs / per_vector_step, act_s, update_s)
 
     def vector_steps(k: int) -> None:  # what a trainer's loop computes, and nothing else
         act()
         if (k + 1) % config.train_freq == 0:
-            for _ in range(config.gradient_steps):
+            for _ in range(updates):
                 update()
 
     return Floor(_run_rate(vector_steps, env_steps, section.n_envs, torch_device))

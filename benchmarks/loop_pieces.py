@@ -17,7 +17,7 @@ from typing import Any
 
 from agents.common.cli import add_device_flags, resolve_device
 from agents.custom.core import Hooks, Progress, make_steps
-from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
+from agents.custom.dqn import DQNAgent, gradient_steps_per_train, learn, replay_buffer, settings
 from benchmarks.common import machine
 from benchmarks.floor import section_of
 
@@ -62,7 +62,7 @@ def pieces(env_id: str, steps: int, device: str) -> dict[str, float]:
     learn(agent, env, progress, steps, Hooks(), buffer)
     result["the loop, updates skipped"] = (time.perf_counter() - start) / vector_steps * 1e3
     env.close()
-    updates_per_step = config.gradient_steps / config.train_freq
+    updates_per_step = gradient_steps_per_train(config, section.n_envs) / config.train_freq
     floor = result["act"] + updates_per_step * result["update (one fixed batch)"]
     rest = result["the loop, updates skipped"] - result["act"]
     result["bound (floor / (floor + rest))"] = floor / (floor + rest)

@@ -123,6 +123,12 @@ def replay_buffer(
     return kind(config.buffer_size, observation_space, device, seed=seed, n_steps=config.n_steps, gamma=config.gamma)
 
 
+def gradient_steps_per_train(config: CustomDQNConfig, n_envs: int) -> int:
+    """Updates every ``train_freq`` vector steps: ``gradient_steps``, or with -1 as many as the env
+    steps collected meanwhile (stable-baselines3's meaning)."""
+    return config.gradient_steps if config.gradient_steps > 0 else config.train_freq * n_envs
+
+
 def learn(
     agent: DQNAgent,
     env: Any,
@@ -135,7 +141,7 @@ def learn(
     """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.custom.core.make_steps`),
     learning as configured, or fewer if ``hooks.on_step`` says stop."""
     config, n_envs = agent.config, env.num_envs
-    gradient_steps = config.gradient_steps if config.gradient_steps > 0 else config.train_freq * n_envs
+    gradient_steps = gradient_steps_per_train(config, n_envs)
     target_every = max(config.target_update_interval // n_envs, 1)  # in vector steps, as SB3
     log = EpisodeLog(hooks, progress.num_timesteps, log_every_episodes)
     loss: torch.Tensor | None = None

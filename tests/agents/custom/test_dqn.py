@@ -18,7 +18,7 @@ from agents.common.runs import read_config
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import CustomPolicy, load_checkpoint, load_policy, restore_agent, save_checkpoint
 from agents.custom.core import Progress, linear_epsilon, real_next_observations
-from agents.custom.dqn import DQNAgent, td_targets
+from agents.custom.dqn import DQNAgent, gradient_steps_per_train, td_targets
 from agents.custom.networks import network_spec
 from ballenvs.uav.reference import episode_returns
 from tests import n_step_case
@@ -330,3 +330,9 @@ def test_n_step_sums_are_one_computation_for_host_arrays_and_device_tensors():
     # By hand for one row: rewards summed up to the first episode end.
     row = int(np.flatnonzero(ended[:, 1] & ~ended[:, 0] & (stored_after >= 1))[0])
     assert host[0][row] == 1 and host[1][row] == np.float32(rewards[row, 0] + np.float32(0.9) * rewards[row, 1])
+
+
+def test_gradient_steps_of_minus_one_mean_one_update_per_env_step_collected():
+    # stable-baselines3's meaning, which the loop and the floor benchmark both read from here.
+    assert gradient_steps_per_train(CustomDQNConfig(train_freq=4, gradient_steps=-1), n_envs=8) == 32
+    assert gradient_steps_per_train(CustomDQNConfig(train_freq=4, gradient_steps=2), n_envs=8) == 2
