@@ -65,7 +65,10 @@ class BallDuelEnv(GameEnv):
 
     ## Arguments
 
-    - ``obs_type``: ``"pixels"`` or ``"state"``, as above; ``obs_size``: the frame's side.
+    - ``obs_type``: ``"pixels"`` or ``"state"``, as above; ``obs_size``: the frame's side;
+      ``subpixel``: draw the balls' edges by the share of each pixel they cover (blended with
+      what lies under them), so that a move of less than a pixel shows; off by default, and v0's
+      frames are unchanged without it.
     - ``opponent``: a built-in player, ``"still"``, ``"random"``, ``"chaser"`` (the default:
       thrusts at you), ``"pusher"`` (gets between you and the centre and pushes you out,
       retreats from the edge), ``"anchor"`` (holds the centre, braking as it comes),

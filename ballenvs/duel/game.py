@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ballenvs._checks import MAX_OBS_SIZE, check_choice, check_float, check_int
+from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_float, check_int
 from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT, DuelCore, DuelPhysics
@@ -24,7 +24,7 @@ from ballenvs.duel.players import make_player
 from ballenvs.game import Game, Player, RenderSpec, Seat
 
 #: The options of both players' game (BallDuel's, less the opponent).
-DUEL_OPTIONS = ("obs_type", "obs_size", "shaping", "ring_radius", "ball_radius")
+DUEL_OPTIONS = ("obs_type", "obs_size", "subpixel", "shaping", "ring_radius", "ball_radius")
 DUEL_OPTIONS += ("floor_slope", "time_limit_rule", "game_steps")
 #: The options of BallDuel, besides render_mode and max_episode_steps.
 OPTIONS = ("opponent", *DUEL_OPTIONS)
@@ -78,6 +78,7 @@ class TwoPlayerDuel:
         num_games: int | None = None,
         obs_type: str = "pixels",
         obs_size: int = 64,
+        subpixel: bool = False,
         shaping: float = 0.0,
         ring_radius: float = 1.0,
         ball_radius: float = 0.1,
@@ -101,7 +102,10 @@ class TwoPlayerDuel:
         self.core = DuelCore(self.physics, num_games)
         self.xp = self.core.xp
         self._mirrored_action = MIRRORED_ACTION if self.xp is NUMPY else MIRRORED_ACTION.tolist()
-        self.observer, self.observation_space = make_observer(self.physics, obs_type, obs_size, self.clock)
+        subpixel = check_bool("subpixel", subpixel)
+        if subpixel and self.obs_type != "pixels":
+            raise ValueError(f"subpixel={subpixel!r} applies to obs_type='pixels' only, got obs_type={obs_type!r}")
+        self.observer, self.observation_space = make_observer(self.physics, obs_type, obs_size, self.clock, subpixel)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.winner: Any = PLAYING if num_games is None else np.zeros(num_games, dtype=np.int64)
         self._time_left_at: tuple[Any, Any] = (None, None)  # (the core's steps, the time left they give)

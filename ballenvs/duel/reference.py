@@ -92,7 +92,8 @@ def baselines(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, float]:
     options = {**registered_options(env_id), **env_kwargs}
     opponent = options.pop("opponent", "chaser")
     rules = {key: value for key, value in options.items() if key in (*DUEL_OPTIONS, "max_episode_steps")}
-    rules.pop("obs_type", None), rules.pop("obs_size", None), rules.pop("shaping", None)
+    for observation_option in ("obs_type", "obs_size", "subpixel", "shaping"):
+        rules.pop(observation_option, None)
     returns = {}
     for player in YARDSTICK_PLAYERS:
         rates = play_matches(player, opponent, BASELINE_GAMES, seed=0, **rules)

@@ -175,6 +175,42 @@ def test_obs_size_option():
     assert env.reset(seed=0)[0].shape == (36, 36, 1)
 
 
+def test_subpixel_frames_show_a_move_of_a_tenth_of_a_pixel_that_plain_frames_do_not():
+    frames = {}
+    for subpixel in (False, True):
+        env = make(obs_size=36, subpixel=subpixel)
+        scale = env.unwrapped.game.duel.observer.scale  # pixels per world unit
+        for shift in (0.0, 0.1 / scale):
+            set_state(env, lx=-0.5 + shift)
+            frames[subpixel, shift] = env.unwrapped.game.observe()[..., 0].astype(int)
+    assert np.array_equal(frames[False, 0.0], frames[False, 0.1 / scale])
+    moved = frames[True, 0.1 / scale] - frames[True, 0.0]
+    assert moved.any() and (moved[:, :18] != 0).any() and not (moved[:, 18:] != 0).any(), "only the own ball's edges change"
+
+
+def test_subpixel_frames_blend_only_the_balls_edges_and_leave_the_rest_as_plain_frames():
+    plain, blended = make(obs_size=36), make(obs_size=36, subpixel=True)
+    for env in (plain, blended):
+        set_state(env, lx=-0.43, ly=0.12, rx=0.31, ry=-0.2)
+    sharp, soft = (env.unwrapped.game.observe()[..., 0] for env in (plain, blended))
+    assert soft.max() == 255 and 150 in soft, "each ball keeps its own intensity where it covers a pixel whole"
+    differ = sharp != soft
+    assert differ.any() and differ.sum() < 40, "only pixels a ball covers in part differ"
+    assert set(np.unique(soft[differ])) - {40, 150, 255}, "edges take intensities between the ball's and the floor's"
+
+
+def test_subpixel_frames_are_the_same_in_the_single_and_the_vector_env():
+    single = gym.make("BallSumo-v0", obs_size=36, subpixel=True)
+    vector = gym.make_vec("BallSumo-v0", num_envs=2, obs_size=36, subpixel=True)
+    obs, _ = single.reset(seed=3)
+    batch, _ = vector.reset(seed=[3, 4])
+    assert np.array_equal(obs, batch[0])
+    for action in (3, 3, 2, 5):
+        obs = single.step(action)[0]
+        batch = vector.step(np.array([action, 0]))[0]
+    assert np.array_equal(obs, batch[0])
+
+
 def test_mirrored_action_reflects_thrust():
     assert np.allclose(THRUST_X[MIRRORED_ACTION], -THRUST_X)
     assert np.allclose(THRUST_Y[MIRRORED_ACTION], THRUST_Y)
@@ -334,6 +370,8 @@ def test_shaping_rewards_progress_and_is_off_by_default():
         ({"max_steps": 50}, "max_steps=50: the time limit is now gymnasium's max_episode_steps"),
         ({"ring_radius": 1e300}, r"ring_radius must be in \[1e-06, 1e\+06\] \(the game is scale-free\), got 1e\+300"),
         ({"shaping": float("nan")}, "shaping must be a finite number"),
+        ({"subpixel": "yes"}, "subpixel must be True or False, got 'yes'"),
+        ({"obs_type": "state", "subpixel": True}, "subpixel=True applies to obs_type='pixels' only"),
     ],
 )
 def test_bad_options_are_named(kwargs, message):
