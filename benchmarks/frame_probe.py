@@ -1,0 +1,221 @@
+"""What the pixel frames tell: a supervised probe from the stacked frames a learner sees to the state.
+
+    python -m benchmarks.frame_probe [--sizes 36 64] [--stacks 2 4] [--games 600] [--epochs 12]
+                                     [--subpixel] [--threads 1]
+
+Before a learner is tuned on pixels, measure whether its input carries what the game needs
+(DESIGN.md, principle 12). Games of BallSumo-v0 between the scripted players (every pair, both
+orders, random among them) are recorded as the left player sees them: its pixel frames, stacked
+as the trainers stack them (oldest first, zeros before the game's first frame), and its state
+vector (own and other position and velocity, both distances to the edge, the time left). A small
+CNN regresses the state from the stacks; each feature's R^2 on held-out games says what the
+frames carry. A feature under :data:`LOST_BELOW` is reported lost: a learner cannot act on it.
+
+A single frame (``--stacks 1``) cannot tell velocity: that row is the probe's own control.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from ballenvs import SUMO_RULES
+from ballenvs.duel.core import LEFT, RIGHT
+from ballenvs.duel.game import TwoPlayerDuel
+from ballenvs.duel.observe import StateObserver
+from ballenvs.duel.players import make_player
+from benchmarks.common import machine, row, write_json
+
+#: The state vector's features, in :class:`ballenvs.duel.observe.StateObserver`'s order (with the clock).
+FEATURES = ("own x", "own y", "own vx", "own vy", "other x", "other y", "other vx", "other vy")
+FEATURES += ("own edge", "other edge", "time left")
+#: A feature the probe explains less than this share of (R^2 on held-out games) is lost.
+LOST_BELOW = 0.5
+#: The players whose games are recorded: every scripted style, and random for states they never reach.
+PROBE_PLAYERS = ("random", "chaser", "pusher", "anchor", "sprinter")
+HELD_OUT_EVERY = 5  # every 5th game is held out
+
+
+@dataclass
+class Recording:
+    """Games as the left player saw them: ``frames`` (T, N, size, size) uint8, ``states``
+    (T, N, features) float32, and ``alive`` (T, N): whether game n was still running at step t."""
+
+    frames: np.ndarray
+    states: np.ndarray
+    alive: np.ndarray
+
+
+def record_games(obs_size: int, games_per_pair: int, seed: int = 0, **duel_options: object) -> Recording:
+    """Games of BallSumo-v0 between every ordered pair of :data:`PROBE_PLAYERS`, each pair's games
+    played at once; ``duel_options`` reach :class:`TwoPlayerDuel` (e.g. ``subpixel=True``)."""
+    parts = []
+    pairs = list(itertools.product(PROBE_PLAYERS, repeat=2))
+    for index, (left, right) in enumerate(pairs):
+        parts.append(_record_pair(left, right, obs_size, games_per_pair, seed * len(pairs) + index, duel_options))
+    steps = max(part.frames.shape[0] for part in parts)
+    padded = [_pad_steps(part, steps) for part in parts]
+    return Recording(*(np.concatenate([getattr(p, name) for p in padded], axis=1) for name in ("frames", "states", "alive")))
+
+
+def _record_pair(left: str, right: str, obs_size: int, games: int, seed: int, duel_options: dict) -> Recording:
+    duel = TwoPlayerDuel(games, obs_type="pixels", obs_size=obs_size, **{**SUMO_RULES, **duel_options})
+    state_observer = StateObserver(duel.physics, clock=True)
+    players = {LEFT: make_player(left, duel.physics, duel.rules), RIGHT: make_player(right, duel.physics, duel.rules)}
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(games)]
+    duel.reset(rngs)
+    for player in players.values():
+        player.reset(None)
+    frames, states, alive = [], [], []
+    running = np.ones(games, dtype=bool)
+    while running.any():
+        frames.append(duel.observe(LEFT)[..., 0])
+        states.append(state_observer.observe(duel.view(LEFT), duel.xp))
+        alive.append(running.copy())
+        actions = {side: player.act(duel.seat(side, rngs, player)) for side, player in players.items()}
+        _, terminated = duel.play(actions[LEFT], actions[RIGHT])
+        running &= ~terminated
+    return Recording(np.stack(frames), np.stack(states), np.stack(alive))
+
+
+def _pad_steps(recording: Recording, steps: int) -> Recording:
+    extra = steps - recording.frames.shape[0]
+    return Recording(
+        *(
+            np.concatenate([a, np.zeros((extra, *a.shape[1:]), a.dtype)])
+            for a in (recording.frames, recording.states, recording.alive)
+        )
+    )
+
+
+def stacked_samples(recording: Recording, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every live step of every game as the learner sees it: (M, depth, size, size) stacks, oldest
+    frame first and zeros before the game's first frame; the (M, features) states; each sample's game."""
+    frames = recording.frames
+    padded = np.concatenate([np.zeros((depth - 1, *frames.shape[1:]), frames.dtype), frames])
+    steps, games = np.nonzero(recording.alive)
+    stacks = np.stack([padded[steps + k, games] for k in range(depth)], axis=1)
+    return stacks, recording.states[steps, games], games
+
+
+class ProbeCNN(nn.Module):
+    """A regressor strong enough not to be the bottleneck: three convolutions (the second and third
+    at full stride 1 so that a pixel's shift survives), then two dense layers."""
+
+    def __init__(self, depth: int, size: int, outputs: int) -> None:
+        super().__init__()
+        self.convs = nn.Sequential(
+            nn.Conv2d(depth, 32, 4, stride=2),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, 3, stride=2),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        with torch.no_grad():
+            width = self.convs(torch.zeros(1, depth, size, size)).shape[1]
+        self.head = nn.Sequential(nn.Linear(width, 256), nn.ReLU(), nn.Linear(256, outputs))
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        return self.head(self.convs(frames.float() / 255.0))
+
+
+def r_squared(predicted: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Each column's coefficient of determination: 1 - residual / total sum of squares (a
+    constant column, which no frame can be blamed for, counts as explained)."""
+    residual = ((actual - predicted) ** 2).sum(axis=0)
+    total = ((actual - actual.mean(axis=0)) ** 2).sum(axis=0)
+    return np.where(total > 0, 1.0 - residual / np.maximum(total, 1e-12), 1.0)
+
+
+def fit_probe(
+    stacks: np.ndarray,
+    states: np.ndarray,
+    held_out: np.ndarray,
+    epochs: int = 12,
+    batch_size: int = 128,
+    seed: int = 0,
+) -> np.ndarray:
+    """Train :class:`ProbeCNN` on the samples not ``held_out`` (standardised targets, MSE, Adam);
+    each feature's R^2 on the held-out ones."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    train, test = np.flatnonzero(~held_out), np.flatnonzero(held_out)
+    mean, std = states[train].mean(axis=0), states[train].std(axis=0) + 1e-6
+    targets = torch.from_numpy((states - mean) / std).float()
+    frames = torch.from_numpy(stacks)
+    model = ProbeCNN(stacks.shape[1], stacks.shape[2], states.shape[1])
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    updates = epochs * math.ceil(len(train) / batch_size)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=2e-3, total_steps=updates)
+    for _ in range(epochs):
+        order = rng.permutation(train)
+        for start in range(0, len(order), batch_size):
+            batch = torch.from_numpy(order[start : start + batch_size])
+            loss = nn.functional.mse_loss(model(frames[batch]), targets[batch])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+    model.eval()
+    with torch.inference_mode():
+        predicted = torch.cat([model(frames[torch.from_numpy(test[i : i + 1024])]) for i in range(0, len(test), 1024)])
+    return r_squared(predicted.numpy() * std + mean, states[test])
+
+
+def probe(recording: Recording, depth: int, epochs: int = 12, seed: int = 0) -> dict[str, float]:
+    """Each feature's held-out R^2 from ``depth`` stacked frames of ``recording``."""
+    stacks, states, games = stacked_samples(recording, depth)
+    scores = fit_probe(stacks, states, games % HELD_OUT_EVERY == 0, epochs=epochs, seed=seed)
+    return dict(zip(FEATURES, (float(s) for s in scores)))
+
+
+def lost_features(scores: dict[str, float]) -> list[str]:
+    """The features the frames do not carry (R^2 under :data:`LOST_BELOW`)."""
+    return [name for name, score in scores.items() if score < LOST_BELOW]
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.frame_probe", description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[36, 64], help="frame sizes (default: 36 64)")
+    parser.add_argument("--stacks", type=int, nargs="+", default=[2, 4], help="frames stacked (default: 2 4)")
+    parser.add_argument("--games", type=int, default=24, help="games recorded per ordered pair of players (default: 24)")
+    parser.add_argument("--epochs", type=int, default=12, help="passes of the probe over its training games (default: 12)")
+    parser.add_argument("--subpixel", action="store_true", help="frames with area-weighted ball edges (obs option subpixel)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    args = parser.parse_args(argv)
+    for name in ("sizes", "stacks"):
+        if any(value < 1 for value in getattr(args, name)):
+            parser.error(f"--{name} must be positive, got {getattr(args, name)}")
+    if args.games < HELD_OUT_EVERY or args.epochs < 1:
+        parser.error(f"--games must be >= {HELD_OUT_EVERY} and --epochs >= 1, got {args.games} and {args.epochs}")
+    torch.set_num_threads(args.threads)
+    options = {"subpixel": True} if args.subpixel else {}
+    results = []
+    print(row("frames", "stack", *FEATURES, "lost", "seconds"))
+    print(row(*["---"] * (len(FEATURES) + 4)))
+    for size in args.sizes:
+        recording = record_games(size, args.games, args.seed, **options)
+        for depth in args.stacks:
+            start = time.perf_counter()
+            scores = probe(recording, depth, args.epochs, args.seed)
+            seconds = time.perf_counter() - start
+            results.append({"size": size, "stack": depth, "r2": scores, "lost": lost_features(scores), "seconds": seconds})
+            lost = ", ".join(lost_features(scores)) or "none"
+            print(row(f"{size}x{size}", depth, *(f"{scores[f]:.2f}" for f in FEATURES), lost, f"{seconds:.0f}"), flush=True)
+    payload = {"machine": machine(), "subpixel": args.subpixel, "games_per_pair": args.games, "results": results}
+    write_json("frame_probe_subpixel" if args.subpixel else "frame_probe", payload)
+    return payload
+
+
+if __name__ == "__main__":
+    main()
