@@ -1,6 +1,7 @@
 """The floor of a config section: its own arithmetic alone, in pure PyTorch, as env steps per second.
 
     python -m benchmarks.floor [--envs BallDuel-v0 UAVGrid-v0] [--device auto] [--threads auto]
+                               [--config zoo_configs/selfplay_pixels.yml]
 
 A trainer can go no faster than the arithmetic its section asks for: the Q-network's forward
 pass acting for all envs at once, and its updates at the section's batch size and replay ratio.
@@ -15,7 +16,11 @@ same device and threads, with the network the trainers build from the section's
 - PQN (``zoo_configs/pqn.yml``): per rollout of ``rollout_steps`` vector steps, ``rollout_steps + 1``
   forward passes for ``n_envs`` observations, then ``n_epochs x n_minibatches`` updates.
 
-``benchmarks.train_throughput`` prints each trainer's rate as a fraction of its floor.
+``benchmarks.train_throughput`` prints each trainer's rate as a fraction of its floor. Each row
+also prints the network's multiply-adds a sample (its convolutions and dense layers), and the
+samples its updates learn from per env step (``batch_size x gradient_steps / (train_freq x
+n_envs)``): the two figures that set a section's cost. ``--config`` adds another file's sections
+(our custom DQN on them), e.g. the pixel self-play section beside the state one.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import argparse
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +40,8 @@ from agents.common.algorithms import ALGORITHMS
 from agents.common.cli import add_device_flags, describe_device, resolve_device
 from agents.common.config import Section, load_section, shipped_config
 from agents.common.hyperparameters import CustomDQNConfig, PQNConfig
+from agents.common.lean_cnn import multiply_adds
+from agents.common.readers import read_yaml
 from agents.common.training import probe_spaces
 from agents.custom.core import settings as q_settings
 from agents.custom.dqn import gradient_steps_per_train
@@ -52,11 +60,14 @@ class Floor:
     steps_per_s: float
     act_s: float | None = None  # one forward pass acting for all envs
     update_s: float | None = None  # one update of a batch (DQN) or minibatch (PQN)
+    multiply_adds: int = 0  # of the network's forward pass, a sample
+    samples_per_step: float = 0.0  # transitions its updates learn from per env step
 
 
-def section_of(env_id: str, algo: str, overrides: dict[str, Any] | None = None) -> Section:
+def section_of(env_id: str, algo: str, overrides: dict[str, Any] | None = None, config: str | None = None) -> Section:
+    """``env_id``'s section of ``config`` (default: the algorithm's shipped file) for ``algo``."""
     algorithm = ALGORITHMS[algo]
-    raw = load_section(shipped_config(algorithm.config), env_id)
+    raw = load_section(config or shipped_config(algorithm.config), env_id)
     return algorithm.section(env_id, raw, overrides or {})
 
 
@@ -151,10 +162,14 @@ def dqn_floor(section: Section, device: str, double_q: bool | None = None, env_s
     network, update = _network_and_update(spec, observation_space, config.batch_size, torch_device, double_q, config.gamma)
     act = _acting(network, observation_space, section.n_envs, torch_device)
     updates = gradient_steps_per_train(config, section.n_envs)  # every train_freq vector steps
+    cost = {
+        "multiply_adds": multiply_adds(network, _batch(observation_space, 2, torch_device)),
+        "samples_per_step": config.batch_size * updates / (config.train_freq * section.n_envs),
+    }
     if env_steps is None:
         act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
         per_vector_step = act_s + update_s * updates / config.train_freq
-        return Floor(section.n_envs / per_vector_step, act_s, update_s)
+        return Floor(section.n_envs / per_vector_step, act_s, update_s, **cost)
 
     def vector_steps(k: int) -> None:  # what a trainer's loop computes, and nothing else
         act()
@@ -162,7 +177,7 @@ def dqn_floor(section: Section, device: str, double_q: bool | None = None, env_s
             for _ in range(updates):
                 update()
 
-    return Floor(_run_rate(vector_steps, env_steps, section.n_envs, torch_device))
+    return Floor(_run_rate(vector_steps, env_steps, section.n_envs, torch_device), **cost)
 
 
 def whole_rollouts(config: PQNConfig, n_envs: int, env_steps: int) -> int:
@@ -194,10 +209,14 @@ def pqn_floor(section: Section, device: str, env_steps: int | None = None) -> Fl
         optimizer.step()
 
     act = _acting(network, observation_space, section.n_envs, torch_device)
+    cost = {
+        "multiply_adds": multiply_adds(network, _batch(observation_space, 2, torch_device)),
+        "samples_per_step": config.n_epochs * minibatch * config.n_minibatches / (config.rollout_steps * section.n_envs),
+    }
     if env_steps is None:
         act_s, update_s = _median_seconds(act, torch_device), _median_seconds(update, torch_device)
         per_rollout = (config.rollout_steps + 1) * act_s + config.n_epochs * config.n_minibatches * update_s
-        return Floor(config.rollout_steps * section.n_envs / per_rollout, act_s, update_s)
+        return Floor(config.rollout_steps * section.n_envs / per_rollout, act_s, update_s, **cost)
 
     def vector_steps(k: int) -> None:
         act()
@@ -207,29 +226,42 @@ def pqn_floor(section: Section, device: str, env_steps: int | None = None) -> Fl
                 update()
 
     timed = whole_rollouts(config, section.n_envs, env_steps)
-    return Floor(_run_rate(vector_steps, timed, section.n_envs, torch_device))
+    return Floor(_run_rate(vector_steps, timed, section.n_envs, torch_device), **cost)
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.floor", description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", default=["BallDuel-v0", "UAVGrid-v0"])
+    parser.add_argument("--config", help="a config file whose sections of --envs are added, trained by our DQN")
     add_device_flags(parser)
     args = parser.parse_args(argv)
+    extra = {} if args.config is None else read_yaml(args.config, "config")
+    if not isinstance(extra, dict):
+        parser.error(f"--config {args.config!r} must map env ids to sections")
     device = resolve_device(args.device, args.threads)
     print(f"floor on {machine()} ({describe_device(device)})")
-    print(row("section", "act (ms)", "update (ms)", "floor env steps/s"))
-    print("|---|---:|---:|---:|")
+    print(row("section", "multiply-adds a sample", "samples per env step", "act (ms)", "update (ms)", "floor env steps/s"))
+    print("|---|---:|---:|---:|---:|---:|")
     rows = []
     for env_id in args.envs:
-        for name, floor in (
-            ("dqn", dqn_floor(section_of(env_id, "dqn"), device, double_q=False)),
-            ("dqn, double-q", dqn_floor(section_of(env_id, "custom"), device, double_q=True)),
-            ("pqn", pqn_floor(section_of(env_id, "pqn"), device)),
-        ):
+        sections: list[tuple[str, str, str | None]] = [("dqn", "dqn", None), ("dqn, double-q", "custom", None)]
+        sections.append(("pqn", "pqn", None))
+        if env_id in extra:
+            sections.append((f"{Path(args.config).name}, double-q", "custom", args.config))
+        for name, algo, config in sections:
+            section = section_of(env_id, algo, config=config)
+            floor = pqn_floor(section, device) if algo == "pqn" else dqn_floor(section, device, double_q=algo == "custom")
             rows.append({"env": env_id, "algo": name, **floor.__dict__})
             assert floor.act_s is not None and floor.update_s is not None  # timed in pieces
             print(
-                row(f"{env_id} {name}", f"{floor.act_s * 1e3:.2f}", f"{floor.update_s * 1e3:.2f}", f"{floor.steps_per_s:,.0f}")
+                row(
+                    f"{env_id} {name}",
+                    f"{floor.multiply_adds:,}",
+                    f"{floor.samples_per_step:g}",
+                    f"{floor.act_s * 1e3:.2f}",
+                    f"{floor.update_s * 1e3:.2f}",
+                    f"{floor.steps_per_s:,.0f}",
+                )
             )
     result = {"benchmark": "floor", "machine": machine(), "device": describe_device(device), "rows": rows}
     write_json("floor", result)

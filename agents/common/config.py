@@ -133,7 +133,9 @@ def _allowed_names() -> dict[str, Any]:
     import torch
     from stable_baselines3.common.sb2_compat.rmsprop_tf_like import RMSpropTFLike
 
-    names: dict[str, Any] = {"RMSpropTFLike": RMSpropTFLike}
+    from agents.common.lean_cnn import LeanCNN
+
+    names: dict[str, Any] = {"RMSpropTFLike": RMSpropTFLike, "LeanCNN": LeanCNN}
     for prefix in ("nn", "th.nn", "torch.nn"):
         names |= {f"{prefix}.{name}": getattr(torch.nn, name) for name in _ACTIVATIONS}
     for prefix in ("th.optim", "torch.optim"):

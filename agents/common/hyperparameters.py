@@ -110,6 +110,9 @@ class DQNConfig(QConfig):
     gradient_steps: int = key(1, "updates each time (-1: as many as env steps)", low=1, also=(-1,))
     target_update_interval: int = key(10_000, "env steps between target-network updates", low=1)
     n_steps: int = key(1, "n-step returns: rewards summed over this many steps before bootstrapping", low=1)
+    augment_shift: int = key(
+        0, "DrQ: each sampled frame stack (and its next one alike) shifted by up to this many pixels; 0: off", low=0, high=16
+    )
 
 
 @dataclass

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from agents.common.augment import check_augmentation, draw_shifts, shift_images
 from agents.common.config import Section
 from agents.common.hyperparameters import CustomDQNConfig
 from agents.custom import core
@@ -80,6 +81,15 @@ class DQNAgent(QLearner):
 
     def random_actions(self, n: int) -> np.ndarray:
         return self.rng.integers(self.n_actions, size=n)
+
+    def augment(self, batch: Batch) -> Batch:
+        """The minibatch with each sample's frames randomly shifted (``augment_shift``; DrQ): its
+        observation and next observation by the same shift, drawn from the agent's generator."""
+        shifts = draw_shifts(self.rng, len(batch.actions), self.config.augment_shift)
+        return batch._replace(
+            observations=shift_images(batch.observations, shifts),
+            next_observations=shift_images(batch.next_observations, shifts),
+        )
 
     def update(self, batch: Batch) -> torch.Tensor:
         """One gradient step on a minibatch; returns the loss as a tensor (no sync with the device)."""
@@ -163,7 +173,8 @@ def learn(
             if config.linear_learning_rate:
                 agent.set_learning_rate(progress.progress_remaining())
             for _ in range(gradient_steps):
-                loss = agent.update(buffer.sample(config.batch_size))
+                batch = buffer.sample(config.batch_size)
+                loss = agent.update(agent.augment(batch) if config.augment_shift else batch)
         if vec_steps % target_every == 0:
             agent.update_target()
         if not hooks.on_step(progress):
@@ -172,4 +183,5 @@ def learn(
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[CustomDQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec from a (checked) config section and the spaces it will see."""
+    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
     return core.settings(CustomDQNConfig, section, observation_space, action_space)

@@ -1,7 +1,8 @@
 """Q-networks chosen from the observation space, described by a plain spec so a weights-only
 checkpoint can rebuild them.
 
-- images (uint8, channel-first): the Nature DQN CNN, sized to the input;
+- images (uint8, channel-first): the Nature DQN CNN, sized to the input, or with
+  ``features_extractor_class=LeanCNN`` the lean one (:mod:`agents.common.lean_cnn`);
 - flat vectors: an MLP;
 - dicts: each part encoded (images by the CNN, MultiDiscrete/Discrete one-hot, boxes
   flattened), concatenated, then an MLP: the two-input design of our UAV user's agent.
@@ -21,15 +22,18 @@ from gymnasium import spaces
 from torch import nn
 
 from agents.common.errors import UsageError
+from agents.common.lean_cnn import LEAN_FEATURES, LeanCNN
 from agents.common.policies import CNN_FEATURES, DEFAULT_NET_ARCH, check_net_arch, check_policy, is_image
 
 #: The policy_kwargs the custom networks take.
-POLICY_KWARGS = ("net_arch", "layer_norm")
+POLICY_KWARGS = ("net_arch", "layer_norm", "features_extractor_class", "features_extractor_kwargs")
+#: The image extractors they build, by the class stable-baselines3 would take for the same network.
+EXTRACTORS = {"NatureCNN": "nature", "LeanCNN": "lean"}
 
 
-def part_spec(space: spaces.Space, name: str) -> dict[str, Any]:
+def part_spec(space: spaces.Space, name: str, extractor: dict[str, Any] | None = None) -> dict[str, Any]:
     if is_image(space):
-        return {"kind": "image", "shape": list(space.shape)}
+        return {"kind": "image", "shape": list(space.shape), **(extractor or {})}
     if isinstance(space, spaces.MultiDiscrete):
         return {"kind": "multi_discrete", "nvec": [int(n) for n in space.nvec.ravel()]}
     if isinstance(space, spaces.Discrete):
@@ -51,15 +55,50 @@ def network_spec(
         raise UsageError(
             f"policy_kwargs key(s) {', '.join(unknown)} not supported by the custom agents; valid: {', '.join(POLICY_KWARGS)}"
         )
-    if isinstance(observation_space, spaces.Dict):
-        parts = {key: part_spec(sub, key) for key, sub in observation_space.spaces.items()}
-    else:
-        parts = {"": part_spec(observation_space, "observation")}
-    net_arch = check_net_arch(policy_kwargs.get("net_arch", DEFAULT_NET_ARCH[policy]))
     layer_norm = policy_kwargs.get("layer_norm", False)
     if not isinstance(layer_norm, bool):
         raise UsageError(f"policy_kwargs layer_norm must be True or False, got {layer_norm!r}")
+    extractor = image_extractor(policy_kwargs, layer_norm)
+    if isinstance(observation_space, spaces.Dict):
+        parts = {key: part_spec(sub, key, extractor) for key, sub in observation_space.spaces.items()}
+    else:
+        parts = {"": part_spec(observation_space, "observation", extractor)}
+    # SB3's rule: a CnnPolicy's head is empty after its NatureCNN only; after another extractor, [64, 64].
+    default_net_arch = DEFAULT_NET_ARCH["MlpPolicy"] if extractor else DEFAULT_NET_ARCH[policy]
+    net_arch = check_net_arch(policy_kwargs.get("net_arch", default_net_arch))
     return {"parts": parts, "net_arch": net_arch, "n_actions": int(n_actions), "layer_norm": layer_norm}
+
+
+def image_extractor(policy_kwargs: dict[str, Any], layer_norm: bool) -> dict[str, Any]:
+    """The spec of the image extractor ``policy_kwargs`` name (none: the Nature CNN, which specs
+    written before the choice existed mean too)."""
+    chosen = policy_kwargs.get("features_extractor_class")
+    name = getattr(chosen, "__name__", chosen)
+    if chosen is None:
+        name = "NatureCNN"
+    elif name not in EXTRACTORS or (name == "LeanCNN" and chosen is not LeanCNN):
+        valid = ", ".join(EXTRACTORS)
+        raise UsageError(f"policy_kwargs features_extractor_class={name!r} is not built by the custom agents; valid: {valid}")
+    kwargs = policy_kwargs.get("features_extractor_kwargs") or {}
+    if not isinstance(kwargs, dict) or set(kwargs) - {"features_dim"}:
+        raise UsageError(f"policy_kwargs features_extractor_kwargs must be a dict of features_dim only, got {kwargs!r}")
+    if EXTRACTORS[name] == "nature":
+        if kwargs.get("features_dim", CNN_FEATURES) != CNN_FEATURES:
+            raise UsageError(f"the Nature CNN gives {CNN_FEATURES} features, got features_dim={kwargs['features_dim']!r}")
+        return {}
+    features = kwargs.get("features_dim", LEAN_FEATURES)
+    if not isinstance(features, int) or isinstance(features, bool) or features < 1:
+        raise UsageError(f"policy_kwargs features_extractor_kwargs features_dim must be an integer >= 1, got {features!r}")
+    if layer_norm:
+        raise UsageError("policy_kwargs layer_norm=True is not built with LeanCNN; use the Nature CNN (the default)")
+    return {"extractor": "lean", "features": features}
+
+
+class ScaledLeanCNN(LeanCNN):
+    """:class:`agents.common.lean_cnn.LeanCNN` on uint8 frames, scaled here as our Nature CNN does."""
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return super().forward(observations.float() / 255.0)
 
 
 class NatureCNN(nn.Module):
@@ -100,6 +139,9 @@ class OneHot(nn.Module):
 
 
 def _encoder(spec: dict[str, Any], layer_norm: bool) -> tuple[nn.Module, int]:
+    if spec["kind"] == "image" and spec.get("extractor") == "lean":
+        space = spaces.Box(0, 255, tuple(spec["shape"]), np.uint8)
+        return ScaledLeanCNN(space, spec["features"]), spec["features"]
     if spec["kind"] == "image":
         return NatureCNN(spec["shape"], layer_norm), CNN_FEATURES
     if spec["kind"] == "multi_discrete":

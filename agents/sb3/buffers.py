@@ -1,4 +1,5 @@
-"""n-step returns for stable-baselines3's DQN on Dict observations.
+"""Replay buffers stable-baselines3's DQN lacks: n-step returns on Dict observations, and random
+shifts of sampled frames (DrQ).
 
 stable-baselines3 2.x sums n-step returns (the ``n_steps`` key) for Box observations only and
 asserts on Dict ones such as UAVGrid-v0's. This buffer fills that gap with the same sums the
@@ -11,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from stable_baselines3.common.buffers import DictReplayBuffer
-from stable_baselines3.common.type_aliases import DictReplayBufferSamples
+from stable_baselines3.common.buffers import DictReplayBuffer, NStepReplayBuffer
+from stable_baselines3.common.type_aliases import DictReplayBufferSamples, ReplayBufferSamples
 
+from agents.common.augment import draw_shifts, shift_images
 from agents.common.returns import n_step_returns
 
 
@@ -43,4 +45,23 @@ class DictNStepReplayBuffer(DictReplayBuffer):
             dones=self.to_torch(dones.reshape(-1, 1)),
             rewards=self.to_torch(returns.reshape(-1, 1)),
             discounts=self.to_torch(discounts.reshape(-1, 1)),
+        )
+
+
+class RandomShiftReplayBuffer(NStepReplayBuffer):
+    """SB3's n-step buffer (``n_steps=1``: one-step samples) whose minibatches of frames are
+    randomly shifted by up to ``pad`` pixels, a sample's observation and next observation alike
+    (:mod:`agents.common.augment`), the shifts drawn from numpy's global generator as SB3 draws
+    its samples (so its seed decides them). What is stored is never shifted."""
+
+    def __init__(self, *args: Any, pad: int = 4, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pad = pad
+
+    def _get_samples(self, batch_inds: np.ndarray, env: Any = None) -> ReplayBufferSamples:
+        samples = super()._get_samples(batch_inds, env)
+        shifts = draw_shifts(None, len(batch_inds), self.pad)
+        return samples._replace(
+            observations=shift_images(samples.observations, shifts),
+            next_observations=shift_images(samples.next_observations, shifts),
         )

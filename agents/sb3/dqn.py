@@ -19,17 +19,23 @@ from gymnasium import spaces
 from stable_baselines3 import DQN
 from stable_baselines3.common.utils import LinearSchedule
 
+from agents.common.augment import check_augmentation
 from agents.common.config import Section, parse_kwargs, schedule
 from agents.common.errors import UsageError
 from agents.common.policies import check_net_arch, check_policy
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
 from agents.common.runs import atomic_path
-from agents.sb3.buffers import DictNStepReplayBuffer
+from agents.sb3.buffers import DictNStepReplayBuffer, RandomShiftReplayBuffer
 
 #: The counters a saved model carries that a resumed run continues from.
 _COUNTERS = ("num_timesteps", "_n_updates", "_n_calls", "_episode_num")
 _WEIGHTS = ("policy", "policy.optimizer")
 _BUFFER_ARRAYS = ("observations", "next_observations", "actions", "rewards", "dones", "timeouts")
+
+#: Section keys of ours that reach stable-baselines3's DQN another way (see :func:`dqn_kwargs`).
+TRANSLATED_KEYS = ("augment_shift",)
+#: Our replay buffers, left out of a saved model so that SB3 alone can load it.
+_OUR_BUFFERS = (DictNStepReplayBuffer, RandomShiftReplayBuffer)
 
 #: The policy_kwargs stable-baselines3's DQN policies take.
 POLICY_KWARGS = ("net_arch", "activation_fn", "features_extractor_class", "features_extractor_kwargs", "normalize_images")
@@ -54,6 +60,9 @@ def check_values(section: Section, observation_space: spaces.Space) -> None:
     if not isinstance(policy_kwargs.get("optimizer_kwargs", {}), dict):
         raise UsageError(f"policy_kwargs optimizer_kwargs must be a dict, got {policy_kwargs['optimizer_kwargs']!r}")
     check_roles(section.policy, policy_kwargs, replay_buffer_kwargs)
+    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
+    if section.algo_kwargs.get("augment_shift") and replay_buffer_kwargs:
+        raise UsageError("augment_shift brings its own replay buffer; replay_buffer_kwargs cannot be given with it")
 
 
 def check_roles(policy: str, policy_kwargs: dict[str, Any], replay_buffer_kwargs: dict[str, Any]) -> None:
@@ -104,9 +113,11 @@ def _check_arguments(what: str, given: dict[str, Any], target: Any, skip: int) -
 
 def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> dict[str, Any]:
     """DQN's keyword arguments from a section's algorithm keys, built as the zoo builds them:
-    policy and replay buffer kwargs parsed, ``lin_<x>`` learning rates made schedules, and
-    ``n_steps`` on Dict observations handed to our DictNStepReplayBuffer (SB3's DQN refuses it)."""
+    policy and replay buffer kwargs parsed, ``lin_<x>`` learning rates made schedules,
+    ``n_steps`` on Dict observations handed to our DictNStepReplayBuffer (SB3's DQN refuses it),
+    and ``augment_shift`` made our RandomShiftReplayBuffer (with the section's n-step returns)."""
     kwargs = dict(algo_kwargs)
+    shift = kwargs.pop("augment_shift", 0)
     for key in ("policy_kwargs", "replay_buffer_kwargs"):
         if key in kwargs:
             kwargs[key] = parse_kwargs(key, kwargs[key])
@@ -123,6 +134,10 @@ def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> 
             "n_steps": n_steps,
             "gamma": kwargs.get("gamma", 0.99),
         }
+    if shift:
+        kwargs["n_steps"] = 1  # the buffer sums the returns; SB3 would warn that it ignores n_steps
+        kwargs["replay_buffer_class"] = RandomShiftReplayBuffer
+        kwargs["replay_buffer_kwargs"] = {"pad": shift, "n_steps": n_steps, "gamma": kwargs.get("gamma", 0.99)}
     return kwargs
 
 
@@ -149,8 +164,8 @@ def save_model(model: DQN, path: Path) -> None:
     """SB3's .zip, written atomically, loadable by a plain ``DQN.load`` where ``agents`` is not
     installed (the RL Zoo, another project): nothing of ours is pickled in it. Our n-step buffer
     for Dict observations is left out (a loaded model gets SB3's default buffer; our own loading
-    rebuilds the model from its run's config anyway)."""
-    ours = model.replay_buffer_class is DictNStepReplayBuffer
+    rebuilds the model from its run's config anyway); so is our frame-shifting buffer."""
+    ours = model.replay_buffer_class in _OUR_BUFFERS
     with atomic_path(path) as tmp:
         model.save(tmp, exclude=["replay_buffer_class", "replay_buffer_kwargs"] if ours else None)
 
@@ -233,7 +248,7 @@ def from_q_network(section: Section, spaces_: tuple[Any, Any], weights: dict[str
         elif name.startswith("encoders."):
             _, part, module, rest = name.split(".", 3)
             extractor = "features_extractor." + ("" if part == "observation" else f"extractors.{part}.")
-            mapped[extractor + {"convs": "cnn", "linear": "linear"}[module] + "." + rest] = value
+            mapped[extractor + {"convs": "cnn", "cnn": "cnn", "linear": "linear"}[module] + "." + rest] = value
     try:
         model.q_net.load_state_dict(mapped)
         model.q_net_target.load_state_dict(mapped)
