@@ -75,6 +75,11 @@ class Arena(ABC):
     def film(self, first: Any, second: Any, seed: int, env_kwargs: Mapping[str, Any]) -> list[Any]:
         """One game of ``first`` (the left side) against ``second``, as pictures of every step."""
 
+    def learner_seat(self, env: Any) -> Any:
+        """The :class:`ballenvs.game.Seat` of the learner's side of ``env`` (this game's single or
+        vector env) this step: what a Player needs to act for the learner, as the opponent acts."""
+        raise NotImplementedError(f"{type(self).__name__} seats no learner")
+
     def search_exploiter(self, model: Any, env_kwargs: Mapping[str, Any], seed: int) -> Any:
         """A player that plans every step against ``model`` (a Player of its own, reset as it
         plans) by simulating the game: the search half of approximate exploitability. None:

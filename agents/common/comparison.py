@@ -1,7 +1,8 @@
 """Comparisons of trained agents, as agents.compare draws them: each final model scored by its env's
 yardsticks, every run's evaluation curve read, and the outputs written (curves.png, report.md,
-curves.csv, manifest.json, a video of the best final model). See :mod:`agents.compare` for the
-command line.
+curves.csv, profiles.png, manifest.json, a video of the best final model), every figure over seeds
+an IQM with its bootstrap interval (:mod:`agents.common.intervals`). See :mod:`agents.compare` for
+the command line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from agents.common.errors import UsageError
 from agents.common.evaluation import evaluate
+from agents.common.intervals import iqm_curve, iqm_interval, plot_performance_profiles
 from agents.common.models import MODEL_SUFFIXES, load_policy
 from agents.common.readers import count, npz_arrays, parse_json, read_text
 from agents.common.runs import (
@@ -123,14 +125,11 @@ def analyse(manifest: dict[str, Any]) -> dict[str, Any]:
             hit = np.flatnonzero(c["returns"] >= target)
             reached.append((float(c["timesteps"][hit[0]]), float(c["seconds"][hit[0]])) if len(hit) else None)
         per_run = [score(Path(d), manifest["env_id"], manifest["score_episodes"]) for d in run_dirs]
-        scores = {
-            name: (float(np.mean([s[name][0] for s in per_run])), float(np.std([s[name][0] for s in per_run])))
-            for name in per_run[0]
-        }
+        scores = {name: iqm_interval([s[name][0] for s in per_run]) for name in per_run[0]}
         agents[label] = {
             "curves": curves,
-            "final_mean": float(finals.mean()),
-            "final_std": float(finals.std()),
+            "finals": finals.tolist(),
+            "final": iqm_interval(finals.tolist()),
             "steps_per_s": float(np.mean([c["steps_per_s"] for c in curves])),
             "reached": reached,
             "scores": scores,
@@ -151,11 +150,11 @@ def write_csv(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> N
             writer.writerow([f"baseline: {name}", "", "", "", round(value, 4)])
 
 
-def _band(curves: list[dict[str, np.ndarray]], x_key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and spread over seeds, on the first seed's x values."""
+def _band(curves: list[dict[str, np.ndarray]], x_key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The IQM over seeds and its 95% interval, on the first seed's x values."""
     x = curves[0][x_key]
     ys = np.array([np.interp(x, c[x_key], c["returns"]) for c in curves])
-    return x, ys.mean(axis=0), ys.std(axis=0)
+    return (x, *iqm_curve(ys))
 
 
 def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
@@ -167,9 +166,9 @@ def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
     for ax, (x_key, x_label) in zip(axes, [("timesteps", "env steps"), ("seconds", "wall-clock time (s)")]):
         for label, agent in agents.items():
-            x, mean, std = _band(agent["curves"], x_key)
-            (line,) = ax.plot(x, mean, label=f"{label} ({_count(len(agent['curves']), 'seed')})", linewidth=2)
-            ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+            x, iqm, low, high = _band(agent["curves"], x_key)
+            (line,) = ax.plot(x, iqm, label=f"{label} ({_count(len(agent['curves']), 'seed')})", linewidth=2)
+            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2)
         for name, value in manifest["baselines"].items():
             ax.axhline(value, linestyle="--", linewidth=1, color="grey" if name != manifest["heuristic"] else "black")
             ax.annotate(
@@ -186,8 +185,26 @@ def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
     axes[0].set_ylabel(f"mean evaluation return ({manifest['eval_episodes']} episodes)")
     axes[0].legend(loc="upper left")
     several = any(len(agent["curves"]) > 1 for agent in agents.values())
-    spread = "mean +- std over seeds" if several else "one seed"
+    spread = "IQM and its 95% bootstrap interval over seeds" if several else "one seed"
     fig.suptitle(f"{manifest['env_id']}: {' vs '.join(agents)}, {spread}; dashed: baselines\n{manifest['hardware']}")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    plt.close(fig)
+
+
+def plot_profiles(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
+    """rliable's performance profile of the final evaluation returns: for each return, the share of
+    each agent's runs that ended above it, with its 95% bootstrap band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    plot_performance_profiles(ax, {label: agent["finals"] for label, agent in agents.items()}, "final evaluation return")
+    ax.legend([f"{label} ({_count(len(agent['finals']), 'run')})" for label, agent in agents.items()], loc="lower left")
+    ax.set_title(f"{manifest['env_id']}: performance profiles of the final models", fontsize=11)
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110)
@@ -205,7 +222,7 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
         f"{manifest['hardware']}.",
         f"Command: `{manifest['command']}`",
         "",
-        f"| agent | final evaluation return (mean +- std over seeds) | steps/s | reached {heuristic} ({target:.3f}) at |",
+        f"| agent | final evaluation return (IQM [95% CI] over seeds) | steps/s | reached {heuristic} ({target:.3f}) at |",
         "|---|---:|---:|---|",
     ]
     for label, agent in agents.items():
@@ -218,16 +235,15 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
             )
         else:
             reached = "not reached"
-        lines.append(
-            f"| {label} | {agent['final_mean']:.3f} +- {agent['final_std']:.3f} | {agent['steps_per_s']:.0f} | {reached} |"
-        )
+        lines.append(f"| {label} | {agent['final'].format()} | {agent['steps_per_s']:.0f} | {reached} |")
     baselines = ", ".join(f"{k} {v:.3f}" for k, v in manifest["baselines"].items())
     lines += ["", f"Baselines (mean return of seeded episodes of the same env and options): {baselines}", ""]
     yardsticks = {y.name: y for y in reference_for(manifest["env_id"]).yardsticks}
     names = list(next(iter(agents.values()))["scores"]) if agents else []
     lines += [
         f"Final models on the env's yardsticks ({manifest['score_episodes']} episodes each, seeded from {SCORE_SEED}; "
-        "mean over seeds, +- the spread over seeds, and in brackets each seed's standard error):",
+        "the IQM over seeds with its 95% stratified bootstrap interval (rliable), and in brackets each seed's "
+        "standard error):",
         "",
         "| agent | " + " | ".join(names) + " |",
         "|---|" + "---:|" * len(names),
@@ -235,10 +251,9 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
     for label, agent in agents.items():
         cells = []
         for name in names:
-            mean, spread = agent["scores"][name]
             form = ".0%" if yardsticks[name].percent else "+.3f"
             errors = ", ".join(format(e, form.lstrip("+")) for e in agent["score_errors"][name])
-            cells.append(f"{format(mean, form)} +- {format(spread, form.lstrip('+'))} ({errors})")
+            cells.append(f"{agent['scores'][name].format(form)} ({errors})")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -251,13 +266,15 @@ def write_outputs(
     agents = analyse(manifest) if agents is None else agents
     write_csv(out_dir / "curves.csv", agents, manifest)
     plot(out_dir / "curves.png", agents, manifest)
+    if agents:
+        plot_profiles(out_dir / "profiles.png", agents, manifest)
     text = report(agents, manifest)
     with atomic_path(out_dir / "report.md") as tmp:
         tmp.write_text(text)
     print(text)
-    print(f"wrote {out_dir / 'curves.png'}, {out_dir / 'report.md'}, {out_dir / 'curves.csv'}")
+    print(f"wrote {out_dir / 'curves.png'}, {out_dir / 'profiles.png'}, {out_dir / 'report.md'}, {out_dir / 'curves.csv'}")
     if video is not None and agents:
-        best = max(agents, key=lambda label: agents[label]["final_mean"])
+        best = max(agents, key=lambda label: agents[label]["final"].iqm)
         path = write_video(video, film_final_model(Path(manifest["runs"][best][0])), render_fps(manifest["env_id"]))
         print(f"wrote {path}: {best}, seed 0, final model")
     return agents

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ballenvs.duel.core import LEFT
 from ballenvs.duel.game import DUEL_OPTIONS, TwoPlayerDuel
 from ballenvs.duel.match import play_matches, play_pairs, registered_options
 from ballenvs.duel.players import BUILTIN_PLAYERS, YARDSTICK_PLAYERS, make_player
@@ -76,6 +77,11 @@ class DuelArena(Arena):
         finally:
             renderer.close()
         return frames
+
+    def learner_seat(self, env: Any) -> Any:
+        env = env.unwrapped
+        rngs = env.np_random  # the single env's generator, or the vector env's, one a game
+        return env.game.duel.seat(LEFT, list(rngs) if isinstance(rngs, tuple) else [rngs])
 
     def search_exploiter(self, model: Any, env_kwargs: Mapping[str, Any], seed: int) -> Any:
         from ballenvs.duel.search import Lookahead

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -37,8 +38,10 @@ def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwar
     folder = tmp_path / "compare" / f"{env_id}_1"
     width, height = read_png_size(folder / "curves.png")
     assert width > 800 and height > 300
+    assert read_png_size(folder / "profiles.png")[0] > 500
     report = (folder / "report.md").read_text()
     assert "| SB3 DQN |" in report and "| custom DQN |" in report and "steps/s" in report
+    assert "IQM [95% CI] over seeds" in report
     with open(folder / "curves.csv") as file:
         rows = list(csv.DictReader(file))
     agents = {row["agent"] for row in rows}
@@ -59,8 +62,9 @@ def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwar
     rows = lines[header + 2 : header + 4]
     assert [row.split(" | ")[0] for row in rows] == ["| SB3 DQN", "| custom DQN"]
     cells = [cell for row in rows for cell in row.strip("| ").split(" | ")[1:]]
+    assert all(re.fullmatch(r"\S+ \[\S+, \S+\] \(.+\)", cell) for cell in cells), "IQM [low, high] (standard errors)"
     if env_id == "BallDuel-v0":  # win rates, in percent
-        assert all(cell.split(" +- ")[0].endswith("%") for cell in cells)
+        assert all(cell.split(" [")[0].endswith("%") for cell in cells)
     else:  # a difference of returns, signed
         assert all(cell[0] in "+-" for cell in cells)
     if env_id == "UAVGrid-v0":

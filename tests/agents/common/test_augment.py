@@ -132,3 +132,26 @@ def _custom_config(**values):
     from agents.common.hyperparameters import CustomDQNConfig
 
     return CustomDQNConfig(**values)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trainer", ["sb3_train", "custom_train"])
+def test_a_lean_augmented_pixel_run_is_loaded_back_by_its_runs_own_loader(tmp_path, trainer):
+    from agents import custom_train, sb3_train
+    from agents.common.cli import run_cli
+    from agents.common.models import find_model, load_policy
+    from tests.helpers import REPO, TINY
+
+    main = {"sb3_train": sb3_train.main, "custom_train": custom_train.main}[trainer]
+    argv = ["--env", "BallSumo-v0", "--config", str(REPO / "zoo_configs" / "selfplay_pixels.yml"), "--timesteps", "256"]
+    argv += ["--n-envs", "2", "--env-kwargs", "obs_size=36", "subpixel=true"]
+    argv += ["--log-dir", str(tmp_path), "--hyperparams", "policy_kwargs=dict(features_extractor_class=LeanCNN)"]
+    argv += ["augment_shift=2", *TINY[1:]]  # TINY's hyperparameters join these
+    assert run_cli(main, argv) == 0
+    model_path, run_dir = find_model(next(tmp_path.glob("*/BallSumo-v0_1")))
+    policy, config = load_policy(model_path, run_dir, "cpu")
+    extractor = next(m for m in policy.q_net.modules() if isinstance(m, LeanCNN))
+    assert extractor.features_dim == 128 and config["hyperparams"]["env_kwargs"]["subpixel"] is True
+    frames = np.zeros((3, 4, 36, 36), np.uint8)
+    actions, _ = policy.predict(frames, deterministic=True)
+    assert actions.shape == (3,)

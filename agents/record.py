@@ -1,0 +1,101 @@
+"""Record games as a Minari dataset: any player against a built-in opponent, for offline RL.
+
+    python -m agents.record PLAYER [--env BallSumo-v0] [--opponent chaser] [--episodes 100] [--seed 0]
+                            [--env-kwargs obs_type=state] [--dataset-id ballenvs/sumo-PLAYER-v0] [--data-path datasets]
+
+PLAYER is a built-in player (planner, pusher, ...), a model file or a run folder (its final model).
+Episode k is seeded ``--seed + k``. The dataset holds the env's spec, so
+``minari.load_dataset(ID).recover_environment()`` makes the same env; ``MINARI_DATASETS_PATH``
+pointed at ``--data-path`` (or ``agents.common.datasets.load_dataset``) finds it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.common.cli import MAX_SEED, Parser, add_device_flags, resolve_device, run_cli
+from agents.common.config import parse_overrides
+from agents.common.datasets import check_dataset_id, record_games, refuse_existing, write_dataset
+from agents.common.envs import check_two_player_env
+from agents.common.errors import UsageError
+from agents.common.training import probe_spaces
+from ballenvs.reference import reference_for
+
+DEFAULT_ENV = "BallSumo-v0"
+MAX_EPISODES = 1_000_000
+
+
+def main(argv: list[str] | None = None) -> Path:
+    parser = Parser(prog="python -m agents.record", description=__doc__.split("\n\n")[0].strip())
+    parser.add_argument("player", metavar="PLAYER", help="a built-in player, a model file or a run folder: the recorded side")
+    parser.add_argument("--env", default=DEFAULT_ENV, help=f"a two-player env id (default: {DEFAULT_ENV})")
+    parser.add_argument("--opponent", default="chaser", help="the other side: a built-in player (default: chaser)")
+    parser.add_argument("--episodes", type=int, default=100, help="games to record (default: 100)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first game; game k gets seed + k")
+    parser.add_argument(
+        "--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="the env's options, e.g. obs_type=state"
+    )
+    parser.add_argument(
+        "--dataset-id", default=None, help="Minari's namespace/name-v<version> (default: ballenvs/<env>-<player>-v0)"
+    )
+    parser.add_argument("--data-path", default="datasets", help="the folder datasets go in (default: datasets)")
+    add_device_flags(parser)
+    args = parser.parse_args(argv)
+
+    check_two_player_env(args.env)
+    if not 1 <= args.episodes <= MAX_EPISODES:
+        raise UsageError(f"--episodes must be in 1..{MAX_EPISODES:,}, got {args.episodes}")
+    if not 0 <= args.seed <= MAX_SEED - args.episodes:
+        raise UsageError(f"--seed must be in 0..{MAX_SEED - args.episodes} (every game's seed a valid one), got {args.seed}")
+    builtins = reference_for(args.env).players
+    if args.opponent not in builtins:
+        raise UsageError(
+            f"--opponent {args.opponent!r}: the dataset's env spec must rebuild its opponent, so a built-in player: "
+            f"{', '.join(builtins)}"
+        )
+    env_kwargs: dict[str, Any] = {**parse_overrides(args.env_kwargs, "--env-kwargs"), "opponent": args.opponent}
+    probe_spaces(args.env, env_kwargs, None)  # bad options: one line, before anything is built
+    dataset_id = check_dataset_id(args.dataset_id or _default_id(args.env, args.player))
+    data_path = Path(args.data_path)
+    refuse_existing(data_path, dataset_id)
+    player = _make_player(args.player, args.env, env_kwargs, resolve_device(args.device, args.threads))
+
+    start = time.perf_counter()
+    buffers = record_games(player, args.env, env_kwargs, args.episodes, args.seed)
+    folder = write_dataset(
+        data_path,
+        dataset_id,
+        buffers,
+        args.env,
+        env_kwargs,
+        algorithm_name=args.player,
+        description=f"{args.episodes} games of {args.player} (the learner's side) against {args.opponent} on {args.env}, "
+        f"seeds {args.seed}..{args.seed + args.episodes - 1}, recorded by python -m agents.record",
+    )
+    steps = sum(len(b.actions) for b in buffers)
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    seconds = time.perf_counter() - start
+    print(f"wrote {folder}: {args.episodes} episodes, {steps} steps, {size / 2**20:.1f} MiB in {seconds:.1f} s")
+    return folder
+
+
+def _default_id(env_id: str, player: str) -> str:
+    name = Path(player).name if Path(player).exists() else player
+    clean = "".join(c if c.isalnum() or c in "_.-" else "_" for c in f"{env_id.split('-')[0].lower()}-{name}")
+    return f"ballenvs/{clean}-v0"
+
+
+def _make_player(spec: str, env_id: str, env_kwargs: dict[str, Any], device: str) -> Any:
+    from agents.twoplayer.league import entrants_of, make_entrant_player
+
+    (entrant, *more) = entrants_of(spec, reference_for(env_id).players)
+    if more:  # a run folder with snapshots names each of them: record its final model
+        entrant = more[-1]
+    return make_entrant_player(entrant, device, env_id, env_kwargs)
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,94 @@
+"""agents.record: games of any player written as a Minari dataset, read back with their env."""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import numpy as np
+import pytest
+
+from agents import record
+from agents.common.cli import run_cli
+from agents.common.datasets import load_dataset
+from tests.helpers import refused
+
+STATE = ["--env-kwargs", "obs_type=state"]
+
+
+def test_a_dataset_round_trips_with_its_spaces_episodes_infos_and_env(tmp_path, capsys):
+    argv = ["pusher", "--opponent", "chaser", "--episodes", "12", "--seed", "5", *STATE, "--data-path", str(tmp_path)]
+    assert run_cli(record.main, argv) == 0
+    assert "wrote" in capsys.readouterr().out and not list(tmp_path.glob(".recording-*")), "no scratch left behind"
+    dataset = load_dataset(tmp_path, "ballenvs/ballsumo-pusher-v0")
+    assert dataset.total_episodes == 12
+    env = dataset.recover_environment()
+    assert env.spec.id == "BallSumo-v0" and env.spec.kwargs["opponent"] == "chaser"
+    assert dataset.observation_space == env.observation_space and dataset.action_space == env.action_space
+    episodes = list(dataset.iterate_episodes())
+    assert dataset.total_steps == sum(len(e.actions) for e in episodes)
+    for k, episode in enumerate(episodes):
+        assert len(episode.observations) == len(episode.actions) + 1 == len(episode.infos["winner"])
+        assert episode.terminations[-1] or episode.truncations[-1]
+        assert not (episode.terminations[:-1].any() or episode.truncations[:-1].any())
+        first, _ = env.reset(seed=5 + k)
+        assert np.array_equal(first, episode.observations[0]), "episode k is the env's game of seed + k"
+    winners = collections.Counter(bytes(e.infos["winner"][-1]) for e in episodes)
+    assert set(winners) <= {b"left", b"right", b"draw"} and winners[b"left"] > winners[b"right"], "pusher beats chaser"
+    assert all(e.infos["winner"][0] == b"" for e in episodes), "no winner at the reset"
+
+
+def test_the_env_replays_a_recorded_episode_step_for_step(tmp_path):
+    assert run_cli(record.main, ["chaser", "--episodes", "2", *STATE, "--data-path", str(tmp_path)]) == 0
+    episode = next(load_dataset(tmp_path, "ballenvs/ballsumo-chaser-v0").iterate_episodes())
+    env = load_dataset(tmp_path, "ballenvs/ballsumo-chaser-v0").recover_environment()
+    env.reset(seed=0)
+    for action, observation, reward in zip(episode.actions, episode.observations[1:], episode.rewards):
+        step = env.step(int(action))
+        assert np.array_equal(step[0], observation) and step[1] == reward
+
+
+@pytest.mark.slow
+def test_a_thousand_games_record_and_reload(tmp_path):
+    argv = ["sprinter", "--opponent", "pusher", "--episodes", "1000", *STATE, "--data-path", str(tmp_path)]
+    assert run_cli(record.main, argv) == 0
+    dataset = load_dataset(tmp_path, "ballenvs/ballsumo-sprinter-v0")
+    assert dataset.total_episodes == 1000 and len(list(dataset.iterate_episodes())) == 1000
+
+
+@pytest.mark.slow
+def test_planner_games_record_and_reload(tmp_path):
+    argv = ["planner", "--episodes", "6", *STATE, "--data-path", str(tmp_path), "--dataset-id", "me/planner-games-v2"]
+    assert run_cli(record.main, argv) == 0
+    assert load_dataset(tmp_path, "me/planner-games-v2").total_episodes == 6
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["chaser", "--env", "UAVGrid-v0"], "UAVGrid-v0 is a one-player game; two-player envs: BallDuel-v0, BallSumo-v0"),
+        (["chaser", "--env", "Nope-v0"], "unknown env 'Nope-v0'"),
+        (["bully"], "player 'bully': not a built-in player"),
+        (["chaser", "--opponent", "runs/x.pt"], r"--opponent 'runs/x\.pt': the dataset's env spec must rebuild its opponent"),
+        (["chaser", "--episodes", "0"], r"--episodes must be in 1\.\.1,000,000, got 0"),
+        (["chaser", "--seed", "-1"], r"--seed must be in 0\.\."),
+        (["chaser", "--dataset-id", "no-version"], "--dataset-id 'no-version' is not Minari's namespace/name-v<version>"),
+        (["chaser", "--dataset-id", "../../x-v0"], "is not Minari's namespace/name-v<version>"),
+        (["chaser", "--env-kwargs", "obs_size=3"], "obs_size must be an int in"),
+        (["chaser", "--env-kwargs", "obs_type=state", "subpixel=true"], "subpixel=True applies to obs_type='pixels' only"),
+    ],
+)
+def test_bad_input_is_refused_in_one_line_before_anything_is_written(tmp_path, capsys, argv, message):
+    err = refused(capsys, record.main, [*argv, "--data-path", str(tmp_path / "data")])
+    assert re.search(message, err), err
+    assert not (tmp_path / "data").exists()
+
+
+def test_an_existing_dataset_is_not_replaced(tmp_path, capsys):
+    argv = ["chaser", "--episodes", "1", *STATE, "--data-path", str(tmp_path)]
+    assert run_cli(record.main, argv) == 0
+    written = sorted(p.stat().st_mtime_ns for p in tmp_path.rglob("*.hdf5"))
+    capsys.readouterr()
+    err = refused(capsys, record.main, argv)
+    assert "dataset 'ballenvs/ballsumo-chaser-v0' already exists" in err
+    assert sorted(p.stat().st_mtime_ns for p in tmp_path.rglob("*.hdf5")) == written
