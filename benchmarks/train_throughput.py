@@ -1,7 +1,7 @@
 """Training throughput: our custom DQN against stable-baselines3's DQN, side by side, and PQN.
 
     python -m benchmarks.train_throughput [--steps 4000] [--rounds 2] [--envs BallDuel-v0 UAVGrid-v0]
-        [--vec-envs dummy native subproc] [--device auto] [--plain-targets]
+        [--vec-envs dummy native subproc] [--device auto] [--plain-targets] [--peers]
 
 Both DQNs learn from the same zoo_configs/dqn.yml section (hyperparameters, n_envs, frame
 stacking), on the same device, with the same vector env. Each first runs past
@@ -14,7 +14,9 @@ untimed rollout, in the same rounds. Our DQN computes Double-DQN targets (one fo
 more per update than SB3's DQN); ``--plain-targets`` times it with SB3's targets
 (``double_q=False``), the same arithmetic on both sides. Each rate is printed beside its floor
 (:mod:`benchmarks.floor`: the section's network arithmetic alone, in pure torch, on the same
-device and threads) as a fraction of it.
+device and threads) as a fraction of it. ``--peers`` adds sbx's DQN (:mod:`benchmarks.peers`) on
+the same section and vector env in the same rounds, where sbx is installed and has the section's
+policy; its floor (JAX's arithmetic) is not computed, and the keys it lacks are named.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.sb3.dqn import build_dqn
 from benchmarks.common import machine, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of, whole_rollouts
+from benchmarks.peers import SBX_POLICIES, sbx_available, sbx_rate
 
 WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed
 
@@ -133,14 +136,17 @@ def run(
     overrides: dict[str, Any],
     device: str,
     custom_overrides: dict[str, Any] | None = None,
+    peers: bool = False,
 ) -> dict:
     custom_overrides = {**overrides, **(custom_overrides or {})}
     rows = []
     for env_id in envs:
+        sbx_runs = peers and section_of(env_id, "dqn", overrides).policy in SBX_POLICIES
         for vec_env in vec_envs:
-            best: dict[str, dict[str, float]] = {}
+            best: dict[str, dict[str, Any]] = {}
             floors: dict[str, float] = {}
             names = ("sb3", "custom", "pqn") if vec_env == "native" else ("sb3", "custom")
+            names += ("sbx",) if sbx_runs else ()
             for _ in range(rounds):
                 # Each trainer's floor (its section's arithmetic alone, benchmarks.floor, same device and
                 # threads), timed over as many env steps as the trainer's round, in every round beside
@@ -151,6 +157,8 @@ def run(
                 for name in names:
                     if name == "sb3":
                         result = sb3_rate(env_id, steps, vec_env, overrides, device=device)
+                    elif name == "sbx":
+                        result = sbx_rate(section_of(env_id, "dqn", overrides), steps, vec_env)
                     elif name == "custom":
                         result = custom_rate(env_id, steps, vec_env, custom_overrides, device=device)
                     else:
@@ -159,8 +167,8 @@ def run(
                         best[name] = result
             ratio = best["custom"]["steps_per_s"] / best["sb3"]["steps_per_s"]
             rates = {f"{k}_{m}": v[m] for k, v in best.items() for m in v}
-            of_floor = {f"{k}_of_floor": v["steps_per_s"] / floors[k] for k, v in best.items()}
-            floor_rates = {f"{k}_floor": floors[k] for k in best}
+            of_floor = {f"{k}_of_floor": v["steps_per_s"] / floors[k] for k, v in best.items() if k in floors}
+            floor_rates = {f"{k}_floor": floors[k] for k in best if k in floors}
             rows.append({"env": env_id, "vec_env": vec_env, **rates, **floor_rates, **of_floor, "ratio": ratio})
     return {
         "benchmark": "train_throughput",
@@ -170,6 +178,7 @@ def run(
         "rounds": rounds,
         "overrides": overrides,
         "custom_overrides": custom_overrides,
+        "peers": peers,
         "rows": rows,
     }
 
@@ -188,11 +197,20 @@ def format_table(result: dict) -> str:
         "custom / SB3",
         "PQN steps/s (of its floor; its envs)",
     )
-    lines = [row(*header), "|---|---|---:|---:|---:|---:|"]
+    peers = result.get("peers", False)
+    header += ("sbx DQN steps/s (lacks)", "custom / sbx") if peers else ()
+    lines = [row(*header), "|---|---|---:|---:|---:|---:|" + ("---:|---:|" if peers else "")]
     for r in result["rows"]:
         cells = (_of_floor(r, "sb3"), _of_floor(r, "custom"), f"{r['ratio']:.2f}")
         pqn_cell = f"{_of_floor(r, 'pqn')}; {r['pqn_n_envs']:.0f}" if "pqn_steps_per_s" in r else ""
-        lines.append(row(r["env"], r["vec_env"], *cells, pqn_cell))
+        peer_cells: tuple[str, ...] = ()
+        if peers and "sbx_steps_per_s" in r:
+            lacks = ", ".join(r["sbx_lacking"]) or "nothing"
+            ratio = r["custom_steps_per_s"] / r["sbx_steps_per_s"]
+            peer_cells = (f"{r['sbx_steps_per_s']:,.0f} ({lacks})", f"{ratio:.2f}")
+        elif peers:
+            peer_cells = ("its DQN has no policy for this observation", "")
+        lines.append(row(r["env"], r["vec_env"], *cells, pqn_cell, *peer_cells))
     return "\n".join(lines)
 
 
@@ -212,11 +230,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--plain-targets", action="store_true", help="our DQN with SB3's targets (double_q=False): equal arithmetic"
     )
+    parser.add_argument("--peers", action="store_true", help="sbx's DQN beside them (pip install -e '.[peers]')")
     args = parser.parse_args(argv)
     overrides = {"learning_starts": args.learning_starts}
     custom = {"double_q": False} if args.plain_targets else {}
     device = resolve_device(args.device, args.threads)
-    result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, device, custom)
+    peers = args.peers and sbx_available()
+    if args.peers and not peers:
+        print("--peers: sbx is not installed (pip install -e '.[peers]'); its DQN is skipped")
+    result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, device, custom, peers)
     print(f"train_throughput on {result['machine']} ({result['device']}): ", end="")
     print(f"{args.steps} env steps after learning starts, best of {args.rounds}")
     print(format_table(result))

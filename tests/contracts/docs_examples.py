@@ -53,6 +53,7 @@ BUDGETS: dict[str, dict[str, dict[str, str | None]]] = {
         "set": {"--timesteps": "1500", "--eval-episodes": "1", "--score-episodes": "1"},
     },
     "agents.league": {"cut": {"--games": "2"}},
+    "agents.record": {"cut": {"--episodes": "3"}},
     "agents.exploit": {"cut": {"--budget": "3000", "--games": "2"}},
     # Above learning_starts (5000): tune refuses a trial that would never learn.
     "agents.tune": {
