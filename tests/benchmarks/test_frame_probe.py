@@ -10,6 +10,7 @@ from benchmarks.frame_probe import (
     LOST_BELOW,
     PROBE_PLAYERS,
     Recording,
+    centroid_velocity,
     fit_probe,
     lost_features,
     main,
@@ -69,3 +70,10 @@ def test_bad_sizes_and_budgets_are_refused_in_one_line(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--stacks", "0"])
     assert exit_info.value.code == 2 and "--stacks must be positive, got [0]" in capsys.readouterr().err
+
+
+def test_subpixel_frames_carry_the_velocity_that_plain_36_pixel_frames_lose():
+    plain = centroid_velocity(record_games(36, games_per_pair=3, seed=0), depth=2)
+    subpixel = centroid_velocity(record_games(36, games_per_pair=3, seed=0, subpixel=True), depth=2)
+    assert plain["own vx"] < LOST_BELOW and plain["own vy"] < LOST_BELOW
+    assert subpixel["own vx"] > 0.85 and subpixel["own vy"] > 0.85
