@@ -68,7 +68,10 @@ def section_of(env_id: str, algo: str, overrides: dict[str, Any] | None = None, 
     """``env_id``'s section of ``config`` (default: the algorithm's shipped file) for ``algo``."""
     algorithm = ALGORITHMS[algo]
     raw = load_section(config or shipped_config(algorithm.config), env_id)
-    return algorithm.section(env_id, raw, overrides or {})
+    section = algorithm.section(env_id, raw, overrides or {})
+    if section.env_kwargs.get("opponent") == "self":  # a self-play section: its pool is the trainers', not the env's
+        section.env_kwargs.pop("opponent")
+    return section
 
 
 def _batch(space: Any, n: int, device: torch.device) -> Any:
