@@ -16,7 +16,7 @@ import gymnasium as gym
 import ballenvs
 from ballenvs.backend import SCALAR
 from ballenvs.directions import heading_to_action
-from ballenvs.duel.players import BUILTIN_PLAYERS
+from ballenvs.duel.roster import BUILTIN_PLAYERS
 from ballenvs.render import import_pygame
 
 

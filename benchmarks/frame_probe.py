@@ -33,9 +33,9 @@ from torch import nn
 
 from ballenvs import SUMO_RULES
 from ballenvs.duel.core import LEFT, RIGHT
-from ballenvs.duel.game import TwoPlayerDuel
 from ballenvs.duel.observe import OTHER_BALL, OWN_BALL, StateObserver
-from ballenvs.duel.players import make_player
+from ballenvs.duel.roster import make_player
+from ballenvs.duel.rules import TwoPlayerDuel
 from benchmarks.common import machine, row, write_json
 
 #: The state vector's features, in :class:`ballenvs.duel.observe.StateObserver`'s order (with the clock).

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ballenvs.directions import heading_to_action
-from ballenvs.duel.match import play_pairs, registered_options
+from ballenvs.duel.matches import play_pairs, registered_options
 from ballenvs.duel.players import Anchor, Chaser
 from ballenvs.game import Player, Seat
 

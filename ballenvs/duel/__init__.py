@@ -8,7 +8,7 @@ from typing import Any
 
 from ballenvs import SUMO_RULES
 from ballenvs.duel.env import BallDuelEnv
-from ballenvs.duel.players import BUILTIN_PLAYERS
+from ballenvs.duel.roster import BUILTIN_PLAYERS
 
 
 def _pettingzoo() -> Any:

@@ -1,4 +1,5 @@
-"""Players for BallDuel: built-in heuristics and adapters for learned policies.
+"""Players for BallDuel: the hand-written heuristics and the adapter for learned policies (the
+roster of built-in players, by name, is :mod:`ballenvs.duel.roster`).
 
 Every player (a :class:`ballenvs.game.Player`) acts for one game or a batch from one side's
 point of view: its :class:`ballenvs.game.Seat` holds that side's view of the balls (see
@@ -9,7 +10,6 @@ right ball unchanged, and a learned policy can play either side.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,15 +19,6 @@ from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS, heading_to_action
 from ballenvs.duel.core import RIGHT, DuelCore, DuelPhysics, DuelState
 from ballenvs.duel.observe import side_view
 from ballenvs.game import Player, Seat
-
-BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion", "planner")
-#: The built-in players written by hand that react to what they see (the champion was learned,
-#: the planner searches).
-SCRIPTED_PLAYERS = BUILTIN_PLAYERS[:6]
-#: The built-in players the tools play one after another (yardsticks, evaluations against every
-#: built-in, self-play's evaluations): all but the planner, which simulates thousands of branches
-#: every step (milliseconds a step per game) and is played where it is named.
-YARDSTICK_PLAYERS = BUILTIN_PLAYERS[:-1]
 
 
 def _no_thrust(seat: Seat) -> Any:
@@ -175,14 +166,8 @@ class Sprinter(Player):
 
 
 def physics_options(physics: DuelPhysics) -> dict[str, float]:
-    """The options of :class:`ballenvs.duel.game.TwoPlayerDuel` that make ``physics``."""
+    """The options of :class:`ballenvs.duel.rules.TwoPlayerDuel` that make ``physics``."""
     return {"ring_radius": physics.ring_radius, "ball_radius": physics.ball_radius, "floor_slope": physics.floor_slope}
-
-
-def _champion(physics: DuelPhysics) -> Player:
-    from ballenvs.duel.champion import Champion  # its weights are read on first use only
-
-    return Champion(physics)
 
 
 def _no_observation() -> Any:
@@ -209,35 +194,3 @@ class PolicyPlayer(Player):
         if not np.issubdtype(actions.dtype, np.integer) or ((actions < 0) | (actions >= N_ACTIONS)).any():
             raise ValueError(f"opponent policy {self.policy!r} returned {actions!r}; actions must be integers in 0..8")
         return actions.astype(np.int64) if xp is NUMPY else int(actions[0])
-
-
-def _planner(rules: Mapping[str, Any]) -> Player:
-    from ballenvs.duel.search import Planner  # it simulates the game, whose module imports this one
-
-    return Planner(rules)
-
-
-def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] | None = None) -> Player:
-    """A :class:`Player` from a built-in name, a model with ``predict`` or a callable. ``rules``:
-    the game's options beyond its physics (``time_limit_rule``, ``game_steps``), which the
-    planner simulates (none: no clock)."""
-    builtins: dict[str, Callable[[], Player]] = {
-        "still": Still,
-        "random": RandomPlayer,
-        "chaser": Chaser,
-        "pusher": lambda: Pusher(physics),
-        "anchor": Anchor,
-        "sprinter": lambda: Sprinter(physics),
-        "champion": lambda: _champion(physics),
-        "planner": lambda: _planner({**physics_options(physics), **(rules or {})}),
-    }
-    if isinstance(spec, Player):
-        return spec
-    if isinstance(spec, str) and spec in builtins:
-        return builtins[spec]()
-    if not isinstance(spec, str) and (hasattr(spec, "predict") or callable(spec)):
-        return PolicyPlayer(spec)
-    raise ValueError(
-        f"unknown opponent {spec!r}; valid: {', '.join(map(repr, BUILTIN_PLAYERS))}, "
-        "an object with predict(obs, deterministic=True), or a callable obs -> action"
-    )

@@ -8,9 +8,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ballenvs.duel.core import LEFT
-from ballenvs.duel.game import DUEL_OPTIONS, TwoPlayerDuel
-from ballenvs.duel.match import play_matches, play_pairs, registered_options
-from ballenvs.duel.players import BUILTIN_PLAYERS, YARDSTICK_PLAYERS, make_player
+from ballenvs.duel.matches import play_matches, play_pairs, registered_options
+from ballenvs.duel.roster import BUILTIN_PLAYERS, YARDSTICK_PLAYERS, make_player
+from ballenvs.duel.rules import DUEL_OPTIONS, TwoPlayerDuel
+from ballenvs.duel.search import Lookahead
 from ballenvs.reference import Arena, Reference, Yardstick, win_rate_score
 
 BASELINE_GAMES = 100
@@ -84,8 +85,6 @@ class DuelArena(Arena):
         return env.game.duel.seat(LEFT, list(rngs) if isinstance(rngs, tuple) else [rngs])
 
     def search_exploiter(self, model: Any, env_kwargs: Mapping[str, Any], seed: int) -> Any:
-        from ballenvs.duel.search import Lookahead
-
         return Lookahead(model, self.options(env_kwargs), seed=seed)
 
     def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:

@@ -27,8 +27,8 @@ import numpy as np
 from ballenvs.backend import SCALAR
 from ballenvs.directions import N_ACTIONS
 from ballenvs.duel.core import LEFT, RIGHT, DuelState
-from ballenvs.duel.game import LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
-from ballenvs.duel.players import YARDSTICK_PLAYERS, Anchor, make_player
+from ballenvs.duel.players import Anchor
+from ballenvs.duel.rules import LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.game import Player, Seat
 
 #: Steps each branch holds its action for: short ones dodge, long ones find the runs off the edge.
@@ -120,7 +120,7 @@ def _played(seat: Seat, actions: np.ndarray) -> Any:
 
 class Lookahead(Player):
     """Plans each step against ``model`` (a :class:`ballenvs.game.Player`) under the game's
-    ``duel_options`` (those of :class:`ballenvs.duel.game.TwoPlayerDuel`). ``model`` is its own
+    ``duel_options`` (those of :class:`ballenvs.duel.rules.TwoPlayerDuel`). ``model`` is its own
     copy of the opponent: it is reset before every plan."""
 
     def __init__(
@@ -146,7 +146,8 @@ class Lookahead(Player):
 class Planner(Player):
     """The built-in ``planner``: plans every step against no model of its opponent. Each of its
     branches (:data:`PLANNER_HORIZONS` x 9 actions) meets each of the opponent's own hold-and-return
-    replies (the same 27) and each of ``models`` (built-in names, :data:`PLANNER_MODELS`); it
+    replies (the same 27) and each of ``models`` (players: the roster's ``planner`` gives it the
+    built-in ones named in :data:`PLANNER_MODELS`); it
     plays the first action of the branch with the best worst outcome (its mean counting
     :data:`PLANNER_MEAN_WEIGHT` beside it, to break ties). It keeps no memory between steps, and
     the only randomness it draws is for random models."""
@@ -155,15 +156,12 @@ class Planner(Player):
         self,
         duel_options: Mapping[str, Any],
         horizons: Sequence[int] = PLANNER_HORIZONS,
-        models: Sequence[str] = PLANNER_MODELS,
+        models: Sequence[Player] = (),
         seed: int = 0,
     ) -> None:
         self.branches = Branches(duel_options, np.random.default_rng(seed))
         self.actions, self.holds = hold_branches(horizons)
-        unknown = [name for name in models if name not in YARDSTICK_PLAYERS]
-        if unknown:
-            raise ValueError(f"planner models {unknown!r}: each must be one of {', '.join(YARDSTICK_PLAYERS)}")
-        self.models = [make_player(name, self.branches.physics) for name in models]
+        self.models = list(models)
         # Every (our branch, their reply) pair, ours the slower index.
         count = len(self.actions)
         self.pair_actions, self.pair_holds = np.repeat(self.actions, count), np.repeat(self.holds, count)

@@ -5,7 +5,7 @@ import pytest
 
 from ballenvs.directions import N_ACTIONS
 from ballenvs.duel.core import LEFT
-from ballenvs.duel.game import TwoPlayerDuel
+from ballenvs.duel.rules import TwoPlayerDuel
 from benchmarks.outsiders import OUTSIDERS, main
 
 

@@ -1,5 +1,6 @@
 """The house's import rules (CONTRIBUTING, "The house"): ballenvs never imports agents or torch, the
-rooms of agents import only downwards, and nothing imports a command line."""
+rooms of agents import only downwards, nothing imports a command line, and no module reaches
+itself through its imports, those inside functions included."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from tests.helpers import REPO as ROOT
 
-COMMAND_LINES = {"sb3_train", "custom_train", "evaluate", "compare", "league", "tune", "exploit", "export_champion"}
+COMMAND_LINES = {"sb3_train", "custom_train", "evaluate", "compare", "league", "tune", "exploit", "export_champion", "record"}
 #: room -> the rooms of agents it may import.
 MAY_IMPORT = {
     "common": set(),
@@ -52,3 +53,60 @@ def test_the_rooms_of_agents_import_only_downwards(path):
         assert parts[1] not in COMMAND_LINES, f"{path} imports the command line {module}"
         if parts[1] in MAY_IMPORT and parts[1] != room:
             assert parts[1] in MAY_IMPORT[room], f"{path} ({room}) imports {module}"
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Each module of both packages, and the modules of both it imports anywhere in its file."""
+    files = {}
+    for package in ("ballenvs", "agents"):
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            files[name.removesuffix(".__init__")] = path
+
+    def module_of(name: str) -> str | None:  # a name imported from a module is that module's
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    return {
+        name: {m for m in map(module_of, imported_modules(path)) if m is not None and m != name}
+        for name, path in files.items()
+    }
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_the_circle_finder_finds_a_circle_through_three_modules_and_none_in_a_line():
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_module_imports_itself_through_others_even_inside_a_function():
+    assert import_circles(_module_graph()) == []

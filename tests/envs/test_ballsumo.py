@@ -14,11 +14,11 @@ import pytest
 import ballenvs  # noqa: F401  (registers the ids)
 from ballenvs.directions import ACTION_NAMES
 from ballenvs.duel.core import LEFT, RIGHT, DuelState
-from ballenvs.duel.game import DRAW, LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.duel.match import main as match_main
-from ballenvs.duel.match import match_outcomes, play_pairs, registered_options
+from ballenvs.duel.matches import match_outcomes, play_pairs, registered_options
 from ballenvs.duel.observe import CLOCK, OUTSIDE
-from ballenvs.duel.players import SCRIPTED_PLAYERS, make_player
+from ballenvs.duel.roster import SCRIPTED_PLAYERS, make_player
+from ballenvs.duel.rules import DRAW, LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
 
 V1 = registered_options("BallSumo-v0")
 SUMO_RULES = {key: V1[key] for key in ("floor_slope", "time_limit_rule", "game_steps")}
@@ -328,10 +328,10 @@ def test_the_planner_is_an_opponent_by_name_and_no_yardstick():
     ],
 )
 def test_the_planner_refuses_bad_options(options, message):
-    from ballenvs.duel.search import Planner
+    from ballenvs.duel.roster import make_planner
 
     with pytest.raises(ValueError, match=re.escape(message)):
-        Planner(SUMO_RULES, **options)
+        make_planner(SUMO_RULES, **options)
 
 
 def test_the_match_command_plays_a_search_player_from_both_sides(capsys):

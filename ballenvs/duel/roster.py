@@ -1,0 +1,74 @@
+"""The built-in players of BallDuel by name, the one place that knows them all: the scripted
+heuristics (:mod:`ballenvs.duel.players`), the learned champion (:mod:`ballenvs.duel.champion`) and
+the planner (:mod:`ballenvs.duel.search`), which is given the players its branches meet as objects.
+Above them all in the imports: nothing they import reaches back here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ballenvs.duel.champion import Champion
+from ballenvs.duel.core import DuelPhysics
+from ballenvs.duel.players import (
+    Anchor,
+    Chaser,
+    PolicyPlayer,
+    Pusher,
+    RandomPlayer,
+    Sprinter,
+    Still,
+    physics_options,
+)
+from ballenvs.duel.search import PLANNER_HORIZONS, PLANNER_MODELS, Planner
+from ballenvs.game import Player
+
+BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion", "planner")
+#: The built-in players written by hand that react to what they see (the champion was learned,
+#: the planner searches).
+SCRIPTED_PLAYERS = BUILTIN_PLAYERS[:6]
+#: The built-in players the tools play one after another (yardsticks, evaluations against every
+#: built-in, self-play's evaluations): all but the planner, which simulates thousands of branches
+#: every step (milliseconds a step per game) and is played where it is named.
+YARDSTICK_PLAYERS = BUILTIN_PLAYERS[:-1]
+
+
+def make_planner(
+    duel_options: Mapping[str, Any], horizons: Sequence[int] = PLANNER_HORIZONS, models: Sequence[str] = PLANNER_MODELS
+) -> Planner:
+    """The built-in ``planner`` under ``duel_options``, its branches meeting the built-in players
+    named in ``models`` (each a yardstick player: not itself)."""
+    unknown = [name for name in models if name not in YARDSTICK_PLAYERS]
+    if unknown:
+        raise ValueError(f"planner models {unknown!r}: each must be one of {', '.join(YARDSTICK_PLAYERS)}")
+    physics = DuelPhysics(
+        **{key: duel_options[key] for key in ("ring_radius", "ball_radius", "floor_slope") if key in duel_options}
+    )
+    return Planner(duel_options, horizons, [make_player(name, physics) for name in models])
+
+
+def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] | None = None) -> Player:
+    """A :class:`Player` from a built-in name, a model with ``predict`` or a callable. ``rules``:
+    the game's options beyond its physics (``time_limit_rule``, ``game_steps``), which the
+    planner simulates (none: no clock)."""
+    builtins: dict[str, Callable[[], Player]] = {
+        "still": Still,
+        "random": RandomPlayer,
+        "chaser": Chaser,
+        "pusher": lambda: Pusher(physics),
+        "anchor": Anchor,
+        "sprinter": lambda: Sprinter(physics),
+        "champion": lambda: Champion(physics),
+        "planner": lambda: make_planner({**physics_options(physics), **(rules or {})}),
+    }
+    if isinstance(spec, Player):
+        return spec
+    if isinstance(spec, str) and spec in builtins:
+        return builtins[spec]()
+    if not isinstance(spec, str) and (hasattr(spec, "predict") or callable(spec)):
+        return PolicyPlayer(spec)
+    raise ValueError(
+        f"unknown opponent {spec!r}; valid: {', '.join(map(repr, BUILTIN_PLAYERS))}, "
+        "an object with predict(obs, deterministic=True), or a callable obs -> action"
+    )
