@@ -138,7 +138,7 @@ def bad_run(tmp_path, capsys, argv, trainer=sb3_train):
     [
         (["--env", "Pong-v5"], "unknown env 'Pong-v5'; valid: BallDuel-v0, BallSumo-v0, UAVGrid-v0, UAVGridImage-v0"),
         (["--env", "CartPole-v1"], "unknown env 'CartPole-v1'"),
-        (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for agents.{trainer}: lr; valid: batch_size"),
+        (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for agents.{trainer}: lr; valid: augment_shift, batch_size"),
         (["--hyperparams", "batch_size=[32"], "--hyperparams value for 'batch_size' does not parse: '[32'"),
         (["--hyperparams", "batch_size"], "--hyperparams expects key=value, got 'batch_size'"),
         (["--hyperparams", "batch_size=3.5"], "hyperparameter batch_size=3.5 must be an integer"),
