@@ -23,3 +23,15 @@ def test_a_floor_timed_as_one_loop_does_not_time_its_pieces():
 def test_the_pqn_floor_times_its_sections_resolved_rollouts():
     section = section_of("UAVGrid-v0", "pqn", {"rollout_steps": 4, "n_envs": 4, "n_minibatches": 2, "n_epochs": 1})
     assert pqn_floor(section, "cpu", env_steps=1).act_s is None
+
+
+def test_a_floor_names_its_networks_arithmetic_and_the_samples_it_learns_from_per_env_step():
+    section = section_of("UAVGrid-v0", "custom", {**SMALL_UAV, "batch_size": 32, "train_freq": 2, "gradient_steps": 3})
+    floor = dqn_floor(section, "cpu", env_steps=8)
+    assert floor.samples_per_step == 32 * 3 / (2 * 2)
+    assert floor.multiply_adds > 256 * 256, "the section's [256, 256] head at least"
+
+
+def test_a_self_play_section_is_read_with_the_learners_spaces():
+    section = section_of("BallSumo-v0", "custom")
+    assert "opponent" not in section.env_kwargs and section.env_kwargs["obs_type"] == "state"
