@@ -30,7 +30,7 @@ from agents.common.config import Section
 from agents.common.console import Console
 from agents.common.errors import UsageError
 from agents.common.evaluation import Evaluator
-from agents.common.hyperparameters import QConfig
+from agents.common.hyperparameters import DQNConfig, QConfig
 from agents.common.models import SNAPSHOTS, resume_model
 from agents.common.runs import BEST_MODEL, CHECKPOINTS, FINAL_MODEL, REPLAY_BUFFER, checkpoint_name, next_multiple, read_config
 from agents.common.tracking import Tracker, log_hyperparameters
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> Path:
         if buffer is not None and setup.resume_buffer is not None:
             buffer.load(setup.resume_buffer, train_env.num_envs)
             print(f"replay buffer restored: {len(buffer)} transitions")
-        learning_starts = getattr(agent.config, "learning_starts", 0)
+        learning_starts = agent.config.learning_starts if isinstance(agent.config, DQNConfig) else 0  # PQN has none
 
         def learn() -> None:
             algorithm.learn(agent, train_env, progress, setup.timesteps, hooks, buffer)

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.algorithms import algorithm
-from agents.common.cli import MAX_SEED, Parser, add_device_flags, describe_device, resolve_device, run_cli
+from agents.common.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
 from agents.common.envs import check_env_id
 from agents.common.errors import UsageError
 from agents.common.evaluation import EvalResult, evaluate
 from agents.common.models import bare_model, find_model, run_folder_candidate, zoo_run
-from agents.common.runs import CONFIG_NAME, read_config
+from agents.common.runs import CONFIG_NAME, check_seed, read_config
 from agents.common.tracking import render_fps
 from agents.common.video import check_video_path, write_video
 from ballenvs import ENV_IDS
@@ -127,8 +127,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
     args = parser.parse_args(argv)
     if args.episodes < 1:
         raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
-    if not 0 <= args.seed <= MAX_SEED:
-        raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
+    check_seed(args.seed)
     video = check_video_path(args.video) if args.video is not None else None
     if video and (args.render or args.opponent == "all"):
         raise UsageError("--video records the episodes played one at a time: not with --render or --opponent all")

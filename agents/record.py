@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.common.cli import MAX_SEED, Parser, add_device_flags, resolve_device, run_cli
+from agents.common.cli import Parser, add_device_flags, resolve_device, run_cli
 from agents.common.config import parse_overrides
 from agents.common.datasets import check_dataset_id, record_games, refuse_existing, write_dataset
 from agents.common.envs import check_two_player_env
 from agents.common.errors import UsageError
+from agents.common.runs import MAX_SEED, check_seed
 from agents.common.training import probe_spaces
 from ballenvs.reference import reference_for
 
@@ -48,8 +49,7 @@ def main(argv: list[str] | None = None) -> Path:
     check_two_player_env(args.env)
     if not 1 <= args.episodes <= MAX_EPISODES:
         raise UsageError(f"--episodes must be in 1..{MAX_EPISODES:,}, got {args.episodes}")
-    if not 0 <= args.seed <= MAX_SEED - args.episodes:
-        raise UsageError(f"--seed must be in 0..{MAX_SEED - args.episodes} (every game's seed a valid one), got {args.seed}")
+    check_seed(args.seed, high=MAX_SEED - args.episodes)  # every game's seed a valid one
     builtins = reference_for(args.env).players
     if args.opponent not in builtins:
         raise UsageError(

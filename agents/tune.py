@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.algorithms import ALGORITHMS, Algorithm, algorithm
-from agents.common.cli import MAX_SEED, Parser, add_device_flags, run_cli
+from agents.common.cli import Parser, add_device_flags, run_cli
 from agents.common.config import Key, load_sections, parse_overrides
 from agents.common.envs import check_env_id
 from agents.common.errors import UsageError
+from agents.common.runs import check_seed
 from agents.common.studies import check_study_name, load_existing_study, open_storage
 from agents.common.tuning import (
     HEARTBEAT_S,
@@ -110,8 +111,8 @@ def _check_args(args: Any) -> None:
         raise UsageError(
             f"--eval-freq {args.eval_freq} is past the budget (--timesteps {args.timesteps}): a trial needs an evaluation"
         )
-    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
-        raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
+    if args.seed is not None:
+        check_seed(args.seed)
     if args.from_trial is not None and args.from_trial < 0:
         raise UsageError(f"--from-trial must be a trial number >= 0, got {args.from_trial}")
     if (args.from_trial is not None or args.params) and args.seeds is None:

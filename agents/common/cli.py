@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from agents.common.envs import VEC_ENVS, check_two_player_env
 from agents.common.errors import UsageError
+from agents.common.runs import check_seed
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
 from agents.common.tracking import add_tracking_flags, check_tracking
@@ -21,7 +22,6 @@ from agents.common.tracking import add_tracking_flags, check_tracking
 DEVICES = ("auto", "cpu", "cuda")
 _threads_chosen: str | None = None  # resolve_device's thread choice in words, for describe_device
 DEFAULT_ENV = "BallDuel-v0"
-MAX_SEED = 2**32 - 1  # numpy's and torch's seeds
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -143,9 +143,8 @@ def check_flags(args: argparse.Namespace) -> None:
         value = getattr(args, flag, 0)
         if value < 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be >= 0, got {value}")
-    seed = getattr(args, "seed", None)
-    if seed is not None and not 0 <= seed <= MAX_SEED:
-        raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {seed}")
+    if getattr(args, "seed", None) is not None:
+        check_seed(args.seed)
 
 
 def check_two_player_flags(args: argparse.Namespace) -> None:
@@ -153,8 +152,7 @@ def check_two_player_flags(args: argparse.Namespace) -> None:
     seed in range, ``--env`` (when given) a two-player game."""
     if args.games < 2 or args.games % 2:
         raise UsageError(f"--games must be an even number >= 2 (half from each side), got {args.games}")
-    if not 0 <= args.seed <= MAX_SEED:
-        raise UsageError(f"--seed must be in 0..{MAX_SEED}, got {args.seed}")
+    check_seed(args.seed)
     if args.env is not None:
         check_two_player_env(args.env)
 

@@ -110,14 +110,6 @@ def read_yaml(path: str | Path, what: str) -> Any:
     return parse_yaml(read_text(path, what), f"{what} {str(path)!r}")
 
 
-def read_mapping(path: str | Path, what: str) -> dict[str, Any]:
-    """A YAML file that must hold a mapping."""
-    data = read_yaml(path, what)
-    if not isinstance(data, dict):
-        raise UsageError(f"{what} {str(path)!r} must be a mapping, got {type(data).__name__}")
-    return data
-
-
 def parse_json(data: str | bytes, what: str) -> Any:
     """JSON as plain data, nesting at most :data:`MAX_DEPTH` levels."""
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data

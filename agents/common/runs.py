@@ -154,7 +154,15 @@ _OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "save_replay_buffer": bool,
     "opponent": (str, type(None)),
 }
+#: The largest seed numpy and torch take.
 MAX_SEED = 2**32 - 1
+
+
+def check_seed(seed: int, flag: str = "--seed", high: int = MAX_SEED) -> int:
+    """A seed in 0..``high`` (default: every seed numpy and torch take), or a one-line UsageError."""
+    if not 0 <= seed <= high:
+        raise UsageError(f"{flag} must be in 0..{high}, got {seed}")
+    return seed
 
 
 def read_config(run_dir: str | Path) -> dict[str, Any]:
