@@ -23,6 +23,7 @@ from agents.common.envs import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.runs import MAX_SEED, check_seed
 from agents.common.training import probe_spaces
+from agents.twoplayer.league import entrants_of, make_entrant_player
 from ballenvs.reference import reference_for
 
 DEFAULT_ENV = "BallSumo-v0"
@@ -89,10 +90,8 @@ def _default_id(env_id: str, player: str) -> str:
 
 
 def _make_player(spec: str, env_id: str, env_kwargs: dict[str, Any], device: str) -> Any:
-    from agents.twoplayer.league import entrants_of, make_entrant_player
-
     (entrant, *more) = entrants_of(spec, reference_for(env_id).players)
-    if more:  # a run folder with snapshots names each of them: record its final model
+    if more:  # a run folder with snapshots names each of them: record its final model (else its latest snapshot)
         entrant = more[-1]
     return make_entrant_player(entrant, device, env_id, env_kwargs)
 
