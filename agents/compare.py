@@ -18,7 +18,6 @@ and manifest.json naming the trainers' run folders (under runs/compare/<env>_<n>
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from agents.common.runs import (
     read_config,
 )
 from agents.common.video import check_video_path
+from agents.learners import trainer as train
 from ballenvs.reference import reference_for
 
 #: Bounds of the figures a comparison plays: each seed is a whole training run, each scored
@@ -169,9 +169,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     trainers = {ALGORITHMS[name].label: ALGORITHMS[name] for name in args.agents}
     # Every trainer checks its command line before any folder exists, compare's own included.
     setups = {
-        label: importlib.import_module(algo.trainer).prepare([*common, *algo.trainer_flags, "--seed", "0"], make_folder=False)[
-            1
-        ]
+        label: train.prepare([*common, *algo.trainer_flags, "--seed", "0"], make_folder=False)[1]
         for label, algo in trainers.items()
     }
     budgets = {label: setup.timesteps for label, setup in setups.items()}
@@ -188,9 +186,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     jobs = [(label, seed) for seed in range(args.seeds) for label in trainers]
     for k, (label, seed) in enumerate(jobs, 1):
         print(f"[run {k}/{len(jobs)}] {label}, seed {seed}", flush=True)
-        algo = trainers[label]
-        trainer = importlib.import_module(algo.trainer)
-        run_dir = trainer.main([*flags[label], "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
+        run_dir = train.main([*flags[label], "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
         manifest["runs"][label].append(str(run_dir))
         save_manifest(out_dir, manifest)  # after every run: an interrupted compare can be re-plotted
     return write_outputs(out_dir, manifest, args.video)

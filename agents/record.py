@@ -22,7 +22,7 @@ from agents.common.datasets import check_dataset_id, record_games, refuse_existi
 from agents.common.envs import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.runs import MAX_SEED, check_seed
-from agents.common.training import probe_spaces
+from agents.common.setup import probe_spaces
 from agents.twoplayer.league import entrants_of, make_entrant_player
 from ballenvs.reference import reference_for
 

@@ -48,6 +48,7 @@ from agents.common.tuning import (
     trial_threads,
     write_report,
 )
+from agents.learners import trainer as train
 
 DEFAULT_LOG_DIR = "runs/tune"
 
@@ -207,7 +208,6 @@ def _plan(
 
 def _check_trial_command(plan: dict[str, Any]) -> None:
     """The trainer checks a trial's command line (the search space's first values) before any trial runs."""
-    import importlib
 
     first = {
         name: spec["choices"][0] if spec["type"] == "categorical" else spec["low"] for name, spec in plan["space"].items()
@@ -217,8 +217,7 @@ def _check_trial_command(plan: dict[str, Any]) -> None:
         if plan["fixed"] is not None
         else {k: SearchSpace._scheduled(plan["space"][k], v) for k, v in first.items()}
     )
-    trainer = importlib.import_module(ALGORITHMS[plan["algo"]].trainer)
-    setup = trainer.prepare(trial_argv(plan, params, 0, Path(plan["study_dir"])), make_folder=False)[1]
+    setup = train.prepare(trial_argv(plan, params, 0, Path(plan["study_dir"])), make_folder=False)[1]
     learning_starts = setup.section.algo_kwargs.get("learning_starts", 0)
     if "learning_starts" not in plan["space"] and learning_starts >= plan["timesteps"]:
         raise UsageError(

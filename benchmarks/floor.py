@@ -42,7 +42,7 @@ from agents.common.config import Section, load_section, shipped_config
 from agents.common.hyperparameters import CustomDQNConfig, PQNConfig
 from agents.common.lean_cnn import multiply_adds
 from agents.common.readers import read_yaml
-from agents.common.training import probe_spaces
+from agents.common.setup import probe_spaces
 from agents.custom.core import settings as q_settings
 from agents.custom.dqn import gradient_steps_per_train
 from agents.custom.networks import QNetwork

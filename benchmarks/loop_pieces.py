@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.common.cli import add_device_flags, resolve_device
-from agents.custom.core import Hooks, Progress, make_steps
+from agents.common.steps import make_steps
+from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, gradient_steps_per_train, learn, replay_buffer, settings
 from benchmarks.common import machine
 from benchmarks.floor import section_of

@@ -30,8 +30,9 @@ import numpy as np
 
 from agents.common.cli import add_device_flags, resolve_device
 from agents.common.envs import VEC_ENVS, make_vec
+from agents.common.steps import make_steps
 from agents.custom import pqn
-from agents.custom.core import Hooks, Progress, make_steps
+from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.sb3.dqn import build_dqn
 from benchmarks.common import machine, row, write_json

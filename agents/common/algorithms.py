@@ -1,17 +1,18 @@
 """Every algorithm the trainers offer, in one registry that drives every tool.
 
 An :class:`Algorithm` has one name, used everywhere: its run folders (``runs/<name>/...``),
-``algo: <name>`` in a run's config.yml, and the value of ``--algo`` (its trainer),
-``agents.compare --agents`` and ``agents.tune --trainer``. It says which command line trains
-it, which hyperparameter file it reads, the dataclass declaring the keys of a section it takes
-(:mod:`agents.common.hyperparameters`: defaults, types and ranges, checked before any run), the
-module that implements it, the suffix of its model files, and the functions that load one of its
-models for playing.
+``algo: <name>`` in a run's config.yml, and the value of ``python -m agents.train --algo``,
+``agents.compare --agents`` and ``agents.tune --trainer``. It says which hyperparameter file it
+reads, the dataclass declaring the keys of a section it takes (:mod:`agents.common.hyperparameters`:
+defaults, types and ranges, checked before any run), the module that implements it, the
+:class:`agents.common.training.Learner` that trains it, the suffix of its model files, the
+functions that load one of its models for playing, and which of the older command names (the
+aliases ``agents.sb3_train`` and ``agents.custom_train``) trains it too.
 
 Adding an algorithm is its hyperparameters' dataclass, its module, one entry in
 :data:`ALGORITHMS` and a config file; for our own agents the module is an
-:class:`agents.custom.core.CustomAlgorithm`, and ``python -m agents.custom_train --algo <name>``
-trains it (CONTRIBUTING, "Add an algorithm").
+:class:`agents.custom.core.CustomAlgorithm`, which :class:`agents.learners.custom.CustomLearner`
+trains; an algorithm of another family brings its own Learner (CONTRIBUTING, "Add an algorithm").
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Policy(Protocol):
     ) -> tuple[Any, Any]: ...
 
 
+TRAIN = "agents.train"  # the one command that trains every algorithm
+#: The older command names, each ``agents.train`` with a preset: the algorithms it trains.
 SB3_TRAINER = "agents.sb3_train"
 CUSTOM_TRAINER = "agents.custom_train"
 
@@ -47,7 +50,7 @@ CUSTOM_TRAINER = "agents.custom_train"
 class Algorithm:
     name: str  # its one name: run folders, config.yml, --algo, --agents, --trainer
     label: str  # in reports and plots
-    trainer: str  # the module whose main() trains it: python -m <trainer> --algo <name>
+    trainer: str  # the alias that trains it too: python -m <trainer> --algo <name>
     config: str  # its hyperparameter file: one shipped in agents/zoo_configs, or a path
     hyperparameters: type  # the dataclass declaring its keys (agents.common.hyperparameters)
     module: str  # the module that implements it
@@ -57,6 +60,9 @@ class Algorithm:
     loader: str
     snapshot_loader: str  # the same for a self-play snapshot (agents.twoplayer.selfplay)
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
+    # Its Learner, "module:Class" (agents.common.training.Learner), called with the algorithm and
+    # the command's --amp and --compile; ours by default.
+    learner: str = "agents.learners.custom:CustomLearner"
 
     @property
     def keys(self) -> Mapping[str, Key]:
@@ -73,7 +79,7 @@ class Algorithm:
 
     @property
     def trainer_flags(self) -> tuple[str, ...]:
-        """What its trainer's command line needs to train it."""
+        """What ``python -m agents.train`` (or its alias) needs to train it."""
         return ("--algo", self.name)
 
     def section(self, env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> Section:
@@ -87,6 +93,11 @@ class Algorithm:
 
     def implementation(self) -> Any:
         return importlib.import_module(self.module)
+
+    def make_learner(self, **options: Any) -> Any:
+        """A new Learner for a run of this algorithm (``options``: ``amp``, ``compile``)."""
+        module, name = self.learner.split(":")
+        return getattr(importlib.import_module(module), name)(self, **options)
 
     def load(self, model_path: Path, run_config: dict[str, Any], device: str, snapshot: bool = False) -> Policy:
         module, function = (self.snapshot_loader if snapshot else self.loader).split(":")
@@ -113,9 +124,10 @@ register(
         suffix=".zip",
         loader="agents.sb3.dqn:load_policy",
         snapshot_loader="agents.sb3.dqn:load_snapshot",
+        learner="agents.learners.sb3:SB3Learner",
     )
 )
-#: Our own agents: custom_train runs any module that offers what agents.custom.core lists.
+#: Our own agents: CustomLearner trains any module that offers what agents.custom.core lists.
 _CUSTOM: dict[str, Any] = {
     "trainer": CUSTOM_TRAINER,
     "suffix": ".pt",
@@ -145,9 +157,9 @@ def algorithm(name: str) -> Algorithm:
     return ALGORITHMS[name]
 
 
-def trained_by(trainer: str) -> tuple[str, ...]:
-    """The names of the algorithms a command line trains."""
-    return tuple(name for name, algo in ALGORITHMS.items() if algo.trainer == trainer)
+def trained_by(command: str) -> tuple[str, ...]:
+    """The names of the algorithms a command line trains: every one for ``agents.train``, its preset for an alias."""
+    return tuple(name for name, algo in ALGORITHMS.items() if command in (TRAIN, algo.trainer))
 
 
 def check_algo(name: str, trainer: str) -> Algorithm:
@@ -157,7 +169,7 @@ def check_algo(name: str, trainer: str) -> Algorithm:
         return ALGORITHMS[name]
     if name in ALGORITHMS:
         raise UsageError(
-            f"--algo {name!r} ({ALGORITHMS[name].label}) is trained by python -m {ALGORITHMS[name].trainer}; "
-            f"this one trains: {', '.join(mine)}"
+            f"--algo {name!r} ({ALGORITHMS[name].label}) is trained by python -m {ALGORITHMS[name].trainer} "
+            f"(and python -m {TRAIN}); this one trains: {', '.join(mine)}"
         )
     raise UsageError(f"unknown --algo {name!r}; valid: {', '.join(mine)} (every algorithm: {', '.join(ALGORITHMS)})")

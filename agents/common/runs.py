@@ -168,7 +168,7 @@ def check_seed(seed: int, flag: str = "--seed", high: int = MAX_SEED) -> int:
 def read_config(run_dir: str | Path) -> dict[str, Any]:
     """A run folder's config.yml, checked to be one: a one-line UsageError otherwise. Its fields
     are checked for type and range here, its hyperparameters where they are built into a section
-    (:func:`agents.common.training.section_of`)."""
+    (:func:`agents.common.setup.section_of`)."""
     path = Path(run_dir) / CONFIG_NAME
     if not path.is_file():
         raise UsageError(f"{str(path)!r} not found: is {str(run_dir)!r} a run folder?")

@@ -113,11 +113,11 @@ class Tracker:
             reinit="finish_previous",
         )
 
-    def around(self, train: Callable[[], Path]) -> Path:
-        """Run ``train`` (which returns the finished run's folder); then, when tracking, record the
-        final model's video and close the W&B run, which is closed on any way out."""
+    def around(self, train: Callable[..., Path], *args: Any) -> Path:
+        """Run ``train(*args)`` (which returns the finished run's folder); then, when tracking, record
+        the final model's video and close the W&B run, which is closed on any way out."""
         try:
-            run_dir = train()
+            run_dir = train(*args)
         except BaseException:
             self.finish()
             raise

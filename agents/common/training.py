@@ -1,344 +1,79 @@
-"""What every trainer does before and around its learning loop: check every input, make the run
-folder, build the envs, and stop in order (Ctrl-C saves an interrupted model).
-
-Everything that can be wrong is checked before the folder exists: flags, config file and
-values, env options (by making one env), the algorithm's own checks (the network against the
-observation space, the replay memory against this machine, the model to resume), the log
-folder. A resumed run takes its env, env options, n_envs, vec env and frame stacking from the
-run it continues; a flag that contradicts them is refused.
+"""A run's lifecycle, the same for every algorithm: a :class:`Learner` (one per algorithm family)
+is checked before the run folder exists (:func:`agents.common.setup.prepare_run`), started
+inside :func:`starting` (Ctrl-C there removes the new folder), and trained by
+:func:`run_training`, which feeds its :class:`agents.common.milestones.Milestones` and stops in
+order (Ctrl-C saves an interrupted model).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv
 
-from agents.common.algorithms import Algorithm, algorithm
-from agents.common.cli import DEFAULT_ENV, check_flags, resolve_device
-from agents.common.config import Section, load_section, parse_overrides
-from agents.common.console import Console
-from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
+from agents.common.config import Section
 from agents.common.errors import UsageError
-from agents.common.hyperparameters import SelfPlay
-from agents.common.models import find_model, resume_model
-from agents.common.policies import CNN_FEATURES, DEFAULT_NET_ARCH
-from agents.common.runs import (
-    BEST_MODEL,
-    CONFIG_NAME,
-    FINAL_MODEL,
-    INTERRUPTED_MODEL,
-    REPLAY_BUFFER,
-    SUMMARY_NAME,
-    new_run_dir,
-    read_config,
-    write_yaml,
-)
+from agents.common.milestones import Milestones, Pool
+from agents.common.runs import FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, read_config, write_yaml
+from agents.common.setup import RunSetup
 from agents.common.stops import Interrupted, ignore_stops, signal_of
-from ballenvs import ENV_IDS
-from ballenvs.reference import reference_for
-
-EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
+from agents.common.zoo import write_zoo_files
 
 
-@dataclass
-class RunSetup:
-    algo: Algorithm
-    section: Section
-    timesteps: int
-    vec_env: str
-    device: str
-    seed: int
-    run_dir: Path
-    save_replay_buffer: bool
-    resume: Path | None = None  # the model file a resumed run continues from
-    resume_buffer: Path | None = None  # the replay buffer it continues with, if its run saved one
-    checked: object = None  # what the trainer's own check returned (custom_train's AgentPlan), narrowed by it
-    self_play: SelfPlay | None = None  # the pool's settings when the learner plays itself (--opponent self)
+class Learner(Protocol):
+    """One algorithm family as ``python -m agents.train`` drives it (stable-baselines3's DQN:
+    :class:`agents.learners.sb3.SB3Learner`; ours, DQN and PQN: :class:`agents.learners.custom.CustomLearner`).
+    The registry names each algorithm's (:data:`agents.common.algorithms.ALGORITHMS`)."""
 
+    suffix: str  # of its model files
+    logger: Any  # stable-baselines3's Logger: progress.csv and TensorBoard in the run folder
+    pool: Pool | None  # the self-play pool, when the learner plays itself
+    envs: Sequence[Any]  # what it made that the run closes: its training envs
 
-#: A trainer's own checks, run before the run folder exists: given the config section, the
-#: observation and action spaces the learner will see, the model to resume (or None) and the
-#: device. Raises UsageError; returns what the trainer needs (e.g. the loaded model).
-Check = Callable[[Section, spaces.Space, spaces.Space, "Path | None", str], object]
+    def check(
+        self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
+    ) -> None:
+        """Everything the algorithm finds wrong in the section (or in the model to resume), as a
+        UsageError, before the run folder exists; it keeps what it built for :meth:`start`."""
+        ...
 
+    def start(self, setup: RunSetup) -> None:
+        """Build the envs, the model (restored when resuming) and the logger in the run folder."""
+        ...
 
-def section_of(run_config: dict[str, Any]) -> Section:
-    """The config section a run trained with, as written in its config.yml."""
-    algo = algorithm(run_config["algo"])
-    return algo.section(run_config["env_id"], run_config["hyperparams"], {})
+    @property
+    def num_timesteps(self) -> int:
+        """Env steps trained so far, the resumed run's included."""
+        ...
 
+    @property
+    def learning_starts(self) -> int:
+        """The step its updates start at (the console says so until then)."""
+        ...
 
-def probe_spaces(env_id: str, env_kwargs: dict[str, Any], frame_stack: int | None) -> tuple[spaces.Space, spaces.Space]:
-    """The observation and action spaces the learner sees (frame-stacked, channel-first); bad env
-    options fail here, in this process, as one line."""
-    try:
-        probe = make_vec(env_id, env_kwargs, 1, None, "dummy", frame_stack)
-    except (ValueError, TypeError) as error:
-        raise UsageError(f"{env_id} options {env_kwargs}: {error}") from None
-    try:
-        return probe.observation_space, probe.action_space
-    finally:
-        probe.close()
+    def learn(self, timesteps: int, milestones: Milestones) -> None:
+        """Train ``timesteps`` more env steps, calling ``milestones.start`` once and
+        ``milestones.on_step`` after every vector-env step."""
+        ...
 
+    def save(self, path: Path) -> None:
+        """The model, written atomically (a checkpoint: continued by ``--resume``, played by the loaders)."""
+        ...
 
-def spaces_of(run_config: dict[str, Any]) -> tuple[spaces.Space, spaces.Space]:
-    """The spaces a run's model sees, from its config (its values checked first, and its networks
-    priced against the machine's memory before a loader builds them)."""
-    section = section_of(run_config)
-    observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
-    check_memory(section, observation_space, action_space)
-    return observation_space, action_space
+    def save_replay_buffer(self, path: Path) -> None: ...
 
+    def save_zoo_model(self, path: Path) -> None:
+        """The model as an SB3 DQN ``.zip`` the RL Zoo loads (nothing for a network SB3 has not)."""
+        ...
 
-def replay_bytes(buffer_size: int, observation_space: spaces.Space) -> int:
-    """Memory a replay buffer of ``buffer_size`` transitions takes: each stores its observation
-    and the next one (plus a few bytes of action, reward and flags)."""
-    return buffer_size * (2 * observation_bytes(observation_space) + 16)
-
-
-def machine_memory() -> int:
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def network_bytes(section: Section, observation_space: spaces.Space, n_actions: int) -> int:
-    """About what the Q-networks take while training: weights, gradients and Adam's two moments of
-    the online network and the target's weights (5 copies), the hidden layers of ``net_arch``
-    after the features (an image's CNN gives CNN_FEATURES, other observations their size)."""
-    from agents.common.config import parse_kwargs
-
-    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
-    net_arch = policy_kwargs.get("net_arch", DEFAULT_NET_ARCH.get(section.policy, DEFAULT_NET_ARCH["MlpPolicy"]))
-    if not isinstance(net_arch, (list, tuple)) or not all(isinstance(w, int) and not isinstance(w, bool) for w in net_arch):
-        return 0  # a malformed net_arch is the trainer's check to name
-    parts = observation_space.spaces.values() if isinstance(observation_space, spaces.Dict) else [observation_space]
-    # An image gives the CNN's features; a one-hot part a few times its size.
-    width = sum(CNN_FEATURES if len(part.shape) == 3 else int(np.prod(part.shape)) * 4 for part in parts)
-    params = 0
-    for hidden in [*net_arch, n_actions]:
-        params += width * max(hidden, 0) + max(hidden, 0)
-        width = hidden
-    return 5 * 4 * params
-
-
-def observation_bytes(observation_space: spaces.Space) -> int:
-    parts = observation_space.spaces.values() if isinstance(observation_space, spaces.Dict) else [observation_space]
-    return sum(int(np.prod(part.shape)) * np.dtype(part.dtype).itemsize for part in parts)
-
-
-def check_memory(section: Section, observation_space: spaces.Space, action_space: spaces.Space) -> None:
-    """Refuse, before anything is built, a run whose networks, minibatches and envs would not fit
-    in this machine's memory (the replay buffer is priced on its own, :func:`check_replay_memory`)."""
-    observation = observation_bytes(observation_space)  # already frame-stacked
-    batch = int(section.algo_kwargs.get("batch_size", 32))
-    costs = {
-        f"net_arch of policy_kwargs ({section.algo_kwargs.get('policy_kwargs')})": network_bytes(
-            section, observation_space, int(getattr(action_space, "n", 1))
-        ),
-        f"batch_size={batch}": batch * observation * 2 * 4,  # observations and next ones, as float32
-        f"n_envs={section.n_envs} x frame_stack={section.frame_stack or 1}": section.n_envs * observation * 4,
-    }
-    available = machine_memory()
-    for what, needed in costs.items():
-        if needed > available:
-            raise UsageError(
-                f"{what} needs about {needed / 2**30:,.1f} GiB of memory for these observations; "
-                f"this machine has {available / 2**30:,.1f} GiB"
-            )
-
-
-def check_replay_memory(buffer_size: int, observation_space: spaces.Space) -> None:
-    """Refuse a replay buffer larger than this machine's memory, before allocating anything."""
-    needed, available = replay_bytes(buffer_size, observation_space), machine_memory()
-    if needed > available:
-        raise UsageError(
-            f"buffer_size={buffer_size} needs {needed / 2**30:,.1f} GiB of replay memory for these observations; "
-            f"this machine has {available / 2**30:,.1f} GiB"
-        )
-
-
-def _contradicts(flag: str, given: Any, recorded: Any) -> None:
-    if given is not None and given != recorded:
-        raise UsageError(f"--resume: {flag} {given!r} contradicts the resumed run's {recorded!r}; leave {flag} out")
-
-
-def _resumed_section(args: argparse.Namespace, algo: Algorithm, source: dict[str, Any]) -> tuple[Section, str]:
-    """The resumed run's section and vec env, with the resumable hyperparameters overridden."""
-    hyper = source["hyperparams"]
-    _contradicts("--env", args.env, source["env_id"])
-    _contradicts("--n-envs", args.n_envs, hyper.get("n_envs", 1))
-    _contradicts("--vec-env", args.vec_env, source.get("vec_env"))
-    _contradicts("--opponent", args.opponent, source.get("opponent"))
-    if args.env_kwargs:
-        raise UsageError(f"--resume: --env-kwargs cannot change the resumed run's env options {hyper.get('env_kwargs', {})}")
-    if args.config is not None:
-        raise UsageError("--resume: the hyperparameters are the resumed run's; change the resumable ones with --hyperparams")
-    overrides = parse_overrides(args.hyperparams, "--hyperparams")
-    resumable = algo.resumable_keys
-    fixed = sorted(key for key, value in overrides.items() if key not in resumable and value != hyper.get(key))
-    if fixed:
-        raise UsageError(f"--resume: {', '.join(fixed)} cannot change in a resumed run; these can: {', '.join(resumable)}")
-    section = algo.section(source["env_id"], hyper, overrides)
-    return section, source["vec_env"]
-
-
-def prepare_run(args: argparse.Namespace, algo: Algorithm, check: Check | None = None, make_folder: bool = True) -> RunSetup:
-    """Check every input, then create ``<log-dir>/<algo>/<env>_<n>/`` with its config.yml
-    (``make_folder=False``: check only, as agents.compare does before its own folder)."""
-    check_flags(args)
-    device = resolve_device(args.device, args.threads)
-    resume = resume_buffer = None
-    if args.resume:
-        resume, source_dir, source = resume_model(args.resume)
-        if source["algo"] != algo.name:
-            raise UsageError(f"--resume {args.resume!r}: a {source['algo']} run; {algo.trainer} continues {algo.name} runs")
-        section, vec_env = _resumed_section(args, algo, source)
-        opponent = source.get("opponent")
-        timesteps = args.timesteps or source["timesteps"]
-        seed = source["seed"] if args.seed is None else args.seed
-        resume_buffer = _resumed_buffer(resume, source_dir, source)
-    else:
-        section, opponent = _new_section(args, algo)
-        vec_env = resolve_vec_env(args.vec_env or "auto", section.env_id, section.n_envs)
-        timesteps = args.timesteps or section.n_timesteps
-        seed = 0 if args.seed is None else args.seed
-    observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
-    self_play = _check_self_play(section, vec_env) if opponent == "self" else None
-    check_memory(section, observation_space, action_space)
-    if algo.replay_buffer:
-        check_replay_memory(section.algo_kwargs.get("buffer_size", 1_000_000), observation_space)
-    checked = check(section, observation_space, action_space, resume, device) if check else None
-    if args.eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
-        print(f"note: --eval-freq {args.eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end")
-        args.eval_freq = timesteps
-    setup = RunSetup(algo, section, timesteps, vec_env, device, seed, Path(), args.save_replay_buffer)
-    setup.resume, setup.resume_buffer, setup.checked, setup.self_play = resume, resume_buffer, checked, self_play
-    if make_folder:
-        setup.run_dir = new_run_dir(args.log_dir, algo.name, section.env_id)
-        write_yaml(setup.run_dir / CONFIG_NAME, _run_config(setup, opponent))
-    return setup
-
-
-def _new_section(args: argparse.Namespace, algo: Algorithm) -> tuple[Section, str | None]:
-    """A new run's section (its config file's, with the command line's changes) and its opponent."""
-    env_id = args.env or DEFAULT_ENV
-    check_env_id(env_id)
-    config = args.config or algo.config_path()
-    section = algo.section(env_id, load_section(config, env_id), parse_overrides(args.hyperparams, "--hyperparams"))
-    section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
-    section.n_envs = args.n_envs or section.n_envs
-    opponent = args.opponent
-    if section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play, unless told otherwise
-        section_opponent = section.env_kwargs.pop("opponent")
-        opponent = opponent or section_opponent
-    if opponent is not None:
-        check_opponent(env_id, opponent)
-    if opponent is not None and opponent != "self":
-        section.env_kwargs["opponent"] = opponent
-    return section, opponent
-
-
-def _resumed_buffer(resume: Path, source_dir: Path, source: dict[str, Any]) -> Path | None:
-    """The replay buffer a resumed run continues with: its source's, when that saved one with the
-    model resumed from (a checkpoint's buffer is not kept)."""
-    if not (source.get("save_replay_buffer") and resume.stem.startswith((FINAL_MODEL, INTERRUPTED_MODEL))):
-        return None
-    buffer = source_dir / REPLAY_BUFFER
-    if not buffer.is_file():
-        print(f"note: {source_dir} asked for its replay buffer but none was saved: it starts empty")
-        return None
-    return buffer
-
-
-def _run_config(setup: RunSetup, opponent: str | None) -> dict[str, Any]:
-    """What a run folder's config.yml records: enough to load its models and to resume it."""
-    return {
-        "algo": setup.algo.name,
-        "env_id": setup.section.env_id,
-        "seed": setup.seed,
-        "device": setup.device,
-        "vec_env": setup.vec_env,
-        "timesteps": setup.timesteps,
-        "resumed_from": str(setup.resume) if setup.resume else None,
-        "save_replay_buffer": setup.save_replay_buffer,
-        "opponent": opponent,
-        "hyperparams": setup.section.as_zoo_section(),
-    }
-
-
-def check_opponent(env_id: str, opponent: str) -> None:
-    """``--opponent``: one of the env's built-in players, or self; an env without an opponent takes none."""
-    players = reference_for(env_id).players
-    if not players:
-        what = "replace" if opponent == "self" else "choose"
-        raise UsageError(f"--opponent {'self' if opponent == 'self' else repr(opponent)}: {env_id} has no opponent to {what}")
-    if opponent not in (*players, "self"):
-        raise UsageError(f"unknown opponent {opponent!r} for {env_id}; valid: {', '.join(players)}, self")
-
-
-def _check_self_play(section: Section, vec_env: str) -> SelfPlay:
-    """Self-play needs the opponent in this process (the native vector env)."""
-    if vec_env != "native":
-        raise UsageError(f"--opponent self plays in the trainer's process: use --vec-env native, not {vec_env}")
-    settings = SelfPlay.from_config(section.self_play)
-    check_scripted(settings, section.env_id)
-    return settings
-
-
-#: The name in ``self_play``'s ``scripted`` list of the game's search exploiter (a main exploiter
-#: in AlphaStar's terms: it plays the learner alone, planning against its current network).
-EXPLOITER = "exploiter"
-
-
-def check_scripted(settings: SelfPlay, env_id: str) -> None:
-    """``self_play``'s scripted players: built-in players of the game, its search exploiter, or
-    frozen models of the game (a model file or a run folder: PSRO's best responses in the pool)."""
-    players = reference_for(env_id).players
-    if not settings.scripted_players:
-        raise UsageError(f"self_play scripted={settings.scripted!r}: name at least one player")
-    for name in settings.scripted_players:
-        if name in (*players, EXPLOITER):
-            continue
-        if not Path(name).exists():
-            raise UsageError(
-                f"self_play scripted={settings.scripted!r}: {name!r} is none of the built-in players of {env_id} "
-                f"({', '.join(players)}), {EXPLOITER} (the game's search exploiter, planning against the learner), "
-                "a model file or a run folder"
-            )
-        model, run_dir = find_model(name, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
-        model_env = read_config(run_dir).get("env_id")
-        if not isinstance(model_env, str) or model_env not in ENV_IDS or reference_for(model_env).arena is None:
-            raise UsageError(f"self_play scripted: {str(model)!r} is a model of {model_env!r}, which has no opponent to play")
-
-
-def make_train_env(setup: RunSetup, make: Callable[..., Any] = make_vec, opponent: Any = None) -> Any:
-    """The run's training envs, monitored into its folder; ``make``: how (make_vec's signature);
-    ``opponent``: a player object to play instead of the config's (self-play)."""
-    s = setup.section
-    env_kwargs = s.env_kwargs if opponent is None else {**s.env_kwargs, "opponent": opponent}
-    # Monitor files in the run folder itself, where the RL Zoo's plot_train reads them.
-    return make(s.env_id, env_kwargs, s.n_envs, setup.seed, setup.vec_env, s.frame_stack, str(setup.run_dir))
-
-
-def make_eval_envs(setup: RunSetup, episodes: int) -> dict[str, VecEnv]:
-    """The envs evaluations play on: the run's own, or, in self-play, one per built-in opponent."""
-    s = setup.section
-    if setup.self_play is None:
-        return {"": make_eval_vec(s.env_id, s.env_kwargs, s.frame_stack, episodes)}
-    return {
-        name: make_eval_vec(s.env_id, {**s.env_kwargs, "opponent": name}, s.frame_stack, episodes)
-        for name in reference_for(s.env_id).yardstick_players
-    }
+    def policy(self) -> Any:
+        """The model as it is now, playing through ``predict`` (the evaluations')."""
+        ...
 
 
 def close_quietly(envs: Iterable[Any], interrupted: bool) -> None:
@@ -384,33 +119,41 @@ def starting(setup: RunSetup) -> Iterator[None]:
         raise Interrupted("nothing was trained yet, and the new run folder was removed", signal_of(stop)) from None
 
 
-def run_training(
-    setup: RunSetup,
-    learn: Callable[[], Any],
-    save: Callable[[str], Path],
-    steps: Callable[[], int],
-    console: Console,
-    closables: Iterable[Any],
-) -> Path:
-    """Run ``learn``, then ``save`` the final model and write the summary. Ctrl-C (or SIGTERM,
-    SIGUSR1) saves the interrupted model instead and raises :class:`agents.common.cli.Interrupted`
-    with its path; the console and ``closables`` (envs, evaluators, loggers) are closed either way."""
-    start_steps, start, interrupted = steps(), time.perf_counter(), False
+def run_training(setup: RunSetup, learner: Learner, milestones: Milestones) -> Path:
+    """Let ``learner`` learn for the run's steps, feeding ``milestones``; then save the final model
+    and write the summary. Ctrl-C (or SIGTERM, SIGUSR1) saves the interrupted model instead and
+    raises :class:`agents.common.stops.Interrupted` with its path; the console, the milestones'
+    evaluation envs and the learner's envs and logger are closed either way."""
+    start_steps, start, interrupted = learner.num_timesteps, time.perf_counter(), False
     try:
-        learn()
+        learner.learn(setup.timesteps, milestones)
     except KeyboardInterrupt as stop:
         interrupted = True
         ignore_stops()  # a second Ctrl-C must not cut the save short
-        console.close()
-        saved = save(INTERRUPTED_MODEL)
+        milestones.console.close()
+        saved = save_model(setup, learner, INTERRUPTED_MODEL)
         raise Interrupted(f"model saved to {saved}; continue with --resume {setup.run_dir}", signal_of(stop)) from None
     finally:
-        console.close()
-        close_quietly(closables, interrupted)
+        milestones.console.close()
+        milestones.close()
+        close_quietly([*learner.envs, learner.logger], interrupted)
     elapsed = time.perf_counter() - start
-    save(FINAL_MODEL)
-    finish_run(setup.run_dir, steps() - start_steps, elapsed, steps())
+    save_model(setup, learner, FINAL_MODEL)
+    finish_run(setup.run_dir, learner.num_timesteps - start_steps, elapsed, learner.num_timesteps)
     return setup.run_dir
+
+
+def save_model(setup: RunSetup, learner: Learner, name: str) -> Path:
+    """The replay buffer first, then the model: a model beside no buffer means none was asked for.
+    The final model also gets the RL Zoo's files (:func:`agents.common.zoo.write_zoo_files`)."""
+    run_dir = setup.run_dir
+    if setup.save_replay_buffer:
+        learner.save_replay_buffer(run_dir / REPLAY_BUFFER)
+    path = run_dir / f"{name}{learner.suffix}"
+    learner.save(path)
+    if name == FINAL_MODEL:
+        write_zoo_files(run_dir, read_config(run_dir), learner.save_zoo_model)
+    return path
 
 
 def finish_run(run_dir: Path, steps: int, seconds: float, total_steps: int) -> dict[str, Any]:

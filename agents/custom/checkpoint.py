@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER
+from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER, algorithm
 from agents.common.errors import UsageError
+from agents.common.models import read_snapshot
 from agents.common.readers import count, finite, mapping_of, torch_weights
 from agents.common.runs import atomic_path
-from agents.custom.core import Progress, QLearner, to_tensor
+from agents.common.setup import section_of, spaces_of
+from agents.custom.core import Progress, QLearner, custom_algorithm, to_tensor
 from agents.custom.networks import QNetwork
 
 SUFFIX = ".pt"
@@ -87,10 +89,11 @@ def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwarg
 
 
 class CustomPolicy:
-    """A trained Q-network behind stable-baselines3's ``predict`` interface, for evaluation."""
+    """A Q-network behind stable-baselines3's ``predict`` interface, for evaluation: a loaded one,
+    or the one still learning (its mode is left as it is: it plays under ``inference_mode``)."""
 
     def __init__(self, q: QNetwork, exploration_rate: float, device: str, seed: int = 0) -> None:
-        self.q = q.eval()
+        self.q = q
         self.exploration_rate = exploration_rate
         self.device = torch.device(device)
         self.rng = np.random.default_rng(seed)
@@ -126,11 +129,9 @@ def load_policy(path: str | Path, run_config: dict[str, Any], device: str = "cpu
 
 def run_spec(run_config: dict[str, Any]) -> dict[str, Any]:
     """The network spec a run's config and env make."""
-    from agents.common.algorithms import algorithm
-    from agents.common.training import section_of, spaces_of
-
     observation_space, action_space = spaces_of(run_config)
-    return algorithm(run_config["algo"]).implementation().settings(section_of(run_config), observation_space, action_space)[1]
+    implementation = custom_algorithm(algorithm(run_config["algo"]).implementation(), run_config["algo"])
+    return implementation.settings(section_of(run_config), observation_space, action_space)[1]
 
 
 def _shape(spec: dict[str, Any]) -> str:
@@ -144,12 +145,11 @@ def _network(spec: dict[str, Any], weights: dict[str, Any], device: str, path: A
     except RuntimeError as error:
         first = str(error).strip().splitlines()[0]
         raise UsageError(f"{str(path)!r}: its weights do not fit the run's network ({first})") from None
-    return q
+    return q.eval()
 
 
 def load_snapshot(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
     """A self-play snapshot of a run (its Q-network's spec and weights), as a policy that plays."""
-    from agents.common.models import read_snapshot
 
     state = read_snapshot(Path(path), device)
     return CustomPolicy(_network(run_spec(run_config), state["q"], device, path), 0.0, device)

@@ -148,7 +148,7 @@ def learn(
     buffer: ReplayBuffer,
     log_every_episodes: int = 4,
 ) -> None:
-    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.custom.core.make_steps`),
+    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.steps.make_steps`),
     learning as configured, or fewer if ``hooks.on_step`` says stop."""
     config, n_envs = agent.config, env.num_envs
     gradient_steps = gradient_steps_per_train(config, n_envs)

@@ -22,9 +22,11 @@ from stable_baselines3.common.utils import LinearSchedule
 from agents.common.augment import check_augmentation
 from agents.common.config import Section, parse_kwargs, schedule
 from agents.common.errors import UsageError
+from agents.common.models import read_snapshot
 from agents.common.policies import check_net_arch, check_policy
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
 from agents.common.runs import atomic_path
+from agents.common.setup import section_of, spaces_of
 from agents.sb3.buffers import DictNStepReplayBuffer, RandomShiftReplayBuffer
 
 #: The counters a saved model carries that a resumed run continues from.
@@ -212,7 +214,6 @@ def restore(model: DQN, path: Path, device: str) -> DQN:
 
 def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQN:
     """A saved model that plays (its replay buffer left tiny), rebuilt from its run's config."""
-    from agents.common.training import section_of, spaces_of
 
     section, spaces_ = section_of(run_config), spaces_of(run_config)
     check_values(section, spaces_[0])
@@ -222,8 +223,6 @@ def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQ
 
 def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
     """A self-play snapshot (the Q-network's weights) of a run, as a model that plays."""
-    from agents.common.models import read_snapshot
-    from agents.common.training import section_of, spaces_of
 
     section, spaces_ = section_of(run_config), spaces_of(run_config)
     check_values(section, spaces_[0])

@@ -30,7 +30,7 @@ from agents.common.errors import UsageError
 from agents.common.hyperparameters import SelfPlay
 from agents.common.models import save_snapshot, snapshot_name
 from agents.common.runs import next_multiple
-from agents.common.training import EXPLOITER, check_scripted
+from agents.common.setup import EXPLOITER, check_scripted
 from agents.twoplayer.league import make_entrant_player, model_entrant
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat

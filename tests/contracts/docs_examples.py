@@ -45,6 +45,7 @@ TRAINER = {
     "set": {"--timesteps": "1500", "--no-progress": None},  # the config's budget would be a whole training
 }
 BUDGETS: dict[str, dict[str, dict[str, str | None]]] = {
+    "agents.train": TRAINER,
     "agents.sb3_train": TRAINER,
     "agents.custom_train": TRAINER,
     "agents.evaluate": {"cut": {"--episodes": "2"}},

@@ -11,14 +11,26 @@ import pytest
 
 from tests.helpers import REPO as ROOT
 
-COMMAND_LINES = {"sb3_train", "custom_train", "evaluate", "compare", "league", "tune", "exploit", "export_champion", "record"}
+COMMAND_LINES = {
+    "train",
+    "sb3_train",
+    "custom_train",
+    "evaluate",
+    "compare",
+    "league",
+    "tune",
+    "exploit",
+    "export_champion",
+    "record",
+}
 #: room -> the rooms of agents it may import.
 MAY_IMPORT = {
     "common": set(),
     "sb3": {"common"},
     "custom": {"common"},
     "twoplayer": {"common"},
-    "commands": {"common", "sb3", "custom", "twoplayer"},
+    "learners": {"common", "sb3", "custom", "twoplayer"},
+    "commands": {"common", "sb3", "custom", "twoplayer", "learners"},
 }
 
 

@@ -144,7 +144,7 @@ def test_a_registered_module_that_is_not_an_algorithm_is_named_with_what_it_lack
     assert run_cli(custom_train.main, ["--algo", "toy", "--env", "UAVGrid-v0", "--log-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err == (
-        "error: algorithm 'toy': its module json lacks STAGGER_ENVS, Agent, settings, replay_buffer, learn "
+        "error: algorithm 'toy': its module json lacks Agent, learn, settings (or Config) "
         "(agents.custom.core.CustomAlgorithm)\n"
     )
     assert not any(tmp_path.iterdir())

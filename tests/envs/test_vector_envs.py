@@ -324,7 +324,7 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
     ],
 )
 def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs, frame_stack):
-    from agents.custom.core import NativeSteps, StackedSteps, make_steps
+    from agents.common.steps import NativeSteps, StackedSteps, make_steps
 
     n, steps = 3, 90
     native = make_steps(env_id, kwargs, n, 5, "native", frame_stack)

@@ -12,10 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from agents.common.hyperparameters import QConfig
-from agents.custom import core
 from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, to_tensor
-
-STAGGER_ENVS = False
 
 
 @dataclass
@@ -30,14 +27,6 @@ class Agent(QLearner):
         with torch.inference_mode():
             greedy = self.q(to_tensor(observation, self.device)).argmax(dim=1).cpu().numpy()
         return self.explore(greedy, epsilon)
-
-
-def settings(section: Any, observation_space: Any, action_space: Any) -> tuple[Config, dict[str, Any]]:
-    return core.settings(Config, section, observation_space, action_space)
-
-
-def replay_buffer(config: Config, observation_space: Any, device: Any, seed: int | None) -> None:
-    return None
 
 
 def learn(agent: Agent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:

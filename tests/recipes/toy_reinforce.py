@@ -12,10 +12,7 @@ import numpy as np
 import torch
 
 from agents.common.hyperparameters import QConfig
-from agents.custom import core
 from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, rows_of, to_tensor
-
-STAGGER_ENVS = False
 
 
 @dataclass
@@ -33,14 +30,6 @@ class Agent(QLearner):
         """Actions sampled from the softmax policy."""
         with torch.no_grad():
             return torch.multinomial(self.log_probs(observation).exp(), 1).squeeze(1).cpu().numpy()
-
-
-def settings(section: Any, observation_space: Any, action_space: Any) -> tuple[Config, dict[str, Any]]:
-    return core.settings(Config, section, observation_space, action_space)
-
-
-def replay_buffer(config: Config, observation_space: Any, device: Any, seed: int | None) -> None:
-    return None
 
 
 def learn(agent: Agent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:

@@ -58,6 +58,6 @@ def test_pqns_rollout_length_has_a_name_of_its_own_and_the_old_one_is_refused(tm
 
 
 def _spaces(env_id):
-    from agents.common.training import probe_spaces
+    from agents.common.setup import probe_spaces
 
     return probe_spaces(env_id, {}, None)

@@ -15,9 +15,10 @@ from agents.common.errors import UsageError
 from agents.common.evaluation import evaluate
 from agents.common.hyperparameters import CustomDQNConfig
 from agents.common.runs import read_config
+from agents.common.steps import real_next_observations
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import CustomPolicy, load_checkpoint, load_policy, restore_agent, save_checkpoint
-from agents.custom.core import Progress, linear_epsilon, real_next_observations
+from agents.custom.core import Progress, linear_epsilon
 from agents.custom.dqn import DQNAgent, gradient_steps_per_train, td_targets
 from agents.custom.networks import network_spec
 from ballenvs.uav.reference import episode_returns

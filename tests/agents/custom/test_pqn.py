@@ -40,7 +40,7 @@ def test_q_lambda_targets_by_hand():
 def test_the_loop_bootstraps_ended_episodes_on_their_last_observation(monkeypatch):
     """What the training loop hands the targets: V' of an episode that ended is the value of
     its real last observation; elsewhere the next step's value."""
-    from agents.custom.core import make_steps
+    from agents.common.steps import make_steps
 
     env = make_steps("UAVGrid-v0", {"max_episode_steps": 5}, 3, 0, "native", None)
     spec = network_spec(env.observation_space, 9, "MultiInputPolicy", {"net_arch": [16], "layer_norm": True})

@@ -1,0 +1,79 @@
+"""What a run will take of this machine's memory, priced before anything is built: its replay
+buffer, its networks, its minibatches and its envs' observations. A run that would not fit is
+refused in one line, naming the key that asks too much."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from gymnasium import spaces
+
+from agents.common.config import Section, parse_kwargs
+from agents.common.errors import UsageError
+from agents.common.policies import CNN_FEATURES, DEFAULT_NET_ARCH
+
+
+def replay_bytes(buffer_size: int, observation_space: spaces.Space) -> int:
+    """Memory a replay buffer of ``buffer_size`` transitions takes: each stores its observation
+    and the next one (plus a few bytes of action, reward and flags)."""
+    return buffer_size * (2 * observation_bytes(observation_space) + 16)
+
+
+def machine_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def network_bytes(section: Section, observation_space: spaces.Space, n_actions: int) -> int:
+    """About what the Q-networks take while training: weights, gradients and Adam's two moments of
+    the online network and the target's weights (5 copies), the hidden layers of ``net_arch``
+    after the features (an image's CNN gives CNN_FEATURES, other observations their size)."""
+    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
+    net_arch = policy_kwargs.get("net_arch", DEFAULT_NET_ARCH.get(section.policy, DEFAULT_NET_ARCH["MlpPolicy"]))
+    if not isinstance(net_arch, (list, tuple)) or not all(isinstance(w, int) and not isinstance(w, bool) for w in net_arch):
+        return 0  # a malformed net_arch is the trainer's check to name
+    parts = observation_space.spaces.values() if isinstance(observation_space, spaces.Dict) else [observation_space]
+    # An image gives the CNN's features; a one-hot part a few times its size.
+    shapes = [part.shape or () for part in parts]
+    width = sum(CNN_FEATURES if len(shape) == 3 else int(np.prod(shape)) * 4 for shape in shapes)
+    params = 0
+    for hidden in [*net_arch, n_actions]:
+        params += width * max(hidden, 0) + max(hidden, 0)
+        width = hidden
+    return 5 * 4 * params
+
+
+def observation_bytes(observation_space: spaces.Space) -> int:
+    parts = observation_space.spaces.values() if isinstance(observation_space, spaces.Dict) else [observation_space]
+    return sum(int(np.prod(part.shape or ())) * np.dtype(part.dtype).itemsize for part in parts)
+
+
+def check_memory(section: Section, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+    """Refuse, before anything is built, a run whose networks, minibatches and envs would not fit
+    in this machine's memory (the replay buffer is priced on its own, :func:`check_replay_memory`)."""
+    observation = observation_bytes(observation_space)  # already frame-stacked
+    batch = int(section.algo_kwargs.get("batch_size", 32))
+    costs = {
+        f"net_arch of policy_kwargs ({section.algo_kwargs.get('policy_kwargs')})": network_bytes(
+            section, observation_space, int(getattr(action_space, "n", 1))
+        ),
+        f"batch_size={batch}": batch * observation * 2 * 4,  # observations and next ones, as float32
+        f"n_envs={section.n_envs} x frame_stack={section.frame_stack or 1}": section.n_envs * observation * 4,
+    }
+    available = machine_memory()
+    for what, needed in costs.items():
+        if needed > available:
+            raise UsageError(
+                f"{what} needs about {needed / 2**30:,.1f} GiB of memory for these observations; "
+                f"this machine has {available / 2**30:,.1f} GiB"
+            )
+
+
+def check_replay_memory(buffer_size: int, observation_space: spaces.Space) -> None:
+    """Refuse a replay buffer larger than this machine's memory, before allocating anything."""
+    needed, available = replay_bytes(buffer_size, observation_space), machine_memory()
+    if needed > available:
+        raise UsageError(
+            f"buffer_size={buffer_size} needs {needed / 2**30:,.1f} GiB of replay memory for these observations; "
+            f"this machine has {available / 2**30:,.1f} GiB"
+        )

@@ -1,0 +1,87 @@
+"""What happens at fixed env-step counts while a learner trains, for every algorithm: the console's
+progress, the self-play pool's snapshots and swaps, checkpoints on the save grid and evaluations
+on theirs (the best model kept). One mechanism both families feed: our loops call
+:meth:`Milestones.on_step` from their hooks, stable-baselines3's DQN through a callback of a few
+lines (:class:`agents.sb3.callbacks.FeedMilestones`).
+
+The grids count from the learner's own step count, so a resumed run continues on the same grid.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from agents.common.console import Console
+from agents.common.evaluation import Evaluator
+from agents.common.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name, next_multiple
+
+
+class Pool(Protocol):
+    """A self-play pool (:class:`agents.twoplayer.selfplay.SnapshotPool`) as the milestones drive it."""
+
+    def start(self, steps: int) -> None: ...
+
+    def on_step(self, steps: int) -> None: ...
+
+
+class Saves(Protocol):
+    """What the milestones ask of a learner: its model saved, a policy that plays it, its logger."""
+
+    suffix: str
+    logger: Any
+
+    def save(self, path: Path) -> None: ...
+
+    def policy(self) -> Any: ...
+
+
+class Milestones:
+    """``save_freq``, ``eval_freq``: env steps between checkpoints and between evaluations (0:
+    never); ``evaluator`` plays the evaluations (None when ``eval_freq`` is 0); ``pool``: the
+    self-play pool, if the learner plays itself."""
+
+    def __init__(
+        self,
+        learner: Saves,
+        run_dir: Path,
+        console: Console,
+        save_freq: int = 0,
+        evaluator: Evaluator | None = None,
+        eval_freq: int = 0,
+        pool: Pool | None = None,
+    ) -> None:
+        self.learner, self.run_dir, self.console, self.pool = learner, run_dir, console, pool
+        self.save_freq, self.evaluator, self.eval_freq = save_freq, evaluator if eval_freq else None, eval_freq
+        self._next_save = self._next_eval = 0.0
+
+    def save_best(self) -> None:
+        """The evaluator's call when an evaluation beats every one before it."""
+        self.learner.save(self.run_dir / f"{BEST_MODEL}{self.learner.suffix}")
+
+    def start(self, steps: int) -> None:
+        """Place the grids after ``steps``, the learner's step count when its learning starts."""
+        self._next_save = next_multiple(steps, self.save_freq)
+        self._next_eval = next_multiple(steps, self.eval_freq)
+        if self.pool is not None:
+            self.pool.start(steps)
+
+    def on_step(self, steps: int) -> bool:
+        """After every vector-env step, with the learner's step count; False would stop training."""
+        self.console.update(steps)
+        if self.pool is not None:
+            self.pool.on_step(steps)
+        if steps >= self._next_save:
+            folder = self.run_dir / CHECKPOINTS
+            folder.mkdir(exist_ok=True)
+            self.learner.save(folder / checkpoint_name(steps, self.learner.suffix))
+            self._next_save = next_multiple(steps, self.save_freq)
+        if steps >= self._next_eval and self.evaluator is not None:
+            self.evaluator(self.learner.policy(), steps)
+            self.learner.logger.dump(steps)
+            self._next_eval = next_multiple(steps, self.eval_freq)
+        return True
+
+    def close(self) -> None:
+        if self.evaluator is not None:
+            self.evaluator.close()

@@ -1,0 +1,197 @@
+"""The training envs as our loops consume them, batched: each step's true next observations and
+the episodes that finished come out of arrays, with no dict per env per step (:class:`Step`).
+The native vector envs are read directly (:class:`NativeSteps`, their frames stacked by
+:class:`StackedSteps`); any other vector env through stable-baselines3's ``VecEnv``
+(:class:`VecEnvSteps`). :func:`make_steps` picks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, NamedTuple
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.monitor import ResultsWriter
+from stable_baselines3.common.vec_env import VecEnv
+
+from agents.common.envs import make_vec
+from agents.common.frames import FrameStack, stacked_space
+from agents.common.vec_env import make_native, true_next_observations
+
+
+class Step(NamedTuple):
+    observations: Any  # to act on next: a finished env's are its next episode's first
+    next_observations: Any  # this step's transitions' true next observations
+    rewards: np.ndarray
+    terminated: np.ndarray  # ended for real, not by a time limit
+    ended: np.ndarray  # terminated or truncated
+    episodes: list[tuple[float, int]]  # (return, length) of each episode that finished
+
+
+class VecEnvSteps:
+    """An SB3 VecEnv (in a VecMonitor) as the loop consumes it."""
+
+    def __init__(self, env: VecEnv) -> None:
+        self.env = env
+        self.num_envs, self.observation_space, self.action_space = env.num_envs, env.observation_space, env.action_space
+
+    def reset(self) -> Any:
+        return self.env.reset()
+
+    def step(self, actions: np.ndarray) -> Step:
+        observations, rewards, dones, infos = self.env.step(actions)
+        truncated = np.array([info.get("TimeLimit.truncated", False) for info in infos])
+        episodes = [
+            (info["episode"]["r"], info["episode"]["l"]) for done, info in zip(dones, infos) if done and "episode" in info
+        ]
+        return Step(
+            observations, real_next_observations(observations, dones, infos), rewards, dones & ~truncated, dones, episodes
+        )
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def real_next_observations(next_obs: Any, dones: np.ndarray, infos: list[dict]) -> Any:
+    """The vector env resets finished envs at once and returns the first observation of the
+    next episode; the transition's true next observation is in ``terminal_observation``."""
+    done_envs = np.flatnonzero(dones)
+    if not len(done_envs):
+        return next_obs
+    if isinstance(next_obs, dict):
+        real = {key: value.copy() for key, value in next_obs.items()}
+        for i in done_envs:
+            for key in real:
+                real[key][i] = infos[i]["terminal_observation"][key]
+        return real
+    real = next_obs.copy()
+    for i in done_envs:
+        real[i] = infos[i]["terminal_observation"]
+    return real
+
+
+class NativeSteps:
+    """A ballenvs vector env in SAME_STEP autoreset mode, consumed directly. Episodes are
+    counted here and written to ``<monitor_dir>/native.monitor.csv`` as SB3's VecMonitor would.
+
+    ``stagger``: end each env's first episode after a random number of steps up to the time
+    limit (a truncation, as the time limit's own). Envs whose episodes all last the time limit
+    (UAVGrid's) would otherwise stay in step forever, and a short rollout of all of them would
+    hold one phase of the episode only: learners without a replay buffer (PQN) see the phases
+    one after another instead of mixed.
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        env_kwargs: dict[str, Any],
+        n_envs: int,
+        seed: int | None,
+        monitor_dir: str | None = None,
+        stagger: bool = False,
+    ) -> None:
+        self.env = make_native(env_id, n_envs, env_kwargs)
+        self.num_envs, self.observation_space, self.action_space = (
+            n_envs,
+            self.env.single_observation_space,
+            self.env.single_action_space,
+        )
+        self._seed = seed
+        self._returns, self._lengths = np.zeros(n_envs), np.zeros(n_envs, dtype=np.int64)
+        self._stagger = stagger and self.env.max_episode_steps is not None
+        self._first_ends = np.zeros(n_envs, dtype=np.int64)  # step at which each first episode ends; 0: none
+        self._start = time.time()
+        self._writer = None
+        if monitor_dir is not None:
+            os.makedirs(monitor_dir, exist_ok=True)
+            self._writer = ResultsWriter(
+                os.path.join(monitor_dir, "native"), header={"t_start": self._start, "env_id": env_id}
+            )
+
+    def reset(self) -> Any:
+        observations, _ = self.env.reset(seed=self._seed)
+        limit = self.env.max_episode_steps
+        if self._stagger and limit is not None:
+            # Drawn from the first env's generator, which the env seeded: reproducible.
+            self._first_ends = self.env.np_random[0].integers(1, limit + 1, size=self.num_envs)
+        self._seed = None  # later resets continue each env's generator
+        self._returns[:], self._lengths[:] = 0.0, 0
+        return observations
+
+    def step(self, actions: np.ndarray) -> Step:
+        observations, rewards, terminated, truncated, info = self.env.step(actions)
+        next_observations = true_next_observations(observations, info)
+        if self._stagger:
+            cut = (self._lengths + 1 == self._first_ends) & ~(terminated | truncated)
+            if cut.any():  # these envs' first episodes end here, as if their time limit had come
+                observations, _ = self.env.reset(options={"reset_mask": cut})
+                truncated = truncated | cut
+                self._first_ends[cut] = 0
+        ended = terminated | truncated
+        self._returns += rewards
+        self._lengths += 1
+        if not ended.any():
+            return Step(observations, next_observations, rewards, terminated, ended, [])
+        episodes = []
+        for i in np.flatnonzero(ended):
+            episodes.append((float(self._returns[i]), int(self._lengths[i])))
+            if self._writer is not None:
+                self._writer.write_row(
+                    {"r": round(episodes[-1][0], 6), "l": episodes[-1][1], "t": round(time.time() - self._start, 6)}
+                )
+        self._returns[ended], self._lengths[ended] = 0.0, 0
+        return Step(observations, next_observations, rewards, terminated, ended, episodes)
+
+    def close(self) -> None:
+        self.env.close()
+        if self._writer is not None:
+            self._writer.close()
+
+
+class StackedSteps:
+    """Native steps with each env's last ``k`` observations stacked (:class:`agents.common.frames.FrameStack`):
+    the observations SB3's VecFrameStack and VecTransposeImage would give, with no dict per env."""
+
+    def __init__(self, steps: NativeSteps, k: int) -> None:
+        assert isinstance(steps.observation_space, spaces.Box)  # make_steps stacks only boxes
+        self.steps, self.frames = steps, FrameStack(k)
+        self.num_envs, self.action_space = steps.num_envs, steps.action_space
+        self.observation_space = stacked_space(steps.observation_space, k)
+
+    def reset(self) -> np.ndarray:
+        self.frames.reset(None)
+        return self.frames.push(self.steps.reset())
+
+    def step(self, actions: np.ndarray) -> Step:
+        step = self.steps.step(actions)
+        # Every env's true next stack; an env that ended then starts again from its reset observation.
+        next_observations = self.frames.push(step.next_observations)
+        observations = self.frames.restart(step.ended, step.observations) if step.ended.any() else next_observations
+        return step._replace(observations=observations, next_observations=next_observations)
+
+    def close(self) -> None:
+        self.steps.close()
+
+
+def make_steps(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    n_envs: int,
+    seed: int | None,
+    vec_env: str,
+    frame_stack: int | None,
+    monitor_dir: str | None = None,
+    stagger: bool = False,
+) -> VecEnvSteps | NativeSteps | StackedSteps:
+    """The training envs of a run: native ones directly (their frames stacked by
+    :class:`StackedSteps`), the others through :func:`agents.common.envs.make_vec`."""
+    if vec_env == "native":
+        steps = NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
+        if not frame_stack:
+            return steps
+        if isinstance(steps.observation_space, spaces.Box) and frame_stack > 1:
+            return StackedSteps(steps, frame_stack)
+        steps.close()  # a Dict observation, or a "stack" of 1 (which SB3's wrappers transpose): theirs
+    return VecEnvSteps(make_vec(env_id, env_kwargs, n_envs, seed, vec_env, frame_stack, monitor_dir))

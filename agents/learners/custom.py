@@ -1,0 +1,129 @@
+"""Our own agents as ``python -m agents.train`` drives them: any algorithm module that is an
+:class:`agents.custom.core.CustomAlgorithm` (DQN, PQN, one registered in
+:mod:`agents.common.algorithms`) behind one :class:`agents.common.training.Learner`."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.logger import Logger, configure
+
+from agents.common.algorithms import Algorithm
+from agents.common.config import Section
+from agents.common.errors import UsageError
+from agents.common.hyperparameters import DQNConfig, QConfig
+from agents.common.milestones import Milestones
+from agents.common.models import SNAPSHOTS
+from agents.common.runs import read_config
+from agents.common.setup import RunSetup, make_train_env, section_of, spaces_of
+from agents.common.steps import make_steps
+from agents.custom import dqn, pqn
+from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
+from agents.custom.core import CustomAlgorithm, Hooks, Progress, QLearner, custom_algorithm
+from agents.sb3.dqn import from_q_network, save_model
+from agents.twoplayer.selfplay import SnapshotPool, make_opponent
+
+#: The shipped algorithms of our own: the type checker holds each module to the contract.
+SHIPPED: tuple[CustomAlgorithm, ...] = (dqn, pqn)
+
+
+class CustomLearner(Hooks):
+    """The algorithm's agent, its envs, replay buffer and counters; as the loop's :class:`Hooks`,
+    it feeds the milestones after every vector-env step and logs the episodes under
+    stable-baselines3's keys (one tool reads both trainers' progress.csv)."""
+
+    suffix = SUFFIX
+
+    def __init__(self, algo: Algorithm, amp: bool = False, compile: bool = False) -> None:
+        self.algorithm: CustomAlgorithm = custom_algorithm(algo.implementation(), algo.name)
+        self.agent_kwargs = {"amp": amp, "compile": compile}
+        self.pool: SnapshotPool | None = None
+        self.envs: list[Any] = []
+        self.milestones: Milestones | None = None
+
+    def check(self, section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str) -> None:
+        self.config: QConfig
+        self.config, self.spec = self.algorithm.settings(section, observation_space, action_space)
+        self.state = load_checkpoint(resume, device) if resume else None
+        if self.state is not None and self.state["spec"] != self.spec:
+            raise UsageError(
+                f"--resume {str(resume)!r}: its network {self.state['spec']} does not match this env and config ({self.spec})"
+            )
+
+    def start(self, setup: RunSetup) -> None:
+        section, run_dir = setup.section, setup.run_dir
+        kwargs: dict[str, Any] = {"seed": setup.seed, **self.agent_kwargs}
+        self.agent: QLearner
+        if self.state is not None:
+            self.agent, self.progress = restore_agent(self.state, self.config, setup.device, **kwargs)
+            self.progress.exploration_horizon = self.progress.num_timesteps + setup.timesteps  # see Progress
+            print(f"resumed from {setup.resume} at step {self.progress.num_timesteps}")
+        else:
+            self.agent = self.algorithm.Agent(self.spec, self.config, setup.device, **kwargs)
+            self.progress = Progress(exploration_horizon=setup.timesteps)
+        opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
+        self.env = make_train_env(setup, functools.partial(make_steps, stagger=self.algorithm.STAGGER_ENVS), opponent)
+        self.envs = [self.env]
+        space = self.env.observation_space
+        self.buffer = self.algorithm.replay_buffer(self.agent.config, space, setup.device, seed=setup.seed)
+        if self.buffer is not None and setup.resume_buffer is not None:
+            self.buffer.load(setup.resume_buffer, self.env.num_envs)
+            print(f"replay buffer restored: {len(self.buffer)} transitions")
+        if opponent is not None and setup.self_play is not None:  # self-play made the opponent
+            self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.q, opponent, self.spec, setup.seed)
+        self.logger: Logger = configure(str(run_dir), ["csv", "tensorboard"])
+        self.run_dir = run_dir
+
+    @property
+    def learning_starts(self) -> int:
+        return self.config.learning_starts if isinstance(self.config, DQNConfig) else 0  # PQN has none
+
+    @property
+    def num_timesteps(self) -> int:
+        return self.progress.num_timesteps
+
+    def learn(self, timesteps: int, milestones: Milestones) -> None:
+        self.milestones, self.start_time = milestones, time.time()
+        milestones.start(self.progress.num_timesteps)
+        self.algorithm.learn(self.agent, self.env, self.progress, timesteps, self, self.buffer)
+
+    def on_step(self, progress: Progress) -> bool:
+        assert self.milestones is not None  # set by learn, which the loop runs in
+        return self.milestones.on_step(progress.num_timesteps)
+
+    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: Any, fps: float) -> None:
+        record = self.logger.record
+        record("rollout/ep_rew_mean", float(np.mean(returns)))
+        record("rollout/ep_len_mean", float(np.mean(lengths)))
+        record("rollout/exploration_rate", progress.epsilon(self.agent.config))
+        record("time/episodes", progress.episodes)
+        record("time/fps", int(fps))
+        record("time/time_elapsed", int(time.time() - self.start_time))
+        record("time/total_timesteps", progress.num_timesteps)
+        record("train/learning_rate", self.agent.optimizer.param_groups[0]["lr"])
+        record("train/n_updates", self.agent.n_updates)
+        if loss is not None:
+            record("train/loss", float(loss))  # the one device sync, every few episodes
+        self.logger.dump(progress.num_timesteps)
+
+    def policy(self) -> CustomPolicy:
+        # An evaluation's dump carries the exploration rate, as stable-baselines3's does.
+        self.logger.record("rollout/exploration_rate", self.progress.epsilon(self.agent.config))
+        return CustomPolicy(self.agent.q, 0.0, str(self.agent.device))
+
+    def save(self, path: Path) -> None:
+        save_checkpoint(path, self.agent, self.progress)
+
+    def save_replay_buffer(self, path: Path) -> None:
+        self.buffer.save(path)
+
+    def save_zoo_model(self, path: Path) -> None:
+        if self.agent.spec.get("layer_norm"):  # a network SB3 has not: the zoo folder holds no model
+            return
+        config = read_config(self.run_dir)
+        save_model(from_q_network(section_of(config), spaces_of(config), self.agent.q.state_dict()), path)

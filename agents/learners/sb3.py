@@ -1,0 +1,85 @@
+"""stable-baselines3's DQN as ``python -m agents.train --algo dqn`` drives it: one
+:class:`agents.common.training.Learner` around :func:`agents.sb3.dqn.build_dqn`'s model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gymnasium import spaces
+from stable_baselines3 import DQN
+from stable_baselines3.common.logger import Logger, configure
+
+from agents.common.algorithms import Algorithm
+from agents.common.config import Section
+from agents.common.errors import UsageError
+from agents.common.milestones import Milestones
+from agents.common.models import SNAPSHOTS
+from agents.common.setup import RunSetup, make_train_env
+from agents.sb3.callbacks import FeedMilestones
+from agents.sb3.dqn import build_dqn, check_values, load_replay_buffer, restore, save_model, save_replay_buffer
+from agents.twoplayer.selfplay import SnapshotPool, make_opponent
+
+
+class SB3Learner:
+    suffix = ".zip"
+
+    def __init__(self, algo: Algorithm, amp: bool = False, compile: bool = False) -> None:
+        for flag, given in (("--amp", amp), ("--compile", compile)):
+            if given:
+                raise UsageError(f"{flag}: our own agents' option (--algo custom or pqn), not {algo.label}'s")
+        self.pool: SnapshotPool | None = None
+        self.envs: list[Any] = []
+
+    def check(
+        self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
+    ) -> None:
+        """What stable-baselines3 would find wrong only once training starts (or in a worker)."""
+        check_values(section, observation_space)
+        if resume is not None:  # the weights fit this run's network, or the file is refused here
+            spaces_only = (observation_space, action_space)
+            restore(build_dqn(section, spaces_only, None, device, buffer_size=1, learning_starts=0), resume, device)
+
+    def start(self, setup: RunSetup) -> None:
+        section, run_dir = setup.section, setup.run_dir
+        opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
+        self.envs = [make_train_env(setup, opponent=opponent)]
+        self.model: DQN = build_dqn(section, self.envs[0], setup.seed, setup.device)
+        self.resumed = setup.resume is not None
+        if setup.resume is not None:
+            restore(self.model, setup.resume, setup.device)
+            message = f"resumed from {setup.resume} at step {self.model.num_timesteps}"
+            if setup.resume_buffer is not None:
+                message += f" with its replay buffer ({load_replay_buffer(self.model, setup.resume_buffer)} transitions)"
+            print(message)
+        if opponent is not None and setup.self_play is not None:  # self-play made the opponent
+            self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.model.q_net, opponent, None, setup.seed)
+        self.model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
+
+    @property
+    def logger(self) -> Logger:
+        return self.model.logger
+
+    @property
+    def learning_starts(self) -> int:
+        return int(self.model.learning_starts)
+
+    @property
+    def num_timesteps(self) -> int:
+        return int(self.model.num_timesteps)
+
+    def learn(self, timesteps: int, milestones: Milestones) -> None:
+        # A resumed run continues its schedules over all its steps, as ours do.
+        self.model.learn(timesteps, callback=FeedMilestones(milestones), reset_num_timesteps=not self.resumed)
+
+    def policy(self) -> DQN:
+        return self.model
+
+    def save(self, path: Path) -> None:
+        save_model(self.model, path)
+
+    def save_replay_buffer(self, path: Path) -> None:
+        save_replay_buffer(self.model, path)
+
+    def save_zoo_model(self, path: Path) -> None:
+        save_model(self.model, path)

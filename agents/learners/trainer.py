@@ -1,0 +1,106 @@
+"""The one trainer: ``python -m agents.train`` (:mod:`agents.train`) and its old names with their
+algorithms preset (:mod:`agents.sb3_train`, :mod:`agents.custom_train`), each a :class:`Command`.
+
+The run, in order: parse and check everything (:func:`prepare`, the learner's own checks
+included) -> make the run folder -> start the learner (envs, model) -> learn, feeding the
+milestones (checkpoints, evaluations, self-play pool, console) -> save the final model
+(:func:`agents.common.training.run_training`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.common.algorithms import TRAIN, check_algo, trained_by
+from agents.common.cli import describe_device, trainer_parser
+from agents.common.console import Console
+from agents.common.errors import UsageError
+from agents.common.evaluation import Evaluator
+from agents.common.milestones import Milestones
+from agents.common.models import resume_model
+from agents.common.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, prepare_run
+from agents.common.tracking import Tracker, log_hyperparameters
+from agents.common.training import Learner, run_training, starting
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command line that trains: ``agents.train`` itself, or an alias with its algorithms preset."""
+
+    module: str  # python -m <module>
+    description: str
+    default_algo: str
+    gpu_flags: bool = True  # --amp and --compile (our own agents' options)
+
+    @property
+    def algos(self) -> tuple[str, ...]:
+        return trained_by(self.module)
+
+
+TRAIN_COMMAND = Command(
+    TRAIN,
+    "Train any registered algorithm on a ballenvs environment: stable-baselines3's DQN (--algo dqn), "
+    "our DQN (--algo custom), PQN (--algo pqn).",
+    default_algo="dqn",
+)
+
+
+def prepare(
+    argv: list[str] | None, make_folder: bool = True, command: Command = TRAIN_COMMAND
+) -> tuple[argparse.Namespace, RunSetup, Learner]:
+    """Parse and check a command line (and make the run folder): what :func:`main` does before
+    training, and what agents.compare and agents.tune check their runs with."""
+    algos = command.algos
+    parser = trainer_parser(f"python -m {command.module}", command.description, algos)
+    parser.set_defaults(algo=None)  # the resumed run's, else the command's default
+    if command.gpu_flags:
+        parser.add_argument("--amp", action="store_true", help="bf16 autocast on CUDA, our agents (not applied on CPU)")
+        parser.add_argument(
+            "--compile", action="store_true", help="torch.compile the Q-networks on CUDA, our agents (not applied on CPU)"
+        )
+    args = parser.parse_args(argv)
+    if args.algo is None:  # the resumed run's (another command's run is refused by check_algo)
+        resumed = resume_model(args.resume)[2]["algo"] if args.resume else None
+        args.algo = resumed if resumed in algos else command.default_algo
+    algo = check_algo(args.algo, command.module)
+    if not algo.replay_buffer and args.save_replay_buffer:
+        raise UsageError(f"--save-replay-buffer: {algo.label} keeps no replay buffer")
+    options = {flag: getattr(args, flag) for flag in ("amp", "compile") if getattr(args, flag, False)}
+    learner = algo.make_learner(**options)
+    return args, prepare_run(args, algo, learner, make_folder), learner
+
+
+def main(argv: list[str] | None = None, command: Command = TRAIN_COMMAND) -> Path:
+    args, setup, learner = prepare(argv, command=command)
+    section, run_dir = setup.section, setup.run_dir
+    print(f"device: {describe_device(setup.device)}")
+    for flag in ("amp", "compile"):
+        if getattr(args, flag, False) and setup.device != "cuda":
+            print(f"--{flag}: not applied on CPU (it only pays off on a GPU)")
+    print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
+    with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
+        tracker = Tracker(args, run_dir)  # before TensorBoard's writer: W&B mirrors it
+        learner.start(setup)
+        log_hyperparameters(learner.logger, run_dir)
+        milestones = make_milestones(setup, args, learner)
+    return tracker.around(run_training, setup, learner, milestones)
+
+
+def make_milestones(setup: RunSetup, args: argparse.Namespace, learner: Learner) -> Milestones:
+    """The run's milestones from its flags: the console, checkpoints every --save-freq steps,
+    --eval-episodes games every --eval-freq steps, and the learner's self-play pool."""
+    console = Console(setup.timesteps, learner.num_timesteps, learner.learning_starts, enabled=not args.no_progress)
+    milestones = Milestones(learner, setup.run_dir, console, args.save_freq, None, args.eval_freq, learner.pool)
+    if args.eval_freq:
+        milestones.evaluator = Evaluator(
+            make_eval_envs(setup, args.eval_episodes),
+            args.eval_episodes,
+            setup.seed + EVAL_SEED_OFFSET,
+            setup.run_dir,
+            learner.logger,
+            console,
+            save_best=milestones.save_best,
+        )
+    return milestones

@@ -1,0 +1,110 @@
+"""The one trainer, ``python -m agents.train --algo NAME``, and its old names as aliases: the same
+runs from the same flags; and the milestones every learner feeds (checkpoints, evaluations)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from agents import custom_train, sb3_train, train
+from agents.common.cli import run_cli
+from agents.common.console import Console
+from agents.common.milestones import Milestones
+from agents.common.runs import CONFIG_NAME
+from tests.helpers import TINY, UAV, refused
+
+#: (the alias, the --algo of agents.train that it stands for, any flags it is given)
+ALIASES = [(sb3_train, "dqn", TINY), (custom_train, "custom", TINY), (custom_train, "pqn", ["--algo", "pqn", "--no-progress"])]
+
+
+def recorded(run_dir):
+    """What a run folder records of its run, less what differs between two runs of one command."""
+    config = yaml.safe_load((run_dir / CONFIG_NAME).read_text())
+    return {key: value for key, value in config.items() if key != "device"}
+
+
+@pytest.mark.parametrize(("alias", "algo", "flags"), ALIASES, ids=lambda x: getattr(x, "__name__", str(x)))
+def test_an_old_command_name_is_agents_train_with_its_algorithm_preset(alias, algo, flags, tmp_path):
+    argv = [*UAV, "--timesteps", "200", "--seed", "3", "--save-freq", "100", *flags]
+    assert run_cli(alias.main, [*argv, "--log-dir", str(tmp_path / "old")]) == 0
+    assert run_cli(train.main, [*argv, "--algo", algo, "--log-dir", str(tmp_path / "new")]) == 0
+    old, new = tmp_path / "old" / algo / "UAVGrid-v0_1", tmp_path / "new" / algo / "UAVGrid-v0_1"
+    assert recorded(old) == recorded(new)
+    assert sorted(p.name for p in old.iterdir() if not p.name.startswith("events")) == sorted(
+        p.name for p in new.iterdir() if not p.name.startswith("events")
+    )
+
+
+def test_agents_train_defaults_to_sb3_dqn_and_resumes_a_run_with_its_own_algorithm(tmp_path):
+    argv = [*UAV, "--timesteps", "200", *TINY, "--log-dir", str(tmp_path)]
+    assert run_cli(train.main, argv) == 0
+    assert (tmp_path / "dqn" / "UAVGrid-v0_1" / "final_model.zip").is_file()
+    assert run_cli(custom_train.main, argv) == 0
+    first = tmp_path / "custom" / "UAVGrid-v0_1"
+    resume = ["--resume", str(first), "--timesteps", "100", "--log-dir", str(tmp_path), "--no-progress"]
+    assert run_cli(train.main, resume) == 0
+    resumed = yaml.safe_load((tmp_path / "custom" / "UAVGrid-v0_2" / CONFIG_NAME).read_text())
+    assert resumed["algo"] == "custom" and resumed["resumed_from"].endswith("final_model.pt")
+
+
+def test_every_registered_algorithm_is_an_algo_of_agents_train_and_the_aliases_keep_to_their_own(tmp_path, capsys):
+    err = refused(capsys, train.main, ["--algo", "ppo", "--log-dir", str(tmp_path)], tmp_path)
+    assert "unknown --algo 'ppo'; valid: dqn, custom, pqn" in err
+    err = refused(capsys, sb3_train.main, ["--algo", "pqn", "--log-dir", str(tmp_path)], tmp_path)
+    assert "--algo 'pqn' (PQN) is trained by python -m agents.custom_train (and python -m agents.train)" in err
+
+
+def test_our_agents_gpu_options_are_refused_for_sb3s_dqn_before_any_folder(tmp_path, capsys):
+    err = refused(capsys, train.main, ["--amp", "--log-dir", str(tmp_path)], tmp_path)
+    assert err == "error: --amp: our own agents' option (--algo custom or pqn), not SB3 DQN's"
+    assert "unrecognized arguments: --compile" in refused(capsys, sb3_train.main, ["--compile"], tmp_path)
+
+
+class Recorder:
+    """A learner as the milestones see it: what it was asked to save, and its evaluations."""
+
+    suffix = ".pt"
+
+    def __init__(self) -> None:
+        self.saved: list[str] = []
+        self.logger = type("Logger", (), {"dump": lambda self, steps: None})()
+
+    def save(self, path):
+        self.saved.append(f"{path.parent.name}/{path.name}")
+
+    def policy(self):
+        return "policy"
+
+
+class Evaluations:
+    def __init__(self) -> None:
+        self.at: list[int] = []
+
+    def __call__(self, policy, steps):
+        assert policy == "policy"
+        self.at.append(steps)
+
+    def close(self):
+        pass
+
+
+def test_milestones_fall_on_their_grids_counted_from_the_learners_steps(tmp_path):
+    learner, evaluations = Recorder(), Evaluations()
+    console = Console(1000, 0, 0, enabled=False)
+    milestones = Milestones(learner, tmp_path, console, save_freq=300, evaluator=evaluations, eval_freq=500)
+    milestones.start(250)  # a resumed run: the grids continue where the run is
+    for steps in range(254, 1300, 4):  # a vector env of 4: each milestone at the first step past its mark
+        assert milestones.on_step(steps)
+    assert learner.saved == [f"checkpoints/model_{s}_steps.pt" for s in (302, 602, 902, 1202)]
+    assert evaluations.at == [502, 1002]
+    milestones.save_best()
+    assert learner.saved[-1] == f"{tmp_path.name}/best_model.pt"
+
+
+def test_no_milestone_when_their_frequencies_are_zero(tmp_path):
+    learner = Recorder()
+    milestones = Milestones(learner, tmp_path, Console(100, 0, 0, enabled=False), 0, Evaluations(), 0)
+    milestones.start(0)
+    for steps in range(1, 1000):
+        milestones.on_step(steps)
+    assert learner.saved == [] and milestones.evaluator is None
