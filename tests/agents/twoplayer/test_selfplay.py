@@ -276,12 +276,12 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
 def test_an_unknown_scripted_player_names_the_exploiter_too():
     from agents.common.errors import UsageError
     from agents.common.hyperparameters import SelfPlay
-    from agents.twoplayer.selfplay import make_opponent
+    from agents.common.setup import check_scripted
 
     valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion, planner\), exploiter .*, "
     valid += "a model file or a run folder"
     with pytest.raises(UsageError, match="'nobody' is none of the built-in players of BallSumo-v0 " + valid):
-        make_opponent(SelfPlay.from_config("dict(scripted='nobody')"), "BallSumo-v0", {}, None, "cpu")
+        check_scripted(SelfPlay.from_config("dict(scripted='nobody')"), "BallSumo-v0")
 
 
 def test_a_league_of_built_in_players_plots_their_ratings(tmp_path, monkeypatch):
