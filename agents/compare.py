@@ -22,9 +22,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.common.algorithms import ALGORITHMS, algorithm
-from agents.common.cli import Parser, add_run_flags, run_cli
-from agents.common.comparison import (
+from agents.common.artifacts.runs import (
+    check_log_dir,
+    new_run_dir,
+    read_config,
+)
+from agents.common.artifacts.video import check_video_path
+from agents.common.configuration.algorithms import ALGORITHMS, algorithm
+from agents.common.errors import UsageError
+from agents.common.hardware import machine
+from agents.common.session.cli import Parser, add_run_flags, run_cli
+from agents.common.studies.comparison import (
     MAX_SCORE_EPISODES,
     analyse,
     evaluation_schedule,
@@ -32,14 +40,6 @@ from agents.common.comparison import (
     save_manifest,
     write_outputs,
 )
-from agents.common.errors import UsageError
-from agents.common.hardware import machine
-from agents.common.runs import (
-    check_log_dir,
-    new_run_dir,
-    read_config,
-)
-from agents.common.video import check_video_path
 from agents.learners import trainer as train
 from ballenvs.reference import reference_for
 
@@ -52,7 +52,7 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     """A comparison of agents.tune studies' finished runs (typically seed sweeps), one agent per study."""
     import optuna
 
-    from agents.common.studies import check_study_name, load_existing_study
+    from agents.common.studies.storage import check_study_name, load_existing_study
 
     runs: dict[str, list[str]] = {}
     env_ids, plan = set(), {}

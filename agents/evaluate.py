@@ -15,15 +15,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.common.algorithms import algorithm
-from agents.common.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
-from agents.common.envs import check_env_id
+from agents.common.artifacts.models import bare_model, find_model, run_folder_candidate, zoo_run
+from agents.common.artifacts.runs import CONFIG_NAME, check_seed, read_config
+from agents.common.artifacts.video import check_video_path, write_video
+from agents.common.configuration.algorithms import algorithm
+from agents.common.environments.envs import check_env_id
 from agents.common.errors import UsageError
-from agents.common.evaluation import EvalResult, evaluate
-from agents.common.models import bare_model, find_model, run_folder_candidate, zoo_run
-from agents.common.runs import CONFIG_NAME, check_seed, read_config
-from agents.common.tracking import render_fps
-from agents.common.video import check_video_path, write_video
+from agents.common.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
+from agents.common.session.evaluation import EvalResult, evaluate
+from agents.common.session.tracking import render_fps
 from ballenvs import ENV_IDS
 from ballenvs.reference import reference_for
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.common.cli import Parser, run_cli
+from agents.common.artifacts.models import find_model
+from agents.common.artifacts.runs import FINAL_MODEL, atomic_path, check_output_file, read_config
 from agents.common.errors import UsageError
-from agents.common.models import find_model
-from agents.common.runs import FINAL_MODEL, atomic_path, check_output_file, read_config
+from agents.common.session.cli import Parser, run_cli
 from agents.custom.checkpoint import load_checkpoint, load_policy
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "ballenvs" / "duel" / "champion.npz"

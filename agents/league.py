@@ -23,14 +23,21 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.common.cli import Parser, add_device_flags, check_two_player_flags, describe_device, resolve_device, run_cli
-from agents.common.config import parse_overrides
+from agents.common.artifacts.runs import new_run_dir
+from agents.common.artifacts.video import check_video_path, write_video
+from agents.common.configuration.config import parse_overrides
 from agents.common.errors import UsageError
-from agents.common.runs import new_run_dir
-from agents.common.setup import probe_spaces
+from agents.common.session.cli import (
+    Parser,
+    add_device_flags,
+    check_two_player_flags,
+    describe_device,
+    resolve_device,
+    run_cli,
+)
+from agents.common.session.setup import probe_spaces
+from agents.common.session.tracking import render_fps
 from agents.common.stops import Interrupted, deferring_stops, ignore_stops, signal_of
-from agents.common.tracking import render_fps
-from agents.common.video import check_video_path, write_video
 from agents.twoplayer.league import (
     bootstrap_elo,
     entrants,

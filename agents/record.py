@@ -6,7 +6,7 @@
 PLAYER is a built-in player (planner, pusher, ...), a model file or a run folder (its final model).
 Episode k is seeded ``--seed + k``. The dataset holds the env's spec, so
 ``minari.load_dataset(ID).recover_environment()`` makes the same env; ``MINARI_DATASETS_PATH``
-pointed at ``--data-path`` (or ``agents.common.datasets.load_dataset``) finds it.
+pointed at ``--data-path`` (or ``agents.common.studies.datasets.load_dataset``) finds it.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.common.cli import Parser, add_device_flags, resolve_device, run_cli
-from agents.common.config import parse_overrides
-from agents.common.datasets import check_dataset_id, record_games, refuse_existing, write_dataset
-from agents.common.envs import check_two_player_env
+from agents.common.artifacts.runs import MAX_SEED, check_seed
+from agents.common.configuration.config import parse_overrides
+from agents.common.environments.envs import check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.runs import MAX_SEED, check_seed
-from agents.common.setup import probe_spaces
+from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
+from agents.common.session.setup import probe_spaces
+from agents.common.studies.datasets import check_dataset_id, record_games, refuse_existing, write_dataset
 from agents.twoplayer.league import entrants_of, make_entrant_player
 from ballenvs.reference import reference_for
 

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import ballenvs  # noqa: F401  (registers the ids the zoo will look up)
-from agents.common.cli import run_cli
 from agents.common.errors import UsageError
+from agents.common.session.cli import run_cli
 
 COMMANDS = ("enjoy", "record_video", "push_to_hub", "plots.all_plots", "plots.plot_train", "train")
 

@@ -13,10 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.common.algorithms import SB3_TRAINER
-from agents.common.cli import run_cli
-from agents.common.setup import RunSetup
-from agents.common.training import Learner
+from agents.common.configuration.algorithms import SB3_TRAINER
+from agents.common.session.cli import run_cli
+from agents.common.session.setup import RunSetup
+from agents.common.session.training import Learner
 from agents.learners import trainer as train
 
 COMMAND = train.Command(SB3_TRAINER, __doc__.split("\n\n")[0].strip(), default_algo="dqn", gpu_flags=False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 
-from agents.common.cli import run_cli
+from agents.common.session.cli import run_cli
 from agents.learners.trainer import main, prepare
 
 __all__ = ["main", "prepare"]

@@ -30,14 +30,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.common.algorithms import ALGORITHMS, Algorithm, algorithm
-from agents.common.cli import Parser, add_device_flags, run_cli
-from agents.common.config import Key, load_sections, parse_overrides
-from agents.common.envs import check_env_id
+from agents.common.artifacts.runs import check_seed
+from agents.common.configuration.algorithms import ALGORITHMS, Algorithm, algorithm
+from agents.common.configuration.config import Key, load_sections, parse_overrides
+from agents.common.environments.envs import check_env_id
 from agents.common.errors import UsageError
-from agents.common.runs import check_seed
-from agents.common.studies import check_study_name, load_existing_study, open_storage
-from agents.common.tuning import (
+from agents.common.session.cli import Parser, add_device_flags, run_cli
+from agents.common.studies.storage import check_study_name, load_existing_study, open_storage
+from agents.common.studies.tuning import (
     HEARTBEAT_S,
     PRUNERS,
     SearchSpace,

@@ -21,7 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 import ballenvs  # noqa: F401
-from agents.common.envs import make_vec
+from agents.common.environments.envs import make_vec
 from benchmarks.common import machine, one_core, row, write_json
 
 REFERENCE = "CartPole-v1"

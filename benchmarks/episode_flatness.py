@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.algorithms import ALGORITHMS
-from agents.common.config import load_section, shipped_config
-from agents.common.envs import make_vec
+from agents.common.configuration.algorithms import ALGORITHMS
+from agents.common.configuration.config import load_section, shipped_config
+from agents.common.environments.envs import make_vec
+from agents.common.environments.steps import VecEnvSteps
 from agents.custom.checkpoint import save_checkpoint
-from agents.custom.core import Hooks, Progress, VecEnvSteps
+from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from benchmarks.common import machine, row, write_json
 

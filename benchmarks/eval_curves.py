@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.common.cli import run_cli
+from agents.common.artifacts.runs import atomic_path, read_config
 from agents.common.errors import UsageError
-from agents.common.runs import atomic_path, read_config
+from agents.common.session.cli import run_cli
 
 
 def read_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray]:

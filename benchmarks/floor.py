@@ -36,13 +36,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.common.algorithms import ALGORITHMS
-from agents.common.cli import add_device_flags, describe_device, resolve_device
-from agents.common.config import Section, load_section, shipped_config
-from agents.common.hyperparameters import CustomDQNConfig, PQNConfig
-from agents.common.lean_cnn import multiply_adds
+from agents.common.configuration.algorithms import ALGORITHMS
+from agents.common.configuration.config import Section, load_section, shipped_config
+from agents.common.configuration.hyperparameters import CustomDQNConfig, PQNConfig
+from agents.common.configuration.lean_cnn import multiply_adds
 from agents.common.readers import read_yaml
-from agents.common.setup import probe_spaces
+from agents.common.session.cli import add_device_flags, describe_device, resolve_device
+from agents.common.session.setup import probe_spaces
 from agents.custom.core import settings as q_settings
 from agents.custom.dqn import gradient_steps_per_train
 from agents.custom.networks import QNetwork

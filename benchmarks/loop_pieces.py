@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agents.common.cli import add_device_flags, resolve_device
-from agents.common.steps import make_steps
+from agents.common.environments.steps import make_steps
+from agents.common.session.cli import add_device_flags, resolve_device
 from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, gradient_steps_per_train, learn, replay_buffer, settings
 from benchmarks.common import machine

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from agents.common.hyperparameters import CustomDQNConfig
+from agents.common.configuration.hyperparameters import CustomDQNConfig
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.dqn import DQNAgent
 from agents.custom.networks import QNetwork, network_spec

@@ -15,8 +15,8 @@ import inspect
 import time
 from typing import Any
 
-from agents.common.config import Section, parse_kwargs, schedule
-from agents.common.envs import make_vec
+from agents.common.configuration.config import Section, parse_kwargs, schedule
+from agents.common.environments.envs import make_vec
 
 #: The policies sbx's DQN has (stable-baselines3's names).
 SBX_POLICIES = ("MlpPolicy", "CnnPolicy")

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.cli import add_device_flags, resolve_device
-from agents.common.envs import VEC_ENVS, make_vec
-from agents.common.steps import make_steps
+from agents.common.environments.envs import VEC_ENVS, make_vec
+from agents.common.environments.steps import make_steps
+from agents.common.session.cli import add_device_flags, resolve_device
 from agents.custom import pqn
 from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings

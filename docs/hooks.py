@@ -74,8 +74,8 @@ def on_page_markdown(markdown, page, config, files):
 
 def hyperparameter_tables() -> str:
     """A table per algorithm of the registry: each key, its default, what it may be, what it means."""
-    from agents.common.algorithms import ALGORITHMS
-    from agents.common.hyperparameters import SelfPlay, describe_keys
+    from agents.common.configuration.algorithms import ALGORITHMS
+    from agents.common.configuration.hyperparameters import SelfPlay, describe_keys
 
     def cell(text: str) -> str:
         return html.escape(text, quote=False)  # "lin_<number>" is not a tag

@@ -1,8 +1,15 @@
-"""The library under every command line: configs, run folders, model loading, envs (stable-baselines3's
-``VecEnv`` is every trainer's env type, and ``vec_env.py`` adapts our native vector envs to it),
-evaluation, the console, the training wrapper and the algorithm registry.
+"""The library under every command line, in rooms by concern, each importing only the rooms
+below it (tests/contracts/test_layout.py):
+
+- the ground, here: errors.py (UsageError), readers.py (hostile files read safely), stops.py
+  (signals), threads.py and hardware.py (the machine);
+- configuration/: config sections, hyperparameters, the algorithm registry, network pieces;
+- environments/: env making and vector adapters;
+- artifacts/: run folders, models, the RL Zoo's files, videos;
+- session/: a command's flags and exits, a run's setup and lifecycle, milestones, tracking;
+- studies/: tuning, comparison, datasets.
 
 It imports ``ballenvs`` and stable-baselines3's vector-env classes, never ``agents.sb3``,
-``agents.custom`` or ``agents.twoplayer``: those build on it, and the registry
-(:mod:`agents.common.algorithms`) reaches them by module name only when asked.
+``agents.custom``, ``agents.twoplayer`` or ``agents.learners``: those build on it, and the registry
+(:mod:`agents.common.configuration.algorithms`) reaches them by module name only when asked.
 """

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER, algorithm
+from agents.common.artifacts.models import read_snapshot
+from agents.common.artifacts.runs import atomic_path
+from agents.common.configuration.algorithms import ALGORITHMS, CUSTOM_TRAINER, algorithm
 from agents.common.errors import UsageError
-from agents.common.models import read_snapshot
 from agents.common.readers import count, finite, mapping_of, torch_weights
-from agents.common.runs import atomic_path
-from agents.common.setup import section_of, spaces_of
+from agents.common.session.setup import section_of, spaces_of
 from agents.custom.core import Progress, QLearner, custom_algorithm, to_tensor
 from agents.custom.networks import QNetwork
 
@@ -115,7 +115,7 @@ class CustomPolicy:
 
 
 def load_policy(path: str | Path, run_config: dict[str, Any], device: str = "cpu") -> CustomPolicy:
-    """A saved agent that plays (the loader :mod:`agents.common.algorithms` registers): the network
+    """A saved agent that plays (the loader :mod:`agents.common.configuration.algorithms` registers): the network
     is the one the run's config and env make, and the checkpoint must hold that network's weights."""
     state = load_checkpoint(path, device)
     spec = run_spec(run_config)

@@ -1,7 +1,7 @@
 """What our Q-learning agents (:mod:`agents.custom.dqn`, :mod:`agents.custom.pqn`) share with each
 other and with their command line:
 
-- :func:`settings`: the agent's config (a dataclass of :mod:`agents.common.hyperparameters`) and
+- :func:`settings`: the agent's config (a dataclass of :mod:`agents.common.configuration.hyperparameters`) and
   network spec from a checked config section;
 - :class:`QLearner`: a Q-network and its optimiser on a device, seeded epsilon-greedy exploration,
   bf16 autocast and ``torch.compile`` where they pay (CUDA), the learning-rate schedule and the
@@ -9,9 +9,9 @@ other and with their command line:
 - :class:`Progress`, :class:`Hooks`, :class:`EpisodeLog`: a run's counters and schedules (saved in
   checkpoints), the milestones the command line fills in, the episode log;
 - the shapes a loop's buffers take (:func:`observation_parts`, :func:`torch_dtype`); the envs a
-  loop steps are :mod:`agents.common.steps`'.
+  loop steps are :mod:`agents.common.environments.steps`'.
 
-An algorithm module (``dqn.py``, ``pqn.py``, or one registered in :mod:`agents.common.algorithms`)
+An algorithm module (``dqn.py``, ``pqn.py``, or one registered in :mod:`agents.common.configuration.algorithms`)
 is a :class:`CustomAlgorithm`; ``python -m agents.custom_train --algo NAME`` runs any of them.
 """
 
@@ -27,9 +27,9 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from agents.common.config import Section, parse_kwargs
+from agents.common.configuration.config import Section, parse_kwargs
+from agents.common.configuration.hyperparameters import QConfig
 from agents.common.errors import UsageError
-from agents.common.hyperparameters import QConfig
 from agents.custom.networks import QNetwork, network_spec
 
 # -- hyperparameters --------------------------------------------------------------------------------
@@ -243,7 +243,8 @@ class CustomAlgorithm(Protocol):
         ...
 
     def learn(self, agent: Any, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any) -> None:
-        """Train ``agent`` on ``env`` (:func:`agents.common.steps.make_steps`'s) for ``timesteps`` more env steps."""
+        """Train ``agent`` on ``env`` (:func:`agents.common.environments.steps.make_steps`'s) for
+        ``timesteps`` more env steps."""
         ...
 
 

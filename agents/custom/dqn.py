@@ -20,9 +20,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.common.augment import check_augmentation, draw_shifts, shift_images
-from agents.common.config import Section
-from agents.common.hyperparameters import CustomDQNConfig
+from agents.common.configuration.augment import check_augmentation, draw_shifts, shift_images
+from agents.common.configuration.config import Section
+from agents.common.configuration.hyperparameters import CustomDQNConfig
 from agents.custom import core
 from agents.custom.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
 from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, to_tensor
@@ -148,7 +148,7 @@ def learn(
     buffer: ReplayBuffer,
     log_every_episodes: int = 4,
 ) -> None:
-    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.steps.make_steps`),
+    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.environments.steps.make_steps`),
     learning as configured, or fewer if ``hooks.on_step`` says stop."""
     config, n_envs = agent.config, env.num_envs
     gradient_steps = gradient_steps_per_train(config, n_envs)

@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from agents.common.config import Section
-from agents.common.hyperparameters import PQNConfig
+from agents.common.configuration.config import Section
+from agents.common.configuration.hyperparameters import PQNConfig
 from agents.custom import core
 from agents.custom.core import (
     EpisodeLog,
@@ -149,7 +149,7 @@ Agent = PQNAgent
 
 
 def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
-    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.steps.make_steps`) in
+    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.environments.steps.make_steps`) in
     rollouts of ``rollout_steps`` steps, each followed by its updates; or fewer if ``hooks.on_step``
     says stop. The loop never waits on the device except to fetch the actions it acts on."""
     config, n_envs = agent.config, env.num_envs

@@ -1,6 +1,6 @@
 """Our own agents as ``python -m agents.train`` drives them: any algorithm module that is an
 :class:`agents.custom.core.CustomAlgorithm` (DQN, PQN, one registered in
-:mod:`agents.common.algorithms`) behind one :class:`agents.common.training.Learner`."""
+:mod:`agents.common.configuration.algorithms`) behind one :class:`agents.common.session.training.Learner`."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.logger import Logger, configure
 
-from agents.common.algorithms import Algorithm
-from agents.common.config import Section
+from agents.common.artifacts.models import SNAPSHOTS
+from agents.common.artifacts.runs import read_config
+from agents.common.configuration.algorithms import Algorithm
+from agents.common.configuration.config import Section
+from agents.common.configuration.hyperparameters import DQNConfig, QConfig
+from agents.common.environments.steps import make_steps
 from agents.common.errors import UsageError
-from agents.common.hyperparameters import DQNConfig, QConfig
-from agents.common.milestones import Milestones
-from agents.common.models import SNAPSHOTS
-from agents.common.runs import read_config
-from agents.common.setup import RunSetup, make_train_env, section_of, spaces_of
-from agents.common.steps import make_steps
+from agents.common.session.milestones import Milestones
+from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
 from agents.custom import dqn, pqn
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
 from agents.custom.core import CustomAlgorithm, Hooks, Progress, QLearner, custom_algorithm

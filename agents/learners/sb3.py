@@ -1,5 +1,5 @@
 """stable-baselines3's DQN as ``python -m agents.train --algo dqn`` drives it: one
-:class:`agents.common.training.Learner` around :func:`agents.sb3.dqn.build_dqn`'s model."""
+:class:`agents.common.session.training.Learner` around :func:`agents.sb3.dqn.build_dqn`'s model."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from gymnasium import spaces
 from stable_baselines3 import DQN
 from stable_baselines3.common.logger import Logger, configure
 
-from agents.common.algorithms import Algorithm
-from agents.common.config import Section
+from agents.common.artifacts.models import SNAPSHOTS
+from agents.common.configuration.algorithms import Algorithm
+from agents.common.configuration.config import Section
 from agents.common.errors import UsageError
-from agents.common.milestones import Milestones
-from agents.common.models import SNAPSHOTS
-from agents.common.setup import RunSetup, make_train_env
+from agents.common.session.milestones import Milestones
+from agents.common.session.setup import RunSetup, make_train_env
 from agents.sb3.callbacks import FeedMilestones
 from agents.sb3.dqn import build_dqn, check_values, load_replay_buffer, restore, save_model, save_replay_buffer
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent

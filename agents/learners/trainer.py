@@ -4,7 +4,7 @@ algorithms preset (:mod:`agents.sb3_train`, :mod:`agents.custom_train`), each a 
 The run, in order: parse and check everything (:func:`prepare`, the learner's own checks
 included) -> make the run folder -> start the learner (envs, model) -> learn, feeding the
 milestones (checkpoints, evaluations, self-play pool, console) -> save the final model
-(:func:`agents.common.training.run_training`).
+(:func:`agents.common.session.training.run_training`).
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.common.algorithms import TRAIN, check_algo, trained_by
-from agents.common.cli import describe_device, trainer_parser
-from agents.common.console import Console
+from agents.common.artifacts.models import resume_model
+from agents.common.configuration.algorithms import TRAIN, check_algo, trained_by
 from agents.common.errors import UsageError
-from agents.common.evaluation import Evaluator
-from agents.common.milestones import Milestones
-from agents.common.models import resume_model
-from agents.common.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, prepare_run
-from agents.common.tracking import Tracker, log_hyperparameters
-from agents.common.training import Learner, run_training, starting
+from agents.common.session.cli import describe_device, trainer_parser
+from agents.common.session.console import Console
+from agents.common.session.evaluation import Evaluator
+from agents.common.session.milestones import Milestones
+from agents.common.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, prepare_run
+from agents.common.session.tracking import Tracker, log_hyperparameters
+from agents.common.session.training import Learner, run_training, starting
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ shifts of sampled frames (DrQ).
 
 stable-baselines3 2.x sums n-step returns (the ``n_steps`` key) for Box observations only and
 asserts on Dict ones such as UAVGrid-v0's. This buffer fills that gap with the same sums the
-custom agent's buffer makes (:func:`agents.common.returns.n_step_returns`), so that one config
+custom agent's buffer makes (:func:`agents.common.studies.returns.n_step_returns`), so that one config
 section means the same to both trainers.
 """
 
@@ -15,8 +15,8 @@ import numpy as np
 from stable_baselines3.common.buffers import DictReplayBuffer, NStepReplayBuffer
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples, ReplayBufferSamples
 
-from agents.common.augment import draw_shifts, shift_images
-from agents.common.returns import n_step_returns
+from agents.common.configuration.augment import draw_shifts, shift_images
+from agents.common.studies.returns import n_step_returns
 
 
 class DictNStepReplayBuffer(DictReplayBuffer):
@@ -51,7 +51,7 @@ class DictNStepReplayBuffer(DictReplayBuffer):
 class RandomShiftReplayBuffer(NStepReplayBuffer):
     """SB3's n-step buffer (``n_steps=1``: one-step samples) whose minibatches of frames are
     randomly shifted by up to ``pad`` pixels, a sample's observation and next observation alike
-    (:mod:`agents.common.augment`), the shifts drawn from numpy's global generator as SB3 draws
+    (:mod:`agents.common.configuration.augment`), the shifts drawn from numpy's global generator as SB3 draws
     its samples (so its seed decides them). What is stored is never shifted."""
 
     def __init__(self, *args: Any, pad: int = 4, **kwargs: Any) -> None:

@@ -1,11 +1,11 @@
-"""stable-baselines3's DQN feeding the run's milestones (:class:`agents.common.milestones.Milestones`:
+"""stable-baselines3's DQN feeding the run's milestones (:class:`agents.common.session.milestones.Milestones`:
 console, self-play pool, checkpoints, evaluations), the same object our own loops feed."""
 
 from __future__ import annotations
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.common.milestones import Milestones
+from agents.common.session.milestones import Milestones
 
 
 class FeedMilestones(BaseCallback):

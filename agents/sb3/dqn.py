@@ -19,14 +19,14 @@ from gymnasium import spaces
 from stable_baselines3 import DQN
 from stable_baselines3.common.utils import LinearSchedule
 
-from agents.common.augment import check_augmentation
-from agents.common.config import Section, parse_kwargs, schedule
+from agents.common.artifacts.models import read_snapshot
+from agents.common.artifacts.runs import atomic_path
+from agents.common.configuration.augment import check_augmentation
+from agents.common.configuration.config import Section, parse_kwargs, schedule
+from agents.common.configuration.policies import check_net_arch, check_policy
 from agents.common.errors import UsageError
-from agents.common.models import read_snapshot
-from agents.common.policies import check_net_arch, check_policy
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
-from agents.common.runs import atomic_path
-from agents.common.setup import section_of, spaces_of
+from agents.common.session.setup import section_of, spaces_of
 from agents.sb3.buffers import DictNStepReplayBuffer, RandomShiftReplayBuffer
 
 #: The counters a saved model carries that a resumed run continues from.

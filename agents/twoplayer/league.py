@@ -14,9 +14,17 @@ from typing import Any
 
 import numpy as np
 
+from agents.common.artifacts.models import MODEL_SUFFIXES, SNAPSHOTS, find_model, load_policy, snapshot_steps
+from agents.common.artifacts.runs import (
+    BEST_MODEL,
+    FINAL_MODEL,
+    INTERRUPTED_MODEL,
+    atomic_path,
+    model_file,
+    read_config,
+    read_summary,
+)
 from agents.common.errors import UsageError
-from agents.common.models import MODEL_SUFFIXES, SNAPSHOTS, find_model, load_policy, snapshot_steps
-from agents.common.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, atomic_path, model_file, read_config, read_summary
 from agents.twoplayer.players import QPlayer
 from ballenvs.reference import reference_for
 

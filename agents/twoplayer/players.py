@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.frames import FrameStack
+from agents.common.environments.frames import FrameStack
 from ballenvs.backend import SCALAR
 from ballenvs.game import Player, Seat
 

@@ -17,7 +17,7 @@ import pytest
 
 import ballenvs
 from agents import custom_train, sb3_train
-from agents.common.cli import run_cli
+from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
 from tests.helpers import REPO, SHORT
 

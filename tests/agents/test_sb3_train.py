@@ -13,12 +13,20 @@ from stable_baselines3 import DQN
 
 import ballenvs
 from agents import custom_train, sb3_train
-from agents.common.algorithms import ALGORITHMS
-from agents.common.cli import run_cli
-from agents.common.config import RUN_KEYS, ConfigError, build_section, load_section, parse_overrides, schedule, shipped_config
-from agents.common.evaluation import evaluate
-from agents.common.models import find_model, load_policy
-from agents.common.runs import read_config
+from agents.common.artifacts.models import find_model, load_policy
+from agents.common.artifacts.runs import read_config
+from agents.common.configuration.algorithms import ALGORITHMS
+from agents.common.configuration.config import (
+    RUN_KEYS,
+    ConfigError,
+    build_section,
+    load_section,
+    parse_overrides,
+    schedule,
+    shipped_config,
+)
+from agents.common.session.cli import run_cli
+from agents.common.session.evaluation import evaluate
 from agents.evaluate import main as evaluate_main
 from agents.sb3.buffers import DictNStepReplayBuffer
 from agents.sb3.dqn import dqn_kwargs

@@ -16,11 +16,11 @@ import yaml
 optuna = pytest.importorskip("optuna")
 
 from agents import compare, tune  # noqa: E402
-from agents.common import tuning  # noqa: E402
-from agents.common.algorithms import ALGORITHMS  # noqa: E402
-from agents.common.cli import run_cli  # noqa: E402
-from agents.common.config import ConfigError  # noqa: E402
-from agents.common.studies import open_storage  # noqa: E402
+from agents.common.configuration.algorithms import ALGORITHMS  # noqa: E402
+from agents.common.configuration.config import ConfigError  # noqa: E402
+from agents.common.session.cli import run_cli  # noqa: E402
+from agents.common.studies import tuning  # noqa: E402
+from agents.common.studies.storage import open_storage  # noqa: E402
 from tests.helpers import REPO, tiny_run  # noqa: E402
 
 POSTGRES = os.environ.get("BALLENVS_TEST_POSTGRES")

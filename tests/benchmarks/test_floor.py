@@ -1,6 +1,6 @@
 """benchmarks.floor: what a floor times, and how PQN's timed steps are rounded."""
 
-from agents.common.hyperparameters import PQNConfig
+from agents.common.configuration.hyperparameters import PQNConfig
 from benchmarks.floor import dqn_floor, pqn_floor, section_of, whole_rollouts
 
 SMALL_UAV = {"learning_starts": 0, "n_envs": 2}

@@ -18,7 +18,7 @@ import torch
 import yaml
 
 from agents import compare, custom_train, league, sb3_train, tune
-from agents.common.cli import run_cli
+from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
 from tests.helpers import TINY, UAV, copy_run, refused
 
@@ -518,9 +518,9 @@ def test_a_policy_switch_that_is_not_a_bool_is_refused(tmp_path, capsys):
 
 
 def test_a_search_spaces_log_flag_that_is_not_a_bool_is_refused():
-    from agents.common import tuning
-    from agents.common.algorithms import ALGORITHMS
+    from agents.common.configuration.algorithms import ALGORITHMS
     from agents.common.errors import ConfigError
+    from agents.common.studies import tuning
 
     with pytest.raises(ConfigError, match="learning_rate: log must be true or false, got 'no'"):
         tuning.SearchSpace(

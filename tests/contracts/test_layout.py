@@ -67,6 +67,33 @@ def test_the_rooms_of_agents_import_only_downwards(path):
             assert parts[1] in MAY_IMPORT[room], f"{path} ({room}) imports {module}"
 
 
+#: The rooms of agents.common, bottom up ("": the ground, the files at its top): each imports only
+#: itself and the rooms before it (CONTRIBUTING, "The house").
+COMMON_ROOMS = ("", "configuration", "environments", "artifacts", "session", "studies")
+
+
+def common_room(parts: tuple[str, ...] | list[str]) -> str:
+    """The room of agents.common a module's parts after ``agents.common`` name (a file: its path's)."""
+    return parts[0] if len(parts) > 1 and parts[0] in COMMON_ROOMS else ""
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "agents" / "common").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_rooms_of_common_import_only_downwards(path):
+    room = COMMON_ROOMS.index(common_room(path.relative_to(ROOT / "agents" / "common").parts))
+    for module in imported_modules(path):
+        parts = module.split(".")
+        if parts[:2] != ["agents", "common"] or len(parts) < 3:
+            continue
+        target = common_room(parts[2:])
+        assert COMMON_ROOMS.index(target) <= room, f"{path} ({COMMON_ROOMS[room] or 'the ground'}) imports {module}"
+
+
+def test_every_file_of_common_is_in_a_room():
+    common = ROOT / "agents" / "common"
+    folders = {p.parent.relative_to(common).as_posix() for p in common.rglob("*.py")}
+    assert folders <= {".", *COMMON_ROOMS[1:]}, sorted(folders)
+
+
 def _module_graph() -> dict[str, set[str]]:
     """Each module of both packages, and the modules of both it imports anywhere in its file."""
     files = {}

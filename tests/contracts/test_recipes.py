@@ -15,10 +15,10 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import ballenvs
 from agents import compare, custom_train, tune
-from agents.common.algorithms import ALGORITHMS, CUSTOM_TRAINER, Algorithm
-from agents.common.cli import Parser, run_cli
+from agents.common.artifacts.runs import read_config
+from agents.common.configuration.algorithms import ALGORITHMS, CUSTOM_TRAINER, Algorithm
 from agents.common.errors import UsageError
-from agents.common.runs import read_config
+from agents.common.session.cli import Parser, run_cli
 from agents.evaluate import main as evaluate_main
 from tests.helpers import TESTS, tiny_run
 

@@ -14,16 +14,20 @@ from pathlib import Path
 import pytest
 
 from agents import custom_train, sb3_train
-from agents.common.cli import run_cli
-from agents.common.runs import read_config
+from agents.common.artifacts.runs import read_config
+from agents.common.session.cli import run_cli
 from agents.common.stops import exit_on_stops_while_starting, how_stopped
 from agents.custom.checkpoint import load_checkpoint
+from agents.learners import custom as custom_learner
+from agents.learners import sb3 as sb3_learner
 from tests.helpers import UAV
 
 #: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
 pytestmark = pytest.mark.slow
 
 TRAINERS = {"sb3_train": sb3_train, "custom_train": custom_train}
+#: Where each trainer's learner makes its training envs.
+LEARNERS = {"sb3_train": sb3_learner, "custom_train": custom_learner}
 # A shell that starts the tests in the background leaves SIGINT ignored in its children.
 DEFAULT_SIGINT = functools.partial(signal.signal, signal.SIGINT, signal.SIG_DFL)
 
@@ -86,7 +90,7 @@ def test_a_stop_before_the_first_step_leaves_no_run_folder(name, signum, tmp_pat
     def stopped(*args, **kwargs):
         raise KeyboardInterrupt() if signum == signal.SIGINT else Stopped(signum)
 
-    monkeypatch.setattr(TRAINERS[name], "make_train_env", stopped)
+    monkeypatch.setattr(LEARNERS[name], "make_train_env", stopped)
     assert run_cli(TRAINERS[name].main, [*UAV, "--log-dir", str(tmp_path)]) == 128 + signum
     assert "nothing was trained yet, and the new run folder was removed" in capsys.readouterr().err
     assert not any(path.is_dir() for path in tmp_path.glob("*/*")), "no run folder is left"

@@ -283,7 +283,7 @@ ADAPTER_CONFIGS = [
     "env_id,kwargs,frame_stack", ADAPTER_CONFIGS, ids=[c[0] + ("-stacked" if c[2] else "") for c in ADAPTER_CONFIGS]
 )
 def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
-    from agents.common.envs import make_vec
+    from agents.common.environments.envs import make_vec
 
     n, steps = 3, 90
     native = make_vec(env_id, kwargs, n, seed=5, vec_env="native", frame_stack=frame_stack)
@@ -324,7 +324,7 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
     ],
 )
 def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs, frame_stack):
-    from agents.common.steps import NativeSteps, StackedSteps, make_steps
+    from agents.common.environments.steps import NativeSteps, StackedSteps, make_steps
 
     n, steps = 3, 90
     native = make_steps(env_id, kwargs, n, 5, "native", frame_stack)
@@ -353,8 +353,8 @@ def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env
 def test_trainers_run_on_the_native_vector_env(tmp_path, trainer_name):
     import importlib
 
-    from agents.common.cli import run_cli
-    from agents.common.runs import read_config
+    from agents.common.artifacts.runs import read_config
+    from agents.common.session.cli import run_cli
 
     trainer = importlib.import_module(f"agents.{trainer_name}")
     argv = [

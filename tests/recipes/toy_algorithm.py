@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.common.hyperparameters import QConfig
+from agents.common.configuration.hyperparameters import QConfig
 from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, to_tensor
 
 

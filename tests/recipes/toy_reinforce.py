@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.hyperparameters import QConfig
+from agents.common.configuration.hyperparameters import QConfig
 from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, rows_of, to_tensor
 
 

@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-from agents.common.algorithms import ALGORITHMS
+from agents.common.configuration.algorithms import ALGORITHMS
 
 SHIPPED = sorted(ALGORITHMS)
 

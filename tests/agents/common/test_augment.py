@@ -8,10 +8,10 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.torch_layers import NatureCNN
 
-from agents.common.augment import check_augmentation, draw_shifts, shift_images
-from agents.common.config import parse_kwargs
+from agents.common.configuration.augment import check_augmentation, draw_shifts, shift_images
+from agents.common.configuration.config import parse_kwargs
+from agents.common.configuration.lean_cnn import LeanCNN, multiply_adds
 from agents.common.errors import UsageError
-from agents.common.lean_cnn import LeanCNN, multiply_adds
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.dqn import DQNAgent
 from agents.custom.networks import QNetwork, network_spec
@@ -129,7 +129,7 @@ def test_a_feature_extractor_the_custom_agents_do_not_build_is_refused():
 
 
 def _custom_config(**values):
-    from agents.common.hyperparameters import CustomDQNConfig
+    from agents.common.configuration.hyperparameters import CustomDQNConfig
 
     return CustomDQNConfig(**values)
 
@@ -138,8 +138,8 @@ def _custom_config(**values):
 @pytest.mark.parametrize("trainer", ["sb3_train", "custom_train"])
 def test_a_lean_augmented_pixel_run_is_loaded_back_by_its_runs_own_loader(tmp_path, trainer):
     from agents import custom_train, sb3_train
-    from agents.common.cli import run_cli
-    from agents.common.models import find_model, load_policy
+    from agents.common.artifacts.models import find_model, load_policy
+    from agents.common.session.cli import run_cli
     from tests.helpers import REPO, TINY
 
     main = {"sb3_train": sb3_train.main, "custom_train": custom_train.main}[trainer]

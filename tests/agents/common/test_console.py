@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import agents
-from agents.common import console as console_module
-from agents.common.cli import run_cli
-from agents.common.console import Console
+from agents.common.session import console as console_module
+from agents.common.session.cli import run_cli
+from agents.common.session.console import Console
 
 
 class FakeClock:

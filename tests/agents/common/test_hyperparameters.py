@@ -1,4 +1,4 @@
-"""Each hyperparameter is declared once (agents/common/hyperparameters.py): the checks, the agents'
+"""Each hyperparameter is declared once (agents/common/configuration/hyperparameters.py): the checks, the agents'
 configs, the resumable keys and the docs' tables all come from that declaration."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from stable_baselines3 import DQN
 
 from agents import custom_train
-from agents.common.algorithms import ALGORITHMS
-from agents.common.cli import run_cli
-from agents.common.config import ConfigError, load_section, shipped_config
-from agents.common.hyperparameters import CustomDQNConfig, PQNConfig, SB3DQNConfig, describe_keys, keys_of
+from agents.common.configuration.algorithms import ALGORITHMS
+from agents.common.configuration.config import ConfigError, load_section, shipped_config
+from agents.common.configuration.hyperparameters import CustomDQNConfig, PQNConfig, SB3DQNConfig, describe_keys, keys_of
+from agents.common.session.cli import run_cli
 from agents.sb3.dqn import TRANSLATED_KEYS
 
 
@@ -58,6 +58,6 @@ def test_pqns_rollout_length_has_a_name_of_its_own_and_the_old_one_is_refused(tm
 
 
 def _spaces(env_id):
-    from agents.common.setup import probe_spaces
+    from agents.common.session.setup import probe_spaces
 
     return probe_spaces(env_id, {}, None)

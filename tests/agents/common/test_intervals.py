@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.common.intervals import Interval, iqm_curve, iqm_interval, performance_profiles
+from agents.common.studies.intervals import Interval, iqm_curve, iqm_interval, performance_profiles
 
 
 def test_the_iqm_is_the_mean_of_the_middle_half_of_the_seeds():

@@ -8,14 +8,14 @@ import torch
 from gymnasium import spaces
 
 from agents import custom_train
-from agents.common.algorithms import ALGORITHMS
-from agents.common.cli import run_cli
-from agents.common.config import ConfigError, build_section
+from agents.common.artifacts.runs import read_config
+from agents.common.configuration.algorithms import ALGORITHMS
+from agents.common.configuration.config import ConfigError, build_section
+from agents.common.configuration.hyperparameters import CustomDQNConfig
+from agents.common.environments.steps import real_next_observations
 from agents.common.errors import UsageError
-from agents.common.evaluation import evaluate
-from agents.common.hyperparameters import CustomDQNConfig
-from agents.common.runs import read_config
-from agents.common.steps import real_next_observations
+from agents.common.session.cli import run_cli
+from agents.common.session.evaluation import evaluate
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.checkpoint import CustomPolicy, load_checkpoint, load_policy, restore_agent, save_checkpoint
 from agents.custom.core import Progress, linear_epsilon
@@ -317,7 +317,7 @@ def test_the_device_resident_buffer_samples_as_the_host_one(capacity, tmp_path):
 
 
 def test_n_step_sums_are_one_computation_for_host_arrays_and_device_tensors():
-    from agents.common.returns import n_step_returns
+    from agents.common.studies.returns import n_step_returns
 
     rng = np.random.default_rng(0)
     rewards = rng.normal(size=(500, 5)).astype(np.float32)

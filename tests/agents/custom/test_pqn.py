@@ -8,11 +8,11 @@ import torch
 from gymnasium import spaces
 
 from agents import custom_train
-from agents.common.algorithms import ALGORITHMS
-from agents.common.cli import run_cli
-from agents.common.config import ConfigError, build_section
-from agents.common.hyperparameters import PQNConfig
-from agents.common.runs import read_config
+from agents.common.artifacts.runs import read_config
+from agents.common.configuration.algorithms import ALGORITHMS
+from agents.common.configuration.config import ConfigError, build_section
+from agents.common.configuration.hyperparameters import PQNConfig
+from agents.common.session.cli import run_cli
 from agents.custom import pqn
 from agents.custom.checkpoint import load_checkpoint
 from agents.custom.networks import QNetwork, network_spec
@@ -40,7 +40,7 @@ def test_q_lambda_targets_by_hand():
 def test_the_loop_bootstraps_ended_episodes_on_their_last_observation(monkeypatch):
     """What the training loop hands the targets: V' of an episode that ended is the value of
     its real last observation; elsewhere the next step's value."""
-    from agents.common.steps import make_steps
+    from agents.common.environments.steps import make_steps
 
     env = make_steps("UAVGrid-v0", {"max_episode_steps": 5}, 3, 0, "native", None)
     spec = network_spec(env.observation_space, 9, "MultiInputPolicy", {"net_arch": [16], "layer_norm": True})
@@ -102,7 +102,7 @@ def test_pqn_config_is_checked(overrides, message):
 
 def test_the_shipped_pqn_config_has_every_env():
     import ballenvs
-    from agents.common.config import load_sections, shipped_config
+    from agents.common.configuration.config import load_sections, shipped_config
 
     sections = load_sections(shipped_config("pqn.yml"))
     for env_id in ballenvs.ENV_IDS:

@@ -13,11 +13,11 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from agents.common.cli import run_cli
-from agents.common.config import ConfigError
-from agents.common.frames import FrameStack
-from agents.common.hyperparameters import SelfPlay
-from agents.common.runs import read_config
+from agents.common.artifacts.runs import read_config
+from agents.common.configuration.config import ConfigError
+from agents.common.configuration.hyperparameters import SelfPlay
+from agents.common.environments.frames import FrameStack
+from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
 from agents.twoplayer.league import bootstrap_elo, fit_elo, tables
@@ -247,7 +247,7 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
     network (bound once the learner exists), plays its share of the games."""
     import torch
 
-    from agents.common.hyperparameters import SelfPlay
+    from agents.common.configuration.hyperparameters import SelfPlay
     from agents.twoplayer.selfplay import SnapshotPool, make_opponent
     from ballenvs.duel.search import Lookahead
 
@@ -274,9 +274,9 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
 
 
 def test_an_unknown_scripted_player_names_the_exploiter_too():
+    from agents.common.configuration.hyperparameters import SelfPlay
     from agents.common.errors import UsageError
-    from agents.common.hyperparameters import SelfPlay
-    from agents.common.setup import check_scripted
+    from agents.common.session.setup import check_scripted
 
     valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion, planner\), exploiter .*, "
     valid += "a model file or a run folder"
@@ -308,7 +308,7 @@ def test_both_balls_learn_from_pixels_the_opponent_acting_for_every_game_at_once
     play the right ball from its own stacked frames), the opponent acting for all games of the
     vector env in one batched call per step."""
     from agents import custom_train
-    from agents.common.models import read_snapshot
+    from agents.common.artifacts.models import read_snapshot
     from agents.twoplayer.players import QPlayer
 
     batches = []
@@ -338,8 +338,8 @@ def test_the_shipped_pixel_section_trains_both_balls_from_pixels_in_either_train
     """zoo_configs/selfplay_pixels.yml: BallSumo-v0 by self-play on 4 stacked frames, read by both trainers."""
     import importlib
 
-    from agents.common.config import shipped_config
-    from agents.common.runs import read_config
+    from agents.common.artifacts.runs import read_config
+    from agents.common.configuration.config import shipped_config
 
     argv = ["--env", "BallSumo-v0", "--config", str(shipped_config("selfplay_pixels.yml")), "--timesteps", "400"]
     argv += ["--n-envs", "4", "--eval-freq", "0", "--no-progress", "--log-dir", str(tmp_path)]
@@ -371,7 +371,7 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
     settings = SelfPlay.from_config(f"dict(scripted_share=0.5, scripted='{frozen}')")
     opponent = make_opponent(settings, "BallSumo-v0", {"obs_type": "state"}, None, "cpu")
     (player,) = opponent.scripted
-    from agents.common.models import load_policy
+    from agents.common.artifacts.models import load_policy
 
     policy, _ = load_policy(frozen, frozen.parent, "cpu")
     for mine, theirs in zip(player.q.state_dict().values(), policy.q_net.state_dict().values(), strict=True):

@@ -168,7 +168,7 @@ def check_seed(seed: int, flag: str = "--seed", high: int = MAX_SEED) -> int:
 def read_config(run_dir: str | Path) -> dict[str, Any]:
     """A run folder's config.yml, checked to be one: a one-line UsageError otherwise. Its fields
     are checked for type and range here, its hyperparameters where they are built into a section
-    (:func:`agents.common.setup.section_of`)."""
+    (:func:`agents.common.session.setup.section_of`)."""
     path = Path(run_dir) / CONFIG_NAME
     if not path.is_file():
         raise UsageError(f"{str(path)!r} not found: is {str(run_dir)!r} a run folder?")
@@ -193,7 +193,7 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 def check_run_fields(config: dict[str, Any], what: str) -> None:
     """The algorithm, env, vec env and env options a run config names are ones that exist."""
     import ballenvs
-    from agents.common.algorithms import ALGORITHMS
+    from agents.common.configuration.algorithms import ALGORITHMS
 
     if config["algo"] not in ALGORITHMS:
         raise UsageError(f"run config {what}: algo {config['algo']!r} is unknown; valid: {', '.join(ALGORITHMS)}")

@@ -2,7 +2,7 @@
 range, whether ``--resume`` may change it, and what it means.
 
 From these declarations come the checks of a config section (:func:`keys_of`, into
-:class:`agents.common.config.Key`), the configs our agents are built from (the dataclasses
+:class:`agents.common.configuration.config.Key`), the configs our agents are built from (the dataclasses
 themselves), the keys a resumed run may change (:func:`resumable_keys`) and the table in the
 docs (:func:`describe_keys`). Adding or renaming a key is its one line here. The defaults are
 stable-baselines3's where SB3 has the key (``tests/agents/common/test_hyperparameters.py`` holds
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.common.config import ConfigError, Key, parse_kwargs, schedule
+from agents.common.configuration.config import ConfigError, Key, parse_kwargs, schedule
 
 _KINDS = (bool, int, float, dict, str)  # a field's kind: the first of these its annotation names
 

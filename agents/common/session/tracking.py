@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.common.artifacts.runs import read_config
 from agents.common.errors import UsageError
-from agents.common.runs import read_config
 
 VIDEO_NAME = "final_model.mp4"
 
@@ -64,10 +64,10 @@ def hyperparameters(config: dict[str, Any]) -> dict[str, Any]:
 
 def record_final_model(run_dir: Path, episodes: int = 1) -> Path:
     """A video of a finished run's final model playing ``episodes`` episodes: ``final_model.mp4``."""
-    from agents.common.algorithms import algorithm
-    from agents.common.evaluation import evaluate
-    from agents.common.models import FINAL_MODEL, MODEL_SUFFIXES, model_file
-    from agents.common.video import write_video
+    from agents.common.artifacts.models import FINAL_MODEL, MODEL_SUFFIXES, model_file
+    from agents.common.artifacts.video import write_video
+    from agents.common.configuration.algorithms import algorithm
+    from agents.common.session.evaluation import evaluate
 
     config = read_config(run_dir)
     model = algorithm(config["algo"]).load(model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES), config, "cpu")

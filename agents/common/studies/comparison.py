@@ -1,7 +1,7 @@
 """Comparisons of trained agents, as agents.compare draws them: each final model scored by its env's
 yardsticks, every run's evaluation curve read, and the outputs written (curves.png, report.md,
 curves.csv, profiles.png, manifest.json, a video of the best final model), every figure over seeds
-an IQM with its bootstrap interval (:mod:`agents.common.intervals`). See :mod:`agents.compare` for
+an IQM with its bootstrap interval (:mod:`agents.common.studies.intervals`). See :mod:`agents.compare` for
 the command line.
 """
 
@@ -14,12 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.errors import UsageError
-from agents.common.evaluation import evaluate
-from agents.common.intervals import iqm_curve, iqm_interval, plot_performance_profiles
-from agents.common.models import MODEL_SUFFIXES, load_policy
-from agents.common.readers import count, npz_arrays, parse_json, read_text
-from agents.common.runs import (
+from agents.common.artifacts.models import MODEL_SUFFIXES, load_policy
+from agents.common.artifacts.runs import (
     EVALUATIONS,
     FINAL_MODEL,
     SUMMARY_NAME,
@@ -28,8 +24,12 @@ from agents.common.runs import (
     read_config,
     read_summary,
 )
-from agents.common.tracking import render_fps
-from agents.common.video import write_video
+from agents.common.artifacts.video import write_video
+from agents.common.errors import UsageError
+from agents.common.readers import count, npz_arrays, parse_json, read_text
+from agents.common.session.evaluation import evaluate
+from agents.common.session.tracking import render_fps
+from agents.common.studies.intervals import iqm_curve, iqm_interval, plot_performance_profiles
 from ballenvs.reference import reference_for
 
 MANIFEST = "manifest.json"

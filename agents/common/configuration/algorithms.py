@@ -3,9 +3,9 @@
 An :class:`Algorithm` has one name, used everywhere: its run folders (``runs/<name>/...``),
 ``algo: <name>`` in a run's config.yml, and the value of ``python -m agents.train --algo``,
 ``agents.compare --agents`` and ``agents.tune --trainer``. It says which hyperparameter file it
-reads, the dataclass declaring the keys of a section it takes (:mod:`agents.common.hyperparameters`:
+reads, the dataclass declaring the keys of a section it takes (:mod:`agents.common.configuration.hyperparameters`:
 defaults, types and ranges, checked before any run), the module that implements it, the
-:class:`agents.common.training.Learner` that trains it, the suffix of its model files, the
+:class:`agents.common.session.training.Learner` that trains it, the suffix of its model files, the
 functions that load one of its models for playing, and which of the older command names (the
 aliases ``agents.sb3_train`` and ``agents.custom_train``) trains it too.
 
@@ -23,9 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.common.config import Key, Section, build_section
+from agents.common.configuration.config import Key, Section, build_section
+from agents.common.configuration.hyperparameters import (
+    RENAMED,
+    CustomDQNConfig,
+    PQNConfig,
+    SB3DQNConfig,
+    keys_of,
+    resumable_keys,
+)
 from agents.common.errors import UsageError
-from agents.common.hyperparameters import RENAMED, CustomDQNConfig, PQNConfig, SB3DQNConfig, keys_of, resumable_keys
 
 
 class Policy(Protocol):
@@ -52,7 +59,7 @@ class Algorithm:
     label: str  # in reports and plots
     trainer: str  # the alias that trains it too: python -m <trainer> --algo <name>
     config: str  # its hyperparameter file: one shipped in agents/zoo_configs, or a path
-    hyperparameters: type  # the dataclass declaring its keys (agents.common.hyperparameters)
+    hyperparameters: type  # the dataclass declaring its keys (agents.common.configuration.hyperparameters)
     module: str  # the module that implements it
     suffix: str  # of its model files
     # Loaders are named "module:function", (model_path, run_config, device) -> Policy: imported when
@@ -60,7 +67,7 @@ class Algorithm:
     loader: str
     snapshot_loader: str  # the same for a self-play snapshot (agents.twoplayer.selfplay)
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
-    # Its Learner, "module:Class" (agents.common.training.Learner), called with the algorithm and
+    # Its Learner, "module:Class" (agents.common.session.training.Learner), called with the algorithm and
     # the command's --amp and --compile; ours by default.
     learner: str = "agents.learners.custom:CustomLearner"
 
@@ -87,7 +94,7 @@ class Algorithm:
         return build_section(env_id, raw, overrides, self.keys, self.trainer, self.renamed_keys)
 
     def config_path(self) -> Path:
-        from agents.common.config import shipped_config
+        from agents.common.configuration.config import shipped_config
 
         return Path(self.config) if Path(self.config).is_absolute() else shipped_config(self.config)
 

@@ -1,7 +1,7 @@
 """A run's lifecycle, the same for every algorithm: a :class:`Learner` (one per algorithm family)
-is checked before the run folder exists (:func:`agents.common.setup.prepare_run`), started
+is checked before the run folder exists (:func:`agents.common.session.setup.prepare_run`), started
 inside :func:`starting` (Ctrl-C there removes the new folder), and trained by
-:func:`run_training`, which feeds its :class:`agents.common.milestones.Milestones` and stops in
+:func:`run_training`, which feeds its :class:`agents.common.session.milestones.Milestones` and stops in
 order (Ctrl-C saves an interrupted model).
 """
 
@@ -16,19 +16,19 @@ from typing import Any, Protocol
 
 from gymnasium import spaces
 
-from agents.common.config import Section
+from agents.common.artifacts.runs import FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, read_config, write_yaml
+from agents.common.artifacts.zoo import write_zoo_files
+from agents.common.configuration.config import Section
 from agents.common.errors import UsageError
-from agents.common.milestones import Milestones, Pool
-from agents.common.runs import FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, read_config, write_yaml
-from agents.common.setup import RunSetup
+from agents.common.session.milestones import Milestones, Pool
+from agents.common.session.setup import RunSetup
 from agents.common.stops import Interrupted, ignore_stops, signal_of
-from agents.common.zoo import write_zoo_files
 
 
 class Learner(Protocol):
     """One algorithm family as ``python -m agents.train`` drives it (stable-baselines3's DQN:
     :class:`agents.learners.sb3.SB3Learner`; ours, DQN and PQN: :class:`agents.learners.custom.CustomLearner`).
-    The registry names each algorithm's (:data:`agents.common.algorithms.ALGORITHMS`)."""
+    The registry names each algorithm's (:data:`agents.common.configuration.algorithms.ALGORITHMS`)."""
 
     suffix: str  # of its model files
     logger: Any  # stable-baselines3's Logger: progress.csv and TensorBoard in the run folder
@@ -145,7 +145,7 @@ def run_training(setup: RunSetup, learner: Learner, milestones: Milestones) -> P
 
 def save_model(setup: RunSetup, learner: Learner, name: str) -> Path:
     """The replay buffer first, then the model: a model beside no buffer means none was asked for.
-    The final model also gets the RL Zoo's files (:func:`agents.common.zoo.write_zoo_files`)."""
+    The final model also gets the RL Zoo's files (:func:`agents.common.artifacts.zoo.write_zoo_files`)."""
     run_dir = setup.run_dir
     if setup.save_replay_buffer:
         learner.save_replay_buffer(run_dir / REPLAY_BUFFER)

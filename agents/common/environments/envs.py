@@ -2,7 +2,7 @@
 
 Each env is a ``gym.make`` of a ballenvs id (rendering off), in a Monitor, vectorised in
 process (DummyVecEnv), in worker processes (SubprocVecEnv) or by the env's own batched
-vector env (native, through agents.common.vec_env), then frame-stacked and transposed to
+vector env (native, through agents.common.environments.vec_env), then frame-stacked and transposed to
 channel-first when the config asks for it, as the RL Zoo does.
 """
 
@@ -20,8 +20,8 @@ from stable_baselines3.common.preprocessing import is_image_space, is_image_spac
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
 
 import ballenvs
+from agents.common.environments.vec_env import NativeVecEnv, make_native
 from agents.common.errors import UsageError
-from agents.common.vec_env import NativeVecEnv, make_native
 from ballenvs.reference import reference_for
 
 VEC_ENVS = ("native", "dummy", "subproc")

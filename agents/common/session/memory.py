@@ -9,9 +9,9 @@ import os
 import numpy as np
 from gymnasium import spaces
 
-from agents.common.config import Section, parse_kwargs
+from agents.common.configuration.config import Section, parse_kwargs
+from agents.common.configuration.policies import CNN_FEATURES, DEFAULT_NET_ARCH
 from agents.common.errors import UsageError
-from agents.common.policies import CNN_FEATURES, DEFAULT_NET_ARCH
 
 
 def replay_bytes(buffer_size: int, observation_space: spaces.Space) -> int:

@@ -16,9 +16,9 @@ from gymnasium import spaces
 from stable_baselines3.common.monitor import ResultsWriter
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.common.envs import make_vec
-from agents.common.frames import FrameStack, stacked_space
-from agents.common.vec_env import make_native, true_next_observations
+from agents.common.environments.envs import make_vec
+from agents.common.environments.frames import FrameStack, stacked_space
+from agents.common.environments.vec_env import make_native, true_next_observations
 
 
 class Step(NamedTuple):
@@ -151,7 +151,7 @@ class NativeSteps:
 
 
 class StackedSteps:
-    """Native steps with each env's last ``k`` observations stacked (:class:`agents.common.frames.FrameStack`):
+    """Native steps with each env's last ``k`` observations stacked (:class:`agents.common.environments.frames.FrameStack`):
     the observations SB3's VecFrameStack and VecTransposeImage would give, with no dict per env."""
 
     def __init__(self, steps: NativeSteps, k: int) -> None:
@@ -186,7 +186,7 @@ def make_steps(
     stagger: bool = False,
 ) -> VecEnvSteps | NativeSteps | StackedSteps:
     """The training envs of a run: native ones directly (their frames stacked by
-    :class:`StackedSteps`), the others through :func:`agents.common.envs.make_vec`."""
+    :class:`StackedSteps`), the others through :func:`agents.common.environments.envs.make_vec`."""
     if vec_env == "native":
         steps = NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
         if not frame_stack:

@@ -2,7 +2,7 @@
 the run's ``algo``): the one module through which every tool reads a model.
 
 A model is always read with its run folder's config.yml: the network and spaces are rebuilt
-from there and the file supplies weights only (see the loaders of :mod:`agents.common.algorithms`),
+from there and the file supplies weights only (see the loaders of :mod:`agents.common.configuration.algorithms`),
 so a model file never runs code, and one without a run folder is refused. Self-play snapshots
 (``snapshots/snapshot_<steps>_steps.pt``) are a Q-network's weights (and, for our own networks,
 their spec), read the same way. Each algorithm's own file format lives with it
@@ -16,10 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agents.common.algorithms import ALGORITHMS, algorithm
-from agents.common.errors import UsageError
-from agents.common.readers import count, mapping_of, torch_weights
-from agents.common.runs import (
+from agents.common.artifacts.runs import (
     BEST_MODEL,
     CHECKPOINTS,
     CONFIG_NAME,
@@ -30,6 +27,9 @@ from agents.common.runs import (
     model_file,
     read_config,
 )
+from agents.common.configuration.algorithms import ALGORITHMS, algorithm
+from agents.common.errors import UsageError
+from agents.common.readers import count, mapping_of, torch_weights
 
 if TYPE_CHECKING:
     import torch
@@ -71,7 +71,7 @@ def find_model(path: str | Path, names: tuple[str, ...] = (BEST_MODEL, FINAL_MOD
 
 def resume_model(path: str | Path) -> tuple[Path, Path, dict[str, Any]]:
     """What ``--resume PATH`` continues from: a model file, or a run folder's latest model (see
-    :func:`agents.common.runs.latest_model`); with its run folder and that run's config."""
+    :func:`agents.common.artifacts.runs.latest_model`); with its run folder and that run's config."""
     path = Path(path)
     if path.is_dir():
         found = latest_model(path, MODEL_SUFFIXES)
@@ -184,7 +184,7 @@ def bare_model(path: Path, env_id: str, plain: dict[str, Any]) -> tuple[Path, di
     ``agents.sb3.dqn.read_model_file`` reads them) give its ``policy_kwargs`` (net_arch), when it
     has them, in the section's place. Weights only, as ever: a zip whose weights do not fit that
     network is refused."""
-    from agents.common.config import load_section
+    from agents.common.configuration.config import load_section
 
     hyper = load_section(ALGORITHMS["dqn"].config_path(), env_id)
     if isinstance(plain.get("policy_kwargs"), dict) and plain["policy_kwargs"]:
@@ -198,7 +198,7 @@ def bare_model(path: Path, env_id: str, plain: dict[str, Any]) -> tuple[Path, di
 def foreign_config(env_id: str, hyper: dict[str, Any], what: str) -> dict[str, Any]:
     """A run config (as our config.yml holds it) for a model another tool trained: SB3's DQN on
     ``env_id`` with the keys of ``hyper`` that our DQN section takes."""
-    from agents.common.config import RUN_KEYS
+    from agents.common.configuration.config import RUN_KEYS
 
     keys = {**RUN_KEYS, **ALGORITHMS["dqn"].keys}
     taken = {key: value for key, value in hyper.items() if key in keys}

@@ -1,7 +1,7 @@
 """Frame stacking without stable-baselines3's wrappers: the observations its ``VecFrameStack`` (then
 ``VecTransposeImage`` for images) give a model, bit for bit, over whole batches of games at once.
 
-Used by our collector over the native vector envs (:class:`agents.common.steps.StackedSteps`) and by
+Used by our collector over the native vector envs (:class:`agents.common.environments.steps.StackedSteps`) and by
 the Q-network players (:mod:`agents.twoplayer.players`); tests/envs/test_vector_envs.py holds it to
 ``VecFrameStack`` over whole episodes, resets included.
 """

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.console import Console
-from agents.common.envs import make_eval_vec
+from agents.common.artifacts.runs import EVALUATIONS, atomic_path
+from agents.common.environments.envs import make_eval_vec
 from agents.common.errors import UsageError
-from agents.common.runs import EVALUATIONS, atomic_path
+from agents.common.session.console import Console
 from ballenvs.reference import Episodes, win_rate
 
 _LISTENERS: list[Callable[[int, float], None]] = []

@@ -2,7 +2,7 @@
 config.yml; and the envs a run makes from its setup.
 
 Everything that can be wrong is checked before the folder exists: flags, config file and
-values, env options (by making one env), the memory it will take (:mod:`agents.common.memory`),
+values, env options (by making one env), the memory it will take (:mod:`agents.common.session.memory`),
 self-play's players, the learner's own checks (the network against the observation space, the
 model to resume), the log folder. A resumed run takes its env, env options, n_envs, vec env and
 frame stacking from the run it continues; a flag that contradicts them is refused.
@@ -19,15 +19,8 @@ from typing import Any, Protocol
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.common.algorithms import Algorithm, algorithm
-from agents.common.cli import DEFAULT_ENV, check_flags, resolve_device
-from agents.common.config import Section, load_section, parse_overrides
-from agents.common.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
-from agents.common.errors import UsageError
-from agents.common.hyperparameters import SelfPlay
-from agents.common.memory import check_memory, check_replay_memory
-from agents.common.models import find_model, resume_model
-from agents.common.runs import (
+from agents.common.artifacts.models import find_model, resume_model
+from agents.common.artifacts.runs import (
     BEST_MODEL,
     CONFIG_NAME,
     FINAL_MODEL,
@@ -37,6 +30,13 @@ from agents.common.runs import (
     read_config,
     write_yaml,
 )
+from agents.common.configuration.algorithms import Algorithm, algorithm
+from agents.common.configuration.config import Section, load_section, parse_overrides
+from agents.common.configuration.hyperparameters import SelfPlay
+from agents.common.environments.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
+from agents.common.errors import UsageError
+from agents.common.session.cli import DEFAULT_ENV, check_flags, resolve_device
+from agents.common.session.memory import check_memory, check_replay_memory
 from ballenvs import ENV_IDS
 from ballenvs.reference import reference_for
 
@@ -59,7 +59,7 @@ class RunSetup:
 
 
 class Checks(Protocol):
-    """A learner's own checks (:class:`agents.common.training.Learner`'s ``check``), run before the
+    """A learner's own checks (:class:`agents.common.session.training.Learner`'s ``check``), run before the
     run folder exists: the config section, the observation and action spaces the learner will see,
     the model to resume (or None) and the device. Raises UsageError; keeps what it built."""
 

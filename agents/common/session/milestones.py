@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.common.console import Console
-from agents.common.evaluation import Evaluator
-from agents.common.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name, next_multiple
+from agents.common.artifacts.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name, next_multiple
+from agents.common.session.console import Console
+from agents.common.session.evaluation import Evaluator
 
 
 class Pool(Protocol):

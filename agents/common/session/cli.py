@@ -12,12 +12,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from agents.common.envs import VEC_ENVS, check_two_player_env
+from agents.common.artifacts.runs import check_seed
+from agents.common.environments.envs import VEC_ENVS, check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.runs import check_seed
+from agents.common.session.tracking import add_tracking_flags, check_tracking
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
-from agents.common.tracking import add_tracking_flags, check_tracking
 
 DEVICES = ("auto", "cpu", "cuda")
 _threads_chosen: str | None = None  # resolve_device's thread choice in words, for describe_device

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.common.artifacts.runs import atomic_path, check_output_file
 from agents.common.errors import UsageError
-from agents.common.runs import atomic_path, check_output_file
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 
 
 def check_video_path(path: str | Path) -> Path:
     """A video file to write: .mp4 or .gif, new or a regular file to replace, in a folder that
-    takes a new file (:func:`agents.common.runs.check_output_file`)."""
+    takes a new file (:func:`agents.common.artifacts.runs.check_output_file`)."""
     return check_output_file(path, "--video", VIDEO_SUFFIXES)
 
 

@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.common.algorithms import ALGORITHMS, TRAIN, Algorithm
-from agents.common.cli import run_cli
-from agents.common.config import load_section, load_sections, shipped_config
+from agents.common.artifacts.runs import EVALUATIONS, atomic_path, process_alive
+from agents.common.configuration.algorithms import ALGORITHMS, TRAIN, Algorithm
+from agents.common.configuration.config import load_section, load_sections, shipped_config
 from agents.common.errors import ConfigError, UsageError
-from agents.common.evaluation import listening
-from agents.common.runs import EVALUATIONS, atomic_path, process_alive
+from agents.common.session.cli import run_cli
+from agents.common.session.evaluation import listening
 from agents.common.stops import STOP_SIGNALS, Stopped, how_stopped, ignore_stops, signal_of
-from agents.common.studies import open_storage
+from agents.common.studies.storage import open_storage
 from agents.common.threads import parse_threads, usable_cores
 
 PRUNERS = ("median", "halving", "none")

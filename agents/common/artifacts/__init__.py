@@ -1,0 +1,2 @@
+"""Run folders and models: the run folder's layout and atomic writes (runs.py), finding and
+reading every model and snapshot (models.py), the RL Zoo's files (zoo.py), videos (video.py)."""
