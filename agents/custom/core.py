@@ -26,10 +26,12 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import torch
 from gymnasium import spaces
+from stable_baselines3.common.logger import Logger
 
 from agents.common.configuration.config import Section, parse_kwargs
 from agents.common.configuration.hyperparameters import QConfig
 from agents.common.errors import UsageError
+from agents.common.session.milestones import Milestones
 from agents.custom.networks import QNetwork, network_spec
 
 # -- hyperparameters --------------------------------------------------------------------------------
@@ -179,6 +181,34 @@ class Hooks:
 
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         """After every ``log_every_episodes`` finished episodes."""
+
+
+class RunHooks(Hooks):
+    """The hooks a run hands its loop: the run's milestones after every vector-env step, and every
+    few episodes the rollout's figures in the logger under stable-baselines3's keys (one tool
+    reads both trainers' progress.csv). Both go down a layer, to :mod:`agents.common`."""
+
+    def __init__(self, milestones: Milestones, logger: Logger, agent: QLearner) -> None:
+        self.milestones, self.logger, self.agent = milestones, logger, agent
+        self.start_time = time.time()
+
+    def on_step(self, progress: Progress) -> bool:
+        return self.milestones.on_step(progress.num_timesteps)
+
+    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
+        record = self.logger.record
+        record("rollout/ep_rew_mean", float(np.mean(returns)))
+        record("rollout/ep_len_mean", float(np.mean(lengths)))
+        record("rollout/exploration_rate", progress.epsilon(self.agent.config))
+        record("time/episodes", progress.episodes)
+        record("time/fps", int(fps))
+        record("time/time_elapsed", int(time.time() - self.start_time))
+        record("time/total_timesteps", progress.num_timesteps)
+        record("train/learning_rate", self.agent.optimizer.param_groups[0]["lr"])
+        record("train/n_updates", self.agent.n_updates)
+        if loss is not None:
+            record("train/loss", float(loss))  # the one device sync, every few episodes
+        self.logger.dump(progress.num_timesteps)
 
 
 class EpisodeLog:

@@ -5,12 +5,9 @@
 from __future__ import annotations
 
 import functools
-import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from stable_baselines3.common.logger import Logger, configure
 
 from agents.common.artifacts.models import SNAPSHOTS
@@ -24,7 +21,7 @@ from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
 from agents.custom import dqn, pqn
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
-from agents.custom.core import CustomAlgorithm, Hooks, Progress, QLearner, custom_algorithm
+from agents.custom.core import CustomAlgorithm, Progress, QLearner, RunHooks, custom_algorithm
 from agents.sb3.dqn import from_q_network, save_model
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
@@ -32,10 +29,9 @@ from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 SHIPPED: tuple[CustomAlgorithm, ...] = (dqn, pqn)
 
 
-class CustomLearner(Hooks):
-    """The algorithm's agent, its envs, replay buffer and counters; as the loop's :class:`Hooks`,
-    it feeds the milestones after every vector-env step and logs the episodes under
-    stable-baselines3's keys (one tool reads both trainers' progress.csv)."""
+class CustomLearner:
+    """The algorithm's agent, its envs, replay buffer and counters; its loop feeds the milestones
+    through :class:`agents.custom.core.RunHooks`."""
 
     suffix = SUFFIX
 
@@ -44,7 +40,6 @@ class CustomLearner(Hooks):
         self.agent_kwargs = {"amp": amp, "compile": compile}
         self.pool: SnapshotPool | None = None
         self.envs: list[Any] = []
-        self.milestones: Milestones | None = None
 
     def check(self, section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str) -> None:
         self.config: QConfig
@@ -88,28 +83,9 @@ class CustomLearner(Hooks):
         return self.progress.num_timesteps
 
     def learn(self, timesteps: int, milestones: Milestones) -> None:
-        self.milestones, self.start_time = milestones, time.time()
         milestones.start(self.progress.num_timesteps)
-        self.algorithm.learn(self.agent, self.env, self.progress, timesteps, self, self.buffer)
-
-    def on_step(self, progress: Progress) -> bool:
-        assert self.milestones is not None  # set by learn, which the loop runs in
-        return self.milestones.on_step(progress.num_timesteps)
-
-    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: Any, fps: float) -> None:
-        record = self.logger.record
-        record("rollout/ep_rew_mean", float(np.mean(returns)))
-        record("rollout/ep_len_mean", float(np.mean(lengths)))
-        record("rollout/exploration_rate", progress.epsilon(self.agent.config))
-        record("time/episodes", progress.episodes)
-        record("time/fps", int(fps))
-        record("time/time_elapsed", int(time.time() - self.start_time))
-        record("time/total_timesteps", progress.num_timesteps)
-        record("train/learning_rate", self.agent.optimizer.param_groups[0]["lr"])
-        record("train/n_updates", self.agent.n_updates)
-        if loss is not None:
-            record("train/loss", float(loss))  # the one device sync, every few episodes
-        self.logger.dump(progress.num_timesteps)
+        hooks = RunHooks(milestones, self.logger, self.agent)
+        self.algorithm.learn(self.agent, self.env, self.progress, timesteps, hooks, self.buffer)
 
     def policy(self) -> CustomPolicy:
         # An evaluation's dump carries the exploration rate, as stable-baselines3's does.
