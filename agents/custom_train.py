@@ -11,21 +11,14 @@ run folders as every algorithm; checkpoints are weights-only .pt files.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from agents.common.configuration.algorithms import CUSTOM_TRAINER
 from agents.common.session.cli import run_cli
-from agents.common.session.setup import RunSetup
-from agents.common.session.training import Learner
 from agents.learners import trainer as train
 
 COMMAND = train.Command(CUSTOM_TRAINER, __doc__.split("\n\n")[0].strip(), default_algo="custom")
-
-
-def prepare(argv: list[str] | None, make_folder: bool = True) -> tuple[argparse.Namespace, RunSetup, Learner]:
-    return train.prepare(argv, make_folder, COMMAND)
 
 
 def main(argv: list[str] | None = None) -> Path:

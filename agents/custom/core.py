@@ -303,10 +303,9 @@ def custom_algorithm(module: Any, name: str) -> CustomAlgorithm:
     line naming what it lacks."""
     if isinstance(module, CustomAlgorithm):
         return module
-    needed = {"Agent": "Agent", "learn": "learn", "settings": "settings (or Config)"}
-    missing = [what for member, what in needed.items() if not hasattr(module, member)]
-    if hasattr(module, "Config") and "settings (or Config)" in missing:
-        missing.remove("settings (or Config)")
+    missing = [member for member in ("Agent", "learn") if not hasattr(module, member)]
+    if not (hasattr(module, "settings") or hasattr(module, "Config")):
+        missing.append("settings (or Config)")
     if missing:
         raise UsageError(
             f"algorithm {name!r}: its module {module.__name__} lacks {', '.join(missing)} (agents.custom.core.CustomAlgorithm)"

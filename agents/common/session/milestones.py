@@ -31,9 +31,13 @@ class Saves(Protocol):
     suffix: str
     logger: Any
 
-    def save(self, path: Path) -> None: ...
+    def save(self, path: Path) -> None:
+        """The model, written atomically (a checkpoint: continued by ``--resume``, played by the loaders)."""
+        ...
 
-    def policy(self) -> Any: ...
+    def policy(self) -> Any:
+        """The model as it is now, playing through ``predict`` (the evaluations')."""
+        ...
 
 
 class Milestones:

@@ -14,33 +14,24 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from gymnasium import spaces
-
 from agents.common.artifacts.runs import FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, read_config, write_yaml
 from agents.common.artifacts.zoo import write_zoo_files
-from agents.common.configuration.config import Section
 from agents.common.errors import UsageError
-from agents.common.session.milestones import Milestones, Pool
-from agents.common.session.setup import RunSetup
+from agents.common.session.milestones import Milestones, Pool, Saves
+from agents.common.session.setup import Checks, RunSetup
 from agents.common.stops import Interrupted, ignore_stops, signal_of
 
 
-class Learner(Protocol):
+class Learner(Checks, Saves, Protocol):
     """One algorithm family as ``python -m agents.train`` drives it (stable-baselines3's DQN:
     :class:`agents.learners.sb3.SB3Learner`; ours, DQN and PQN: :class:`agents.learners.custom.CustomLearner`).
-    The registry names each algorithm's (:data:`agents.common.configuration.algorithms.ALGORITHMS`)."""
+    The registry names each algorithm's (:data:`agents.common.configuration.algorithms.ALGORITHMS`).
+    Besides these: ``check`` (:class:`agents.common.session.setup.Checks`: everything the algorithm
+    finds wrong, before the run folder exists, keeping what it built for :meth:`start`), and
+    ``suffix``, ``logger``, ``save`` and ``policy`` (:class:`agents.common.session.milestones.Saves`)."""
 
-    suffix: str  # of its model files
-    logger: Any  # stable-baselines3's Logger: progress.csv and TensorBoard in the run folder
     pool: Pool | None  # the self-play pool, when the learner plays itself
     envs: Sequence[Any]  # what it made that the run closes: its training envs
-
-    def check(
-        self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
-    ) -> None:
-        """Everything the algorithm finds wrong in the section (or in the model to resume), as a
-        UsageError, before the run folder exists; it keeps what it built for :meth:`start`."""
-        ...
 
     def start(self, setup: RunSetup) -> None:
         """Build the envs, the model (restored when resuming) and the logger in the run folder."""
@@ -61,18 +52,10 @@ class Learner(Protocol):
         ``milestones.on_step`` after every vector-env step."""
         ...
 
-    def save(self, path: Path) -> None:
-        """The model, written atomically (a checkpoint: continued by ``--resume``, played by the loaders)."""
-        ...
-
     def save_replay_buffer(self, path: Path) -> None: ...
 
     def save_zoo_model(self, path: Path) -> None:
         """The model as an SB3 DQN ``.zip`` the RL Zoo loads (nothing for a network SB3 has not)."""
-        ...
-
-    def policy(self) -> Any:
-        """The model as it is now, playing through ``predict`` (the evaluations')."""
         ...
 
 
