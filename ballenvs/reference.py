@@ -80,6 +80,17 @@ class Arena(ABC):
         vector env) this step: what a Player needs to act for the learner, as the opponent acts."""
         raise NotImplementedError(f"{type(self).__name__} seats no learner")
 
+    def state_seat(self, states: Any, env_kwargs: Mapping[str, Any], rng: np.random.Generator) -> Any:
+        """The :class:`ballenvs.game.Seat` of the learner's side that an env's ``info["state"]``
+        (N rows, its ``state_info=True`` option) holds, for players that read the game: a teacher
+        labelling the frames of a student that sees pixels. No observation: a model player makes
+        its own (:meth:`state_observation`)."""
+        raise NotImplementedError(f"{type(self).__name__} shows no state")
+
+    def state_observation(self, states: Any, env_kwargs: Mapping[str, Any]) -> Any:
+        """What ``obs_type="state"`` under ``env_kwargs`` shows of those states, bit for bit."""
+        raise NotImplementedError(f"{type(self).__name__} shows no state")
+
     def search_exploiter(self, model: Any, env_kwargs: Mapping[str, Any], seed: int) -> Any:
         """A player that plans every step against ``model`` (a Player of its own, reset as it
         plans) by simulating the game: the search half of approximate exploitability. None:

@@ -10,27 +10,39 @@ from typing import Any
 
 import numpy as np
 
+from ballenvs._checks import check_bool
 from ballenvs.duel.core import LEFT, RIGHT
+from ballenvs.duel.observe import state_of_view
 from ballenvs.duel.roster import make_player
 from ballenvs.duel.rules import DUEL_OPTIONS, LEFT_WINS, RENDER_FPS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.game import Game, Player
 
 #: The options of BallDuel, besides render_mode and max_episode_steps.
-OPTIONS = ("opponent", *DUEL_OPTIONS)
+OPTIONS = ("opponent", "state_info", *DUEL_OPTIONS)
 __all__ = ["OPTIONS", "RENDER_FPS", "DuelGame"]
 
 
 class DuelGame(Game):
     """BallDuel-v0's game: the learner plays the left ball of a :class:`TwoPlayerDuel`, an
     opponent (a built-in player or a policy, see :func:`ballenvs.duel.roster.make_player`)
-    the right one. The learner's reward is the left side's."""
+    the right one. The learner's reward is the left side's.
+
+    ``state_info=True`` adds ``info["state"]``: the learner's side of the game at that moment,
+    exactly (float64, world units; :func:`ballenvs.duel.observe.state_of_view`): its ball's x, y,
+    vx, vy, the other's, and the time left where the game has a clock, x mirrored for the right
+    side. A teacher that sees the state plays from it while its student sees pixels; the
+    observation ``obs_type="state"`` shows is made from it (:meth:`ballenvs.reference.Arena.state_observation`).
+    Off by default: nothing extra is computed."""
 
     NAME = "BallDuel-v0"
     OPTIONS = OPTIONS
 
-    def __init__(self, num_games: int | None = None, opponent: Any = "chaser", **duel_options: Any) -> None:
+    def __init__(
+        self, num_games: int | None = None, opponent: Any = "chaser", state_info: bool = False, **duel_options: Any
+    ) -> None:
         self.num_games = num_games
         self.duel = TwoPlayerDuel(num_games, **duel_options)
+        self.state_info = check_bool("state_info", state_info)
         self.opponent = make_player(opponent, self.duel.physics, self.duel.rules)
         self.observation_space = self.duel.observation_space
         self.action_space = self.duel.action_space
@@ -50,14 +62,18 @@ class DuelGame(Game):
         duel = self.duel
         opponent_actions = self.opponent.act(duel.seat(RIGHT, rngs, self.opponent))
         reward, terminated = duel.play(actions, opponent_actions)
-        if type(self.opponent).finished is Player.finished:  # most players keep no tally: nothing to compute
-            return reward, terminated, duel.info()
-        ended = terminated if active is None else terminated & active  # inactive games are being reset
-        if duel.xp.any(ended):
-            # The right side's unshaped result: +1 when the left ball went out alone, -1 the other way.
-            scores = (duel.winner == RIGHT_WINS) * 1.0 - (duel.winner == LEFT_WINS) * 1.0
-            self.opponent.finished(None if duel.num_games is None else ended, scores)
-        return reward, terminated, duel.info()
+        if type(self.opponent).finished is not Player.finished:  # most players keep no tally: nothing to compute
+            ended = terminated if active is None else terminated & active  # inactive games are being reset
+            if duel.xp.any(ended):
+                # The right side's unshaped result: +1 when the left ball went out alone, -1 the other way.
+                scores = (duel.winner == RIGHT_WINS) * 1.0 - (duel.winner == LEFT_WINS) * 1.0
+                self.opponent.finished(None if duel.num_games is None else ended, scores)
+        return reward, terminated, duel.info() | self.reset_info()
+
+    def reset_info(self) -> dict[str, Any]:
+        if not self.state_info:
+            return {}
+        return {"state": state_of_view(self.duel.view(LEFT, self.duel.clock))}
 
     def observe(self) -> np.ndarray:
         return self.duel.observe(LEFT)

@@ -49,6 +49,19 @@ def side_view(state: DuelState, side: int, time_left: Any = None) -> SideView:
     return SideView(-s.rx, s.ry, -s.rvx, s.rvy, -s.lx, s.ly, -s.lvx, s.lvy, time_left)
 
 
+def state_of_view(view: SideView) -> np.ndarray:
+    """A side's view as numbers, exactly (float64, world units): own x, y, vx, vy, the other's x,
+    y, vx, vy, and the time left where the view has a clock; (d,) for one game, (N, d) for N."""
+    fields = [value for value in view if value is not None]
+    return np.array(fields, dtype=np.float64).T
+
+
+def view_of_state(states: np.ndarray) -> SideView:
+    """The views (N, d) rows of :func:`state_of_view` hold: its inverse, bit for bit."""
+    columns = np.asarray(states, dtype=np.float64).T
+    return SideView(*columns[:8], time_left=columns[8] if len(columns) > 8 else None)
+
+
 class StateObserver:
     """float32 vector of 10: own x, y, vx, vy, other x, y, vx, vy, own and other distance to the
     edge; with a ``clock``, 11: the share of the game left last.

@@ -153,7 +153,7 @@ class Sprinter(Player):
         first, second = np.tile(self.first, k), np.tile(self.second, k)
         score, playing = np.zeros(k * plans), np.ones(k * plans, dtype=bool)
         for t in range(self.HORIZON):
-            modelled = Seat(side_view(core.state, RIGHT), NUMPY, _no_observation, ())
+            modelled = Seat(side_view(core.state, RIGHT), NUMPY, no_observation, ())
             theirs = MIRRORED_ACTION[self.model.act(modelled)]
             own_out, other_out = core.step(first if t < self.FIRST else second, theirs)
             ended = playing & (own_out | other_out)
@@ -170,7 +170,7 @@ def physics_options(physics: DuelPhysics) -> dict[str, float]:
     return {"ring_radius": physics.ring_radius, "ball_radius": physics.ball_radius, "floor_slope": physics.floor_slope}
 
 
-def _no_observation() -> Any:
+def no_observation() -> Any:
     raise RuntimeError("a modelled player sees the balls, not an observation")
 
 

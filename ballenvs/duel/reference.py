@@ -7,11 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
+from ballenvs.backend import NUMPY
 from ballenvs.duel.core import LEFT
 from ballenvs.duel.matches import play_matches, play_pairs, registered_options
+from ballenvs.duel.observe import StateObserver, view_of_state
+from ballenvs.duel.players import no_observation
 from ballenvs.duel.roster import BUILTIN_PLAYERS, YARDSTICK_PLAYERS, make_player
 from ballenvs.duel.rules import DUEL_OPTIONS, TwoPlayerDuel
 from ballenvs.duel.search import Lookahead
+from ballenvs.game import Seat
 from ballenvs.reference import Arena, Reference, Yardstick, win_rate_score
 
 BASELINE_GAMES = 100
@@ -55,8 +61,6 @@ class DuelArena(Arena):
         return duel.observer.observe
 
     def film(self, first: Any, second: Any, seed: int, env_kwargs: Mapping[str, Any]) -> list[Any]:
-        import numpy as np
-
         from ballenvs.duel.core import LEFT, RIGHT
         from ballenvs.render import Renderer
 
@@ -83,6 +87,14 @@ class DuelArena(Arena):
         env = env.unwrapped
         rngs = env.np_random  # the single env's generator, or the vector env's, one a game
         return env.game.duel.seat(LEFT, list(rngs) if isinstance(rngs, tuple) else [rngs])
+
+    def state_seat(self, states: Any, env_kwargs: Mapping[str, Any], rng: np.random.Generator) -> Any:
+        view = view_of_state(states)
+        return Seat(view, NUMPY, no_observation, [rng] * len(view.own_x))
+
+    def state_observation(self, states: Any, env_kwargs: Mapping[str, Any]) -> Any:
+        duel = self._duel(env_kwargs)
+        return StateObserver(duel.physics, duel.clock).observe(view_of_state(states), NUMPY)
 
     def search_exploiter(self, model: Any, env_kwargs: Mapping[str, Any], seed: int) -> Any:
         return Lookahead(model, self.options(env_kwargs), seed=seed)

@@ -170,8 +170,18 @@ class Planner(Player):
     def act(self, seat: Seat) -> Any:
         return _played(seat, self.plan(*seat_view(seat)))
 
+    def act_with_values(self, seat: Seat) -> tuple[np.ndarray, np.ndarray]:
+        """A batch's actions, as :meth:`act` plays them, and every action's value (:meth:`evaluate`)."""
+        return self.evaluate(*seat_view(seat))
+
     def plan(self, view: list[np.ndarray], time_left: np.ndarray | None) -> np.ndarray:
         """Each game's first action of the branch whose worst outcome is best."""
+        return self.evaluate(view, time_left)[0]
+
+    def evaluate(self, view: list[np.ndarray], time_left: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Each game's chosen action (as :meth:`plan`) and every action's value: the best value of
+        the branches that start with it (a teacher's soft labels: about half the positions hold
+        near-equal best actions, which the chosen action alone does not tell)."""
         games, count = len(view[0]), len(self.actions)
         replies_held = np.tile(self.reply_holds, games)
         replies = np.tile(self.reply_actions, games)
@@ -187,4 +197,5 @@ class Planner(Player):
             outcomes.append(scores[:, :, None])
         table = np.concatenate([outcomes[0].reshape(games, count, count), *outcomes[1:]], axis=2)
         value = table.min(axis=2) + PLANNER_MEAN_WEIGHT * table.mean(axis=2)
-        return self.actions[value.argmax(axis=1)].astype(np.int64)
+        per_action = value.reshape(games, -1, N_ACTIONS).max(axis=1)  # branch k holds action k % N_ACTIONS
+        return self.actions[value.argmax(axis=1)].astype(np.int64), per_action

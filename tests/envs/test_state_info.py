@@ -1,0 +1,98 @@
+"""``state_info=True``: the duel's info carries the learner's side of the game exactly, from which
+the observation obs_type="state" shows is made bit for bit (the teacher of a pixel student reads
+it), in single and vector envs alike, and players act on it as on the game itself."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import ballenvs  # noqa: F401  (registers the ids)
+from ballenvs.duel.core import LEFT, RIGHT
+from ballenvs.duel.observe import state_of_view
+from ballenvs.duel.roster import make_player
+from ballenvs.duel.rules import TwoPlayerDuel
+from ballenvs.reference import reference_for
+
+PIXELS = {"obs_type": "pixels", "obs_size": 36, "subpixel": True}
+
+
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallSumo-v0"])
+def test_the_single_envs_state_makes_the_state_envs_observation(env_id):
+    arena = reference_for(env_id).arena
+    env = gym.make(env_id, state_info=True, **PIXELS)
+    state_env = gym.make(env_id, obs_type="state")
+    _, info = env.reset(seed=3)
+    observation, _ = state_env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        assert info["state"].dtype == np.float64 and info["state"].shape == (9 if env_id == "BallSumo-v0" else 8,)
+        np.testing.assert_array_equal(arena.state_observation(info["state"][None], {})[0], observation)
+        action = int(rng.integers(9))
+        _, _, terminated, truncated, info = env.step(action)
+        observation, *_ = state_env.step(action)
+        if terminated or truncated:
+            break
+
+
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallSumo-v0"])
+@pytest.mark.parametrize("mode", [gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP])
+def test_the_vector_envs_state_is_the_state_envs_and_sync_vector_envs(env_id, mode):
+    """Across resets too: in SAME_STEP mode a finished game's row is its next episode's first state."""
+    arena, n, limit = reference_for(env_id).arena, 6, {"max_episode_steps": 40}
+    native = {"vectorization_mode": "vector_entry_point", "autoreset_mode": mode}
+    env = gym.make_vec(env_id, n, **native, state_info=True, **limit, **PIXELS)
+    sync = gym.make_vec(env_id, n, vectorization_mode="sync", vector_kwargs={"autoreset_mode": mode}, state_info=True, **limit)
+    state_env = gym.make_vec(env_id, n, **native, obs_type="state", **limit)
+    _, info = env.reset(seed=1)
+    _, sync_info = sync.reset(seed=1)
+    observations, _ = state_env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(120):
+        np.testing.assert_array_equal(arena.state_observation(info["state"], {}), observations)
+        np.testing.assert_array_equal(info["state"], sync_info["state"])
+        np.testing.assert_array_equal(info["_state"], sync_info["_state"])
+        actions = rng.integers(9, size=n)
+        _, _, terminated, truncated, info = env.step(actions)
+        _, _, _, _, sync_info = sync.step(actions)
+        observations, *_ = state_env.step(actions)
+        ends += int(np.count_nonzero(terminated | truncated))
+    assert ends > n  # the check ran across many resets
+
+
+def test_no_state_without_the_option_and_a_bad_value_is_refused():
+    _, info = gym.make("BallSumo-v0").reset(seed=0)
+    assert "state" not in info
+    with pytest.raises(ValueError, match="state_info must be True or False, got 'yes'"):
+        gym.make("BallSumo-v0", state_info="yes")
+
+
+@pytest.mark.parametrize("side", [LEFT, RIGHT])
+@pytest.mark.parametrize("name", ["chaser", "pusher", "sprinter", "planner"])
+def test_a_player_acts_on_the_seat_of_the_state_as_on_the_game_from_either_side(name, side):
+    options = {"time_limit_rule": "nearer_centre", "game_steps": 100, "floor_slope": 0.02}
+    duel = TwoPlayerDuel(48, obs_type="state", **options)
+    rngs = [np.random.default_rng(i) for i in range(48)]
+    duel.reset(rngs)
+    rng = np.random.default_rng(1)
+    for _ in range(15):  # positions and speeds of games in progress
+        duel.play(rng.integers(9, size=48), rng.integers(9, size=48))
+    states = state_of_view(duel.view(side))
+    seat = reference_for("BallSumo-v0").arena.state_seat(states, options, rng)
+    for made, true in zip(seat.view, duel.view(side)):
+        np.testing.assert_array_equal(made, true)
+    player = make_player(name, duel.physics, duel.rules)
+    np.testing.assert_array_equal(player.act(seat), player.act(duel.seat(side, rngs)))
+
+
+def test_the_planners_values_choose_its_action():
+    duel = TwoPlayerDuel(32, obs_type="state", time_limit_rule="nearer_centre", game_steps=100)
+    rngs = [np.random.default_rng(i) for i in range(32)]
+    duel.reset(rngs)
+    planner = make_player("planner", duel.physics, duel.rules)
+    actions, values = planner.act_with_values(duel.seat(LEFT, rngs))
+    assert values.shape == (32, 9)
+    np.testing.assert_array_equal(actions, planner.act(duel.seat(LEFT, rngs)))
+    np.testing.assert_array_equal(values[np.arange(32), actions], values.max(axis=1))  # its action is a best one
