@@ -153,6 +153,7 @@ class GameVectorEnv(VectorEnv):
         render_envs: int | None = None,
         **options: Any,
     ) -> None:
+        self._renderer: Renderer | None = None  # until the options pass: a refused env closes cleanly (gymnasium's __del__)
         self.num_envs = check_int("num_envs", num_envs, 1)
         self.render_envs = self.num_envs if render_envs is None else check_int("render_envs", render_envs, 1, self.num_envs)
         try:
@@ -280,13 +281,16 @@ class GameVectorEnv(VectorEnv):
         """ "rgb_array": a picture of each of the first ``render_envs`` envs (all by default), as
         gymnasium's vector wrappers (RecordVideo, HumanRendering) expect; "human": the first env in
         a window."""
+        renderer = self._renderer
+        assert renderer is not None  # made by __init__
         if self.render_mode == "human":
-            return self._renderer.render(lambda canvas: self.game.draw(canvas, 0))
-        frames = [self._renderer.render(lambda canvas, i=i: self.game.draw(canvas, i)) for i in range(self.render_envs)]
+            return renderer.render(lambda canvas: self.game.draw(canvas, 0))
+        frames = [renderer.render(lambda canvas, i=i: self.game.draw(canvas, i)) for i in range(self.render_envs)]
         return None if frames[0] is None else frames
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._renderer.close()
+        if self._renderer is not None:
+            self._renderer.close()
 
     # -- pieces --------------------------------------------------------------------------------
 
@@ -311,12 +315,14 @@ class GameVectorEnv(VectorEnv):
             for info, envs in parts:
                 if key in info:
                     given = info[key]
-                    values, reported = (given, envs) if values is None else (np.where(envs, given, values), reported | envs)
+                    rows = envs.reshape(-1, *(1,) * (np.ndim(given) - 1))  # an array per env (info["state"]): whole rows
+                    values, reported = (given, envs) if values is None else (np.where(rows, given, values), reported | envs)
             count = np.count_nonzero(reported)
             if count == 0:
                 continue
             if count < self.num_envs:
-                values = np.where(reported, values, None if values.dtype == object else values.dtype.type(0))
+                rows = reported.reshape(-1, *(1,) * (values.ndim - 1))
+                values = np.where(rows, values, None if values.dtype == object else values.dtype.type(0))
             merged[key], merged[f"_{key}"] = values, reported.copy()
         return merged
 

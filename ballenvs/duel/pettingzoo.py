@@ -97,7 +97,11 @@ class BallDuelParallelEnv(ParallelEnv):
     def _observations(self) -> dict[str, np.ndarray]:
         return {agent: self.duel.observe(side) for agent, side in SIDES.items()}
 
-    def render(self) -> np.ndarray | None:
+    def render(self, mode: str | None = None) -> np.ndarray | None:
+        """The picture of the game in the env's ``render_mode``; ``mode``: what Ray RLlib's wrapper
+        passes (the env's own mode, or None)."""
+        if mode is not None and mode != self.render_mode:
+            raise ValueError(f"render mode {mode!r}: this env was made with render_mode={self.render_mode!r}")
         return self._renderer.render(lambda canvas: self.duel.draw(canvas, None))
 
     def close(self) -> None:

@@ -283,6 +283,7 @@ ADAPTER_CONFIGS = [
     "env_id,kwargs,frame_stack", ADAPTER_CONFIGS, ids=[c[0] + ("-stacked" if c[2] else "") for c in ADAPTER_CONFIGS]
 )
 def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
+    pytest.importorskip("stable_baselines3")  # the agents extra
     from agents.common.environments.envs import make_vec
 
     n, steps = 3, 90
@@ -324,6 +325,7 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
     ],
 )
 def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs, frame_stack):
+    pytest.importorskip("stable_baselines3")  # the agents extra
     from agents.common.environments.steps import NativeSteps, StackedSteps, make_steps
 
     n, steps = 3, 90
@@ -351,6 +353,7 @@ def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env
 
 @pytest.mark.parametrize("trainer_name", ["sb3_train", "custom_train"])
 def test_trainers_run_on_the_native_vector_env(tmp_path, trainer_name):
+    pytest.importorskip("stable_baselines3")  # the agents extra
     import importlib
 
     from agents.common.artifacts.runs import read_config
