@@ -48,6 +48,24 @@ def test_the_env_replays_a_recorded_episode_step_for_step(tmp_path):
         assert np.array_equal(step[0], observation) and step[1] == reward
 
 
+@pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallSumo-v0"])
+@pytest.mark.parametrize(
+    "options", [[], ["obs_type=state"], ["obs_size=36", "subpixel=true"]], ids=["pixels (the default)", "state", "sub-pixel"]
+)
+def test_every_observation_records_and_replays_bit_for_bit(env_id, options, tmp_path):
+    """Pixels too, as they are (no lossy image encoding): the recovered env replays every frame."""
+    argv = ["pusher", "--env", env_id, "--episodes", "2", "--data-path", str(tmp_path), "--dataset-id", "test/games-v0"]
+    assert run_cli(record.main, [*argv, *(["--env-kwargs", *options] if options else [])]) == 0
+    dataset = load_dataset(tmp_path, "test/games-v0")
+    env = dataset.recover_environment()
+    assert dataset.observation_space == env.observation_space
+    for k, episode in enumerate(dataset.iterate_episodes()):
+        first, _ = env.reset(seed=k)
+        assert episode.observations.dtype == first.dtype and np.array_equal(first, episode.observations[0])
+        for action, observation in zip(episode.actions[:50], episode.observations[1:]):
+            assert np.array_equal(env.step(int(action))[0], observation)
+
+
 @pytest.mark.slow
 def test_a_thousand_games_record_and_reload(tmp_path):
     argv = ["sprinter", "--opponent", "pusher", "--episodes", "1000", *STATE, "--data-path", str(tmp_path)]

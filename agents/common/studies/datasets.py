@@ -176,7 +176,8 @@ def write_dataset(
             with _datasets_root(Path(scratch)), warnings.catch_warnings():
                 # Its advice to name an author, a code link and an eval env: the caller's metadata says what it knows.
                 warnings.filterwarnings("ignore", message=r"`\w+` is set to None", category=UserWarning)
-                minari.create_dataset_from_buffers(dataset_id, buffers, env=env.spec or spec, **metadata)
+                # Frames as they are: Minari's JPEG is lossy, and refuses one-channel frames (the duel's).
+                minari.create_dataset_from_buffers(dataset_id, buffers, env=env.spec or spec, jpeg_encoding=False, **metadata)
             target.parent.mkdir(parents=True, exist_ok=True)
             # Minari's note of the namespace, where this is the namespace's first dataset.
             namespace_note = Path(scratch) / target.parent.name / "namespace_metadata.json"
