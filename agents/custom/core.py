@@ -182,6 +182,9 @@ class Hooks:
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         """After every ``log_every_episodes`` finished episodes."""
 
+    def record(self, key: str, value: float) -> None:
+        """A figure of the algorithm's own, written with the next log line."""
+
 
 class RunHooks(Hooks):
     """The hooks a run hands its loop: the run's milestones after every vector-env step, and every
@@ -194,6 +197,9 @@ class RunHooks(Hooks):
 
     def on_step(self, progress: Progress) -> bool:
         return self.milestones.on_step(progress.num_timesteps)
+
+    def record(self, key: str, value: float) -> None:
+        self.logger.record(key, value)
 
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         record = self.logger.record

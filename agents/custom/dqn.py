@@ -93,6 +93,12 @@ class DQNAgent(QLearner):
 
     def update(self, batch: Batch) -> torch.Tensor:
         """One gradient step on a minibatch; returns the loss as a tensor (no sync with the device)."""
+        loss = self.td_loss(batch)
+        self.gradient_step(loss)
+        return loss.detach()
+
+    def td_loss(self, batch: Batch) -> torch.Tensor:
+        """The Huber loss of the minibatch's Q-values to their (Double-DQN, n-step) targets."""
         config = self.config
         with torch.no_grad(), self._autocast():
             next_q_target = self._target_fn(batch.next_observations).float()
@@ -101,9 +107,7 @@ class DQNAgent(QLearner):
             targets = td_targets(batch.rewards, batch.terminated, discounts, next_q_target, next_q_online)
         with self._autocast():
             q_taken = self._q_fn(batch.observations).float().gather(1, batch.actions.unsqueeze(1)).squeeze(1)
-        loss = F.smooth_l1_loss(q_taken, targets)
-        self.gradient_step(loss)
-        return loss.detach()
+        return F.smooth_l1_loss(q_taken, targets)
 
     @torch.no_grad()
     def update_target(self) -> None:

@@ -19,14 +19,14 @@ from agents.common.environments.steps import make_steps
 from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
-from agents.custom import dqn, pqn
+from agents.custom import distill, dqn, kickstart, pqn
 from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
 from agents.custom.core import CustomAlgorithm, Progress, QLearner, RunHooks, custom_algorithm
 from agents.sb3.dqn import from_q_network, save_model
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
 #: The shipped algorithms of our own: the type checker holds each module to the contract.
-SHIPPED: tuple[CustomAlgorithm, ...] = (dqn, pqn)
+SHIPPED: tuple[CustomAlgorithm, ...] = (dqn, pqn, distill, kickstart)
 
 
 class CustomLearner:

@@ -65,6 +65,9 @@ def prepare(
         resumed = resume_model(args.resume)[2]["algo"] if args.resume else None
         args.algo = resumed if resumed in algos else command.default_algo
     algo = check_algo(args.algo, command.module)
+    if args.teacher is not None and "teacher" not in algo.keys:
+        taught = [name for name in command.algos if "teacher" in check_algo(name, command.module).keys]
+        raise UsageError(f"--teacher: {algo.label} learns from no teacher; algorithms that do: {', '.join(taught) or 'none'}")
     if not algo.replay_buffer and args.save_replay_buffer:
         raise UsageError(f"--save-replay-buffer: {algo.label} keeps no replay buffer")
     options = {flag: getattr(args, flag) for flag in ("amp", "compile") if getattr(args, flag, False)}

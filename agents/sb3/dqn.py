@@ -10,6 +10,7 @@ read. Replay buffers are written as ``.npz`` arrays and read with ``allow_pickle
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from agents.common.artifacts.models import read_snapshot
 from agents.common.artifacts.runs import atomic_path
 from agents.common.configuration.augment import check_augmentation
 from agents.common.configuration.config import Section, parse_kwargs, schedule
+from agents.common.configuration.hyperparameters import SB3DQNConfig, keys_of
 from agents.common.configuration.policies import check_net_arch, check_policy
 from agents.common.errors import UsageError
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
@@ -238,8 +240,11 @@ def from_q_network(section: Section, spaces_: tuple[Any, Any], weights: dict[str
     """An SB3 DQN that plays the weights of one of our Q-networks (:mod:`agents.custom.networks`):
     the architectures match (the Nature CNN, or SB3's flattened and one-hot features, then the
     ``net_arch`` head), only the names differ. A network with LayerNorm (PQN's) has no SB3
-    counterpart and is refused."""
-    model = build_dqn(section, spaces_, seed=None, device="cpu", buffer_size=1, learning_starts=0)
+    counterpart and is refused. Of the section's keys only SB3's count (a distilled student's
+    teacher is none of DQN's business)."""
+    sb3_keys = keys_of(SB3DQNConfig)
+    playing = dataclasses.replace(section, algo_kwargs={k: v for k, v in section.algo_kwargs.items() if k in sb3_keys})
+    model = build_dqn(playing, spaces_, seed=None, device="cpu", buffer_size=1, learning_starts=0)
     mapped = {}
     for name, value in weights.items():
         if name.startswith("head."):

@@ -27,9 +27,14 @@ class QPlayer(Player):
         self.frames.reset(games)
 
     def act(self, seat: Seat) -> Any:
-        observations = self.observer(seat.view, seat.xp) if self.observer is not None else seat.observe()
         one_game = seat.xp is SCALAR
-        batch = self.frames.push(observations[None] if one_game else observations)
-        with torch.inference_mode():
-            actions = self.q(torch.as_tensor(batch, device=self.device)).argmax(dim=1).cpu().numpy()
+        actions = self.act_with_values(seat)[0]
         return int(actions[0]) if one_game else actions
+
+    def act_with_values(self, seat: Seat) -> tuple[np.ndarray, np.ndarray]:
+        """The greedy actions of a batch (one game: a batch of one) and every action's Q-value."""
+        observations = self.observer(seat.view, seat.xp) if self.observer is not None else seat.observe()
+        batch = self.frames.push(observations[None] if seat.xp is SCALAR else observations)
+        with torch.inference_mode():
+            values = self.q(torch.as_tensor(batch, device=self.device)).float()
+            return values.argmax(dim=1).cpu().numpy(), values.cpu().numpy()

@@ -27,6 +27,8 @@ from agents.common.configuration.config import Key, Section, build_section
 from agents.common.configuration.hyperparameters import (
     RENAMED,
     CustomDQNConfig,
+    DistillConfig,
+    KickstartConfig,
     PQNConfig,
     SB3DQNConfig,
     keys_of,
@@ -154,6 +156,27 @@ register(
 register(
     Algorithm(
         "pqn", "PQN", config="pqn.yml", hyperparameters=PQNConfig, module="agents.custom.pqn", replay_buffer=False, **_CUSTOM
+    )
+)
+
+register(
+    Algorithm(
+        "distill",
+        "distilled student",
+        config="distill.yml",
+        hyperparameters=DistillConfig,
+        module="agents.custom.distill",
+        **_CUSTOM,
+    )
+)
+register(
+    Algorithm(
+        "kickstart",
+        "kickstarted DQN",
+        config="kickstart.yml",
+        hyperparameters=KickstartConfig,
+        module="agents.custom.kickstart",
+        **_CUSTOM,
     )
 )
 

@@ -35,7 +35,7 @@ def shipped_config(name: str) -> Path:
 
 _LINEAR_SCHEDULE = re.compile(r"^lin_([0-9.eE+-]+)$")
 _BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
-_BARE_WORD = re.compile(r"^[A-Za-z_][\w.-]*$")
+_BARE_WORD = re.compile(r"^[A-Za-z_./~][\w./~-]*$")  # a word, or a path (a model file, a run folder)
 
 
 def schedule(value: float | str) -> tuple[float, bool]:

@@ -145,6 +145,65 @@ class PQNConfig(QConfig):
     n_minibatches: int = key(4, "minibatches each pass is cut into", low=1)
 
 
+@dataclass
+class TeacherGame:
+    """Where a teacher plays: the student's env and options (set from the run's section, not a key)."""
+
+    env_id: str = ""
+    env_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclass
+class Teaching:
+    """What every learner with a teacher takes (agents.custom.distill, agents.custom.kickstart)."""
+
+    teacher: str = key(
+        "planner",
+        "who labels the frames: a built-in player (its actions; the planner's action values), or a model file or run "
+        "folder of the same env on obs_type=state (its Q-values)",
+    )
+    temperature: float = key(
+        0.05, "labels are softmax(values / temperature) for a teacher with values (KL); one-hot for one without",
+        low=0, low_open=True,
+    )  # fmt: skip
+    game: TeacherGame = dataclasses.field(default_factory=TeacherGame)
+
+
+@dataclass
+class DistillConfig(Teaching, QConfig):
+    """The distillation learner's (agents.custom.distill, zoo_configs/distill.yml): a teacher that
+    sees the state labels every frame the pixel student plays (DAgger), the student learns the
+    labels. The exploration keys are the student's own epsilon, off by default."""
+
+    teacher_share: float = key(1.0, "the chance at the start that a step plays the teacher's action", low=0, high=1)
+    teacher_share_fraction: float = key(
+        0.5, "the share of the run over which the teacher's share falls linearly to 0", low=0, high=1, resumable=True
+    )
+    exploration_initial_eps: float = redefault(QConfig, "exploration_initial_eps", 0.0)
+    exploration_final_eps: float = redefault(QConfig, "exploration_final_eps", 0.0)
+    learning_rate: float | str = redefault(QConfig, "learning_rate", 3e-4)
+    buffer_size: int = key(200_000, "labelled frames the buffer keeps (the oldest go first)", low=1)
+    learning_starts: int = key(2_000, "env steps (labelled frames) before the first update", low=0)
+    batch_size: int = key(256, "labelled frames a minibatch samples", low=1)
+    train_freq: int = key(1, "vector-env steps between updates", low=1)
+    gradient_steps: int = key(1, "updates each time", low=1)
+    augment_shift: int = key(0, "each sampled frame stack shifted by up to this many pixels; 0: off", low=0, high=16)
+
+
+@dataclass
+class KickstartConfig(Teaching, CustomDQNConfig):
+    """Our DQN kickstarted (agents.custom.kickstart, zoo_configs/kickstart.yml): the TD loss plus a
+    teacher's term, its weight falling to 0, on a network that may start as a distilled student."""
+
+    kickstart_weight: float = key(1.0, "the teacher term's weight beside the TD loss at the start", low=0)
+    kickstart_fraction: float = key(
+        0.5, "the share of the run over which the teacher term's weight falls linearly to 0", low=0, high=1, resumable=True
+    )
+    start_from: str = key(
+        "", "a model file or run folder (a distilled student) whose network the run starts from; '': a new one"
+    )
+
+
 #: Keys that have new names: the old one is refused, naming the new.
 RENAMED: dict[type, dict[str, str]] = {PQNConfig: {"n_steps": "rollout_steps"}}
 

@@ -28,6 +28,9 @@ class Step(NamedTuple):
     terminated: np.ndarray  # ended for real, not by a time limit
     ended: np.ndarray  # terminated or truncated
     episodes: list[tuple[float, int]]  # (return, length) of each episode that finished
+    # The native env's info (arrays over the envs; a finished env's is its next episode's
+    # first), for a learner that reads more than the observation (info["state"]); None elsewhere.
+    info: dict[str, Any] | None = None
 
 
 class VecEnvSteps:
@@ -103,6 +106,7 @@ class NativeSteps:
         self._stagger = stagger and self.env.max_episode_steps is not None
         self._first_ends = np.zeros(n_envs, dtype=np.int64)  # step at which each first episode ends; 0: none
         self._start = time.time()
+        self.reset_info: dict[str, Any] = {}  # the last reset's info
         self._writer = None
         if monitor_dir is not None:
             os.makedirs(monitor_dir, exist_ok=True)
@@ -111,7 +115,7 @@ class NativeSteps:
             )
 
     def reset(self) -> Any:
-        observations, _ = self.env.reset(seed=self._seed)
+        observations, self.reset_info = self.env.reset(seed=self._seed)
         limit = self.env.max_episode_steps
         if self._stagger and limit is not None:
             # Drawn from the first env's generator, which the env seeded: reproducible.
@@ -126,14 +130,17 @@ class NativeSteps:
         if self._stagger:
             cut = (self._lengths + 1 == self._first_ends) & ~(terminated | truncated)
             if cut.any():  # these envs' first episodes end here, as if their time limit had come
-                observations, _ = self.env.reset(options={"reset_mask": cut})
+                observations, restarted = self.env.reset(options={"reset_mask": cut})
+                for key in info.keys() & restarted.keys():  # the restarted envs' infos are their new episodes'
+                    if not key.startswith("_") and isinstance(info[key], np.ndarray):
+                        info[key] = np.where(cut.reshape(-1, *(1,) * (info[key].ndim - 1)), restarted[key], info[key])
                 truncated = truncated | cut
                 self._first_ends[cut] = 0
         ended = terminated | truncated
         self._returns += rewards
         self._lengths += 1
         if not ended.any():
-            return Step(observations, next_observations, rewards, terminated, ended, [])
+            return Step(observations, next_observations, rewards, terminated, ended, [], info)
         episodes = []
         for i in np.flatnonzero(ended):
             episodes.append((float(self._returns[i]), int(self._lengths[i])))
@@ -142,7 +149,7 @@ class NativeSteps:
                     {"r": round(episodes[-1][0], 6), "l": episodes[-1][1], "t": round(time.time() - self._start, 6)}
                 )
         self._returns[ended], self._lengths[ended] = 0.0, 0
-        return Step(observations, next_observations, rewards, terminated, ended, episodes)
+        return Step(observations, next_observations, rewards, terminated, ended, episodes, info)
 
     def close(self) -> None:
         self.env.close()
@@ -163,6 +170,10 @@ class StackedSteps:
     def reset(self) -> np.ndarray:
         self.frames.reset(None)
         return self.frames.push(self.steps.reset())
+
+    @property
+    def reset_info(self) -> dict[str, Any]:
+        return self.steps.reset_info
 
     def step(self, actions: np.ndarray) -> Step:
         step = self.steps.step(actions)

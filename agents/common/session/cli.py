@@ -116,6 +116,13 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
         default=None,
         help="seeds the envs (seed, seed+1, ...) and the learner (default: 0; with --resume: the run's)",
     )
+    parser.add_argument(
+        "--teacher",
+        default=None,
+        metavar="PLAYER",
+        help="an algorithm that learns from a teacher (distill): a built-in player or a model file or run folder of the "
+        "same env on its state (default: the config's teacher)",
+    )
     parser.add_argument("--save-freq", type=int, default=50_000, help="checkpoint every this many env steps (0: never)")
     parser.add_argument(
         "--resume",

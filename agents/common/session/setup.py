@@ -108,6 +108,7 @@ def _resumed_section(args: argparse.Namespace, algo: Algorithm, source: dict[str
     _contradicts("--n-envs", args.n_envs, hyper.get("n_envs", 1))
     _contradicts("--vec-env", args.vec_env, source.get("vec_env"))
     _contradicts("--opponent", args.opponent, source.get("opponent"))
+    _contradicts("--teacher", getattr(args, "teacher", None), hyper.get("teacher"))
     if args.env_kwargs:
         raise UsageError(f"--resume: --env-kwargs cannot change the resumed run's env options {hyper.get('env_kwargs', {})}")
     if args.config is not None:
@@ -166,7 +167,10 @@ def _new_section(args: argparse.Namespace, algo: Algorithm) -> tuple[Section, st
     env_id = args.env or DEFAULT_ENV
     check_env_id(env_id)
     config = args.config or algo.config_path()
-    section = algo.section(env_id, load_section(config, env_id), parse_overrides(args.hyperparams, "--hyperparams"))
+    overrides = parse_overrides(args.hyperparams, "--hyperparams")
+    if getattr(args, "teacher", None) is not None:
+        overrides["teacher"] = args.teacher
+    section = algo.section(env_id, load_section(config, env_id), overrides)
     section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
     section.n_envs = args.n_envs or section.n_envs
     opponent = args.opponent

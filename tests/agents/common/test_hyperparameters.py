@@ -40,7 +40,8 @@ def test_every_declared_key_is_checked_and_described(name):
     rows = describe_keys(algo.hyperparameters)
     assert [row[0] for row in rows] == list(algo.keys) and all(meaning for *_, meaning in rows)
     schedules = ("learning_rate", "exploration_fraction", "exploration_initial_eps", "exploration_final_eps", "max_grad_norm")
-    assert algo.resumable_keys == schedules, "what --resume may change: the schedules, not what the saved model is"
+    teachers = tuple(key for key in ("teacher_share_fraction", "kickstart_fraction") if key in algo.keys)  # their schedules
+    assert set(algo.resumable_keys) == {*schedules, *teachers}, "what --resume may change: the schedules, not the model"
 
 
 def test_a_value_out_of_its_declared_range_is_refused_naming_the_range():

@@ -1,0 +1,155 @@
+"""Our DQN kickstarted by a teacher (Schmitt et al., "Kickstarting Deep Reinforcement Learning",
+2018): the TD loss plus ``weight * H(teacher, student)``, the cross-entropy of the Q-network's
+softmax to the teacher's labels on the frames it plays, the weight falling linearly from
+``kickstart_weight`` to 0 over ``kickstart_fraction`` of the run. After that the agent learns from
+pixels and reward alone, and can go past its teacher.
+
+The network may start as a distilled student (``start_from``: :mod:`agents.custom.distill`'s
+run or model), so that DQN begins from a policy that already plays: the student's outputs are
+logits of the teacher's policy, softmax(values / temperature), so its last layer is scaled by its
+temperature to give Q-values on the teacher's scale whose softmax(Q / temperature) is that policy.
+The teacher labels only while its term counts: the frames the agent plays, from ``info["state"]`` (the env's ``state_info``),
+go to a bounded buffer of labels (:class:`agents.custom.distill.LabelBuffer`), sampled beside each
+replay minibatch. Everything else is :mod:`agents.custom.dqn`'s, unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.common.artifacts.models import find_model
+from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
+from agents.common.configuration.augment import check_augmentation
+from agents.common.configuration.config import Section
+from agents.common.configuration.hyperparameters import KickstartConfig
+from agents.common.environments.steps import Step
+from agents.common.errors import UsageError
+from agents.custom import core, dqn
+from agents.custom.buffer import Batch
+from agents.custom.core import Hooks, Progress
+from agents.custom.distill import LabelBuffer, check_teaching, make_teacher, state_of
+from agents.custom.dqn import STAGGER_ENVS, replay_buffer
+
+__all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
+
+#: Labelled frames kept at most: the teacher's term samples the recent ones, as DAgger's buffer.
+LABELS_KEPT = 100_000
+
+
+def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[KickstartConfig, dict[str, Any]]:
+    """DQN's config and network, the teacher checked, and the network to start from fitting this one."""
+    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
+    config, spec = core.settings(KickstartConfig, section, observation_space, action_space)
+    check_teaching(config, section, action_space)
+    if config.start_from:
+        state = start_weights(config.start_from)
+        if state["spec"] != spec:
+            raise UsageError(f"start_from {config.start_from!r}: its network {state['spec']} is not this run's ({spec})")
+    return config, spec
+
+
+def start_weights(path: str) -> dict[str, Any]:
+    """The checkpoint of the model a run starts from (one of ours: a distilled student, a DQN)."""
+    from agents.custom.checkpoint import load_checkpoint  # the checkpoint module reads the registry, which names this one
+
+    try:
+        model, _ = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+    except UsageError as error:
+        raise UsageError(f"start_from {path!r}: {error}") from None
+    return load_checkpoint(model)
+
+
+class KickstartAgent(dqn.DQNAgent):
+    """Our DQN agent with a teacher's term in its loss, and its labels."""
+
+    FORMAT = "ballenvs-custom-kickstart/1"  # of its checkpoints
+
+    def __init__(
+        self,
+        spec: dict[str, Any],
+        config: KickstartConfig,
+        device: str,
+        seed: int = 0,
+        amp: bool = False,
+        compile: bool = False,
+    ) -> None:
+        super().__init__(spec, config, device, seed, amp, compile)
+        if config.start_from:
+            state = start_weights(config.start_from)
+            self.q.load_state_dict(state["agent"]["q"])
+            temperature = state["config"].get("temperature")  # a distilled student's: its logits are values / it
+            if isinstance(temperature, float):
+                last = self.q.head[-1]
+                assert isinstance(last, torch.nn.Linear)  # a QNetwork's head ends in its actions' layer
+                with torch.no_grad():
+                    last.weight.mul_(temperature)
+                    last.bias.mul_(temperature)
+            self.target.load_state_dict(self.q.state_dict())
+        self.teacher = make_teacher(config, device, seed)
+        self.weight = config.kickstart_weight  # the teacher term's, now
+        self.labels: LabelBuffer | None = None  # made by learn, sized as the replay buffer
+
+    def update(self, batch: Batch) -> torch.Tensor:
+        loss = self.td_loss(batch)
+        if self.weight > 0 and self.labels is not None and len(self.labels):
+            observations, targets = self.labels.sample(len(batch.actions))
+            with self._autocast():
+                logits = self._q_fn(observations).float()
+            loss = loss + self.weight * -(targets * F.log_softmax(logits / self.config.temperature, dim=1)).sum(1).mean()
+        self.gradient_step(loss)
+        return loss.detach()
+
+
+Agent = KickstartAgent
+
+
+def kickstart_weight(config: KickstartConfig, progress: Progress) -> float:
+    return core.linear_epsilon(
+        progress.num_timesteps, progress.exploration_horizon, config.kickstart_weight, 0.0, config.kickstart_fraction
+    )
+
+
+class LabelledSteps:
+    """The training envs, with every frame the agent acts on labelled by the teacher while its
+    term counts; DQN's loop steps these as it steps any envs."""
+
+    def __init__(self, env: Any, agent: KickstartAgent, progress: Progress) -> None:
+        self.env, self.agent, self.progress = env, agent, progress
+        self.num_envs, self.observation_space, self.action_space = env.num_envs, env.observation_space, env.action_space
+        self._observations: Any = None
+        self._states = np.zeros((0, 0))  # until reset
+
+    def reset(self) -> Any:
+        self._observations = self.env.reset()
+        self._states = state_of(self.env.reset_info)
+        self.agent.teacher.reset(np.ones(self.num_envs, dtype=bool))
+        return self._observations
+
+    def step(self, actions: np.ndarray) -> Step:
+        agent = self.agent
+        agent.weight = kickstart_weight(agent.config, self.progress)
+        if agent.weight > 0 and agent.labels is not None:
+            teacher_actions, targets = agent.teacher.label(self._states)
+            agent.labels.add(self._observations, targets, teacher_actions)
+        step = self.env.step(actions)
+        self._observations, self._states = step.observations, state_of(step.info)
+        if step.ended.any():
+            agent.teacher.reset(step.ended)
+        return step
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def learn(
+    agent: KickstartAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any, log_every_episodes: int = 4
+) -> None:
+    """DQN's loop (:func:`agents.custom.dqn.learn`) on envs whose frames the teacher labels."""
+    if agent.labels is None:
+        seed = int(agent.rng.integers(2**31))
+        agent.labels = LabelBuffer(min(agent.config.buffer_size, LABELS_KEPT), env.observation_space, agent.device, seed)
+    dqn.learn(agent, LabelledSteps(env, agent, progress), progress, timesteps, hooks, buffer, log_every_episodes)

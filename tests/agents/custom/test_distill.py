@@ -1,0 +1,252 @@
+"""The distillation learner (agents.custom.distill): the teacher's labels from the state of every
+frame, the decaying mix of teacher and student, the loss falling on frames it never trained on, the
+student playing where every model plays, and every refusal before any folder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from agents import train
+from agents.common.artifacts.runs import read_config
+from agents.common.configuration.algorithms import ALGORITHMS
+from agents.common.configuration.hyperparameters import DistillConfig, TeacherGame
+from agents.common.configuration.lean_cnn import LeanCNN
+from agents.common.environments.steps import make_steps
+from agents.common.session.cli import run_cli
+from agents.custom import distill
+from agents.custom.core import Progress
+from agents.custom.networks import network_spec
+from agents.twoplayer.league import make_entrant_player, model_entrant
+from ballenvs.duel.core import LEFT, RIGHT
+from ballenvs.duel.observe import state_of_view
+from ballenvs.duel.roster import make_player
+from ballenvs.duel.rules import TwoPlayerDuel
+from tests.helpers import refused
+
+SUMO = ["--env", "BallSumo-v0"]
+LEAN = {"features_extractor_class": LeanCNN, "net_arch": []}
+#: The shipped section, small: 4 envs, the cheap scripts as the pool, a tiny buffer.
+QUICK = [*SUMO, "--n-envs", "4", "--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
+QUICK += ["--hyperparams", "buffer_size=2000", "learning_starts=64", "batch_size=32"]
+QUICK += ["self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=200, swap_steps=100)"]
+#: BallSumo-v0's rules as registered (the teacher plays under them).
+SUMO_RULES = {"time_limit_rule": "nearer_centre", "game_steps": 100, "floor_slope": 0.6}
+
+
+def sumo_game(n: int, seed: int = 0) -> TwoPlayerDuel:
+    """BallSumo's rules mid-game: states a teacher has to read from both sides."""
+    duel = TwoPlayerDuel(n, obs_type="state", **SUMO_RULES)
+    rngs = [np.random.default_rng(seed + i) for i in range(n)]
+    duel.reset(rngs)
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        duel.play(rng.integers(9, size=n), rng.integers(9, size=n))
+    return duel
+
+
+def config(teacher: str, **keys) -> DistillConfig:
+    game = TeacherGame("BallSumo-v0", {"obs_type": "pixels", "obs_size": 36, "state_info": True, **keys.pop("env", {})})
+    return DistillConfig(teacher=teacher, game=game, **keys)
+
+
+@pytest.mark.parametrize("side", [LEFT, RIGHT])
+@pytest.mark.parametrize("name", ["planner", "pusher"])
+def test_a_built_in_teachers_labels_are_its_own_actions_on_that_states_seat(name, side):
+    duel = sumo_game(24)
+    teacher = distill.make_teacher(config(name), "cpu", 0)
+    actions, targets = teacher.label(state_of_view(duel.view(side)))
+    player = make_player(name, duel.physics, duel.rules)
+    np.testing.assert_array_equal(actions, player.act(duel.seat(side, [np.random.default_rng(0)] * 24)))
+    assert targets.shape == (24, 9)
+    np.testing.assert_allclose(targets.sum(axis=1), 1.0, rtol=1e-6)
+    if name == "pusher":  # actions only: one-hot
+        np.testing.assert_array_equal(targets.argmax(axis=1), actions)
+        assert set(np.unique(targets)) <= {0.0, 1.0}
+    else:  # the planner's values: softmax(values / temperature), its action the likeliest
+        _, values = player.act_with_values(duel.seat(side, [np.random.default_rng(0)] * 24))
+        np.testing.assert_allclose(targets, distill.softmax(values, 0.05), rtol=1e-6)
+        np.testing.assert_array_equal(targets[np.arange(24), actions], targets.max(axis=1))
+
+
+@pytest.fixture(scope="module")
+def state_model(tmp_path_factory):
+    """A state model of BallSumo-v0 (our DQN, a few hundred steps): a teacher with Q-values."""
+    folder = tmp_path_factory.mktemp("state")
+    argv = [*SUMO, "--algo", "custom", "--timesteps", "300", "--n-envs", "2", "--eval-freq", "0", "--no-progress"]
+    argv += ["--env-kwargs", "obs_type=state", "opponent=chaser", "--hyperparams", "learning_starts=50", "buffer_size=500"]
+    assert run_cli(train.main, [*argv, "--log-dir", str(folder)]) == 0
+    return folder / "custom" / "BallSumo-v0_1"
+
+
+def test_a_models_labels_are_its_q_values_on_the_state(state_model):
+    duel = sumo_game(16, seed=3)
+    teacher = distill.make_teacher(config(str(state_model), temperature=0.5), "cpu", 0)
+    for side in (LEFT, RIGHT):
+        states = duel.observe(side)  # what the state model sees of the game
+        actions, targets = teacher.label(state_of_view(duel.view(side)))
+        player = make_entrant_player(model_entrant(state_model), "cpu", "BallSumo-v0", {"obs_type": "state"})
+        with torch.no_grad():
+            q = player.q(torch.as_tensor(states)).numpy()
+        np.testing.assert_array_equal(actions, q.argmax(axis=1))
+        np.testing.assert_allclose(targets, distill.softmax(q, 0.5), rtol=1e-5)
+
+
+def test_the_teachers_share_falls_linearly_to_zero_over_its_fraction():
+    keys = config("chaser", teacher_share=0.8, teacher_share_fraction=0.5)
+    shares = [distill.teacher_share(keys, Progress(steps, 0, 1000)) for steps in (0, 125, 250, 500, 900)]
+    np.testing.assert_allclose(shares, [0.8, 0.6, 0.4, 0.0, 0.0])
+
+
+def test_a_step_plays_the_teachers_action_with_the_teachers_share(monkeypatch):
+    """Which steps the teacher played, counted: all at share 1, about half at 0.5, none at 0."""
+    env = stacked_env(8)
+    spec = network_spec(env.observation_space, 9, "CnnPolicy", LEAN)
+    agent = distill.DistillAgent(spec, config("chaser", learning_starts=10**6), "cpu")
+    agent.act = lambda obs, epsilon: np.zeros(len(obs), dtype=np.int64)  # the student never thrusts
+    played = []
+    real_step = env.step
+    env.step = lambda actions: (played.append(actions.copy()), real_step(actions))[1]
+    for share, expected in ((1.0, 1.0), (0.5, 0.5), (0.0, 0.0)):
+        played.clear()
+        agent.config.teacher_share, agent.config.teacher_share_fraction = share, 1.0
+        distill.learn(
+            agent,
+            env,
+            Progress(0, 0, 10**9),
+            8 * 200,
+            distill.Hooks(),
+            distill.LabelBuffer(2000, env.observation_space, "cpu"),
+        )
+        thrusts = np.mean(np.concatenate(played) != 0)  # chaser always thrusts
+        assert thrusts == pytest.approx(expected, abs=0.06)
+
+
+def stacked_env(n: int, seed: int = 0):
+    kwargs = {"obs_type": "pixels", "obs_size": 36, "subpixel": True, "state_info": True, "opponent": "chaser"}
+    return make_steps("BallSumo-v0", kwargs, n, seed, "native", 4)
+
+
+def test_a_short_run_lowers_the_loss_on_frames_it_never_trained_on():
+    """Held-out frames from other games (other seeds), labelled by the same teacher."""
+    held_out = distill.LabelBuffer(4000, stacked_env(8).observation_space, "cpu", seed=1)
+    teacher = distill.make_teacher(config("pusher"), "cpu", 0)
+    env = stacked_env(8, seed=100)
+    obs, states = env.reset(), env.reset_info["state"]
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        actions, targets = teacher.label(states)
+        held_out.add(obs, targets, actions)
+        step = env.step(np.where(rng.random(8) < 0.5, actions, rng.integers(9, size=8)))
+        obs, states = step.observations, step.info["state"]
+    frames, targets = held_out.sample(2000)
+    train_env = stacked_env(8)
+    spec = network_spec(train_env.observation_space, 9, "CnnPolicy", LEAN)
+    keys = config("pusher", learning_starts=256, batch_size=64, learning_rate=1e-3, teacher_share_fraction=1.0)
+    agent = distill.DistillAgent(spec, keys, "cpu", seed=0)
+    with torch.no_grad():
+        before = float(agent.loss(frames, targets))
+    distill.learn(
+        agent,
+        train_env,
+        Progress(0, 0, 4000),
+        4000,
+        distill.Hooks(),
+        distill.LabelBuffer(4000, train_env.observation_space, "cpu"),
+    )
+    with torch.no_grad():
+        after = float(agent.loss(frames, targets))
+    assert after < 0.7 * before, (before, after)
+
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("student")
+    assert (
+        run_cli(
+            train.main, ["--algo", "distill", *QUICK, "--teacher", "pusher", "--timesteps", "400", "--log-dir", str(folder)]
+        )
+        == 0
+    )
+    return folder / "distill" / "BallSumo-v0_1"
+
+
+def test_the_student_is_saved_as_every_model_and_evaluated_by_agents_evaluate(student, capsys):
+    from agents.evaluate import main as evaluate_main
+
+    assert read_config(student)["hyperparams"]["teacher"] == "pusher"
+    assert (student / "final_model.pt").is_file() and (student / "zoo" / "dqn" / "BallSumo-v0_1" / "BallSumo-v0.zip").is_file()
+    assert run_cli(evaluate_main, [str(student), "--opponent", "pusher", "--episodes", "4"]) == 0
+    assert "BallSumo-v0: 4 episodes" in capsys.readouterr().out
+
+
+def test_the_student_plays_in_a_self_play_pool_and_resumes(student, tmp_path):
+    from agents.twoplayer.selfplay import scripted_player
+    from ballenvs.reference import reference_for
+
+    player = scripted_player(str(student), 0, reference_for("BallSumo-v0").arena, "BallSumo-v0", {}, 4, "cpu")
+    duel = TwoPlayerDuel(5, obs_type="pixels", obs_size=36, subpixel=True, **SUMO_RULES)
+    rngs = [np.random.default_rng(i) for i in range(5)]
+    duel.reset(rngs)
+    actions = player.act(duel.seat(RIGHT, rngs))
+    assert actions.shape == (5,) and ((actions >= 0) & (actions < 9)).all()
+    argv = ["--resume", str(student), "--timesteps", "200", "--log-dir", str(tmp_path), "--eval-freq", "0", "--no-progress"]
+    assert run_cli(train.main, argv) == 0
+    assert (tmp_path / "distill" / "BallSumo-v0_1" / "final_model.pt").is_file()
+
+
+def test_distill_is_registered_with_its_teacher_key():
+    algo = ALGORITHMS["distill"]
+    assert {"teacher", "temperature", "teacher_share", "teacher_share_fraction"} <= set(algo.keys)
+    assert algo.config_path().name == "distill.yml"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--algo", "custom", "--teacher", "planner"],
+            "--teacher: custom DQN learns from no teacher; algorithms that do: distill",
+        ),
+        (["--algo", "distill", *SUMO, "--teacher", "nobody"], "teacher 'nobody': none of BallSumo-v0's built-in players"),
+        (["--algo", "distill", *SUMO, "--env-kwargs", "state_info=false"], "add --env-kwargs state_info=true"),
+        (["--algo", "distill", "--env", "UAVGrid-v0"], "has no section for 'UAVGrid-v0'"),
+        (["--algo", "distill", *SUMO, "--hyperparams", "temperature=0"], "temperature"),
+    ],
+)
+def test_bad_teachers_and_options_are_refused_before_any_folder(argv, message, tmp_path, capsys):
+    assert message in refused(capsys, train.main, [*argv, "--log-dir", str(tmp_path)], tmp_path)
+
+
+def test_a_teacher_model_of_another_env_or_observation_is_refused(state_model, student, tmp_path, capsys):
+    duel_model = [*QUICK[2:], "--env", "BallDuel-v0", "--env-kwargs", "state_info=true", "obs_type=pixels", "obs_size=36"]
+    err = refused(
+        capsys,
+        train.main,
+        [
+            "--algo",
+            "distill",
+            "--config",
+            str(distill_config_for_duel(tmp_path)),
+            "--teacher",
+            str(state_model),
+            *duel_model,
+            "--log-dir",
+            str(tmp_path),
+        ],
+        tmp_path,
+    )
+    assert "plays 'BallSumo-v0'; this student plays BallDuel-v0" in err
+    err = refused(
+        capsys, train.main, ["--algo", "distill", *SUMO, "--teacher", str(student), "--log-dir", str(tmp_path)], tmp_path
+    )
+    assert "sees obs_type='pixels' stacked; a teacher sees one state" in err
+
+
+def distill_config_for_duel(tmp_path):
+    path = tmp_path / "duel.yml"
+    path.write_text(
+        "BallDuel-v0:\n  policy: CnnPolicy\n  n_timesteps: 1000\n  frame_stack: 4\n  env_kwargs:\n    state_info: true\n"
+    )
+    return path
