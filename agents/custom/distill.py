@@ -2,20 +2,20 @@
 the privileged teacher of Learning by Cheating, Chen et al., 2019), in one file.
 
 The student is a Q-network on the pixel observation (stacked frames, a CNN), saved as our DQN's
-are, so it plays wherever a model plays. Every step the student's envs report the state of that
-moment from its seat (the env option ``state_info=True``: ``info["state"]``, exactly what
-``obs_type="state"`` shows); the teacher labels it, and the frame goes into a bounded buffer with
-its label. With probability ``teacher_share`` (falling linearly to 0 over
-``teacher_share_fraction`` of the run) a step plays the teacher's action, else the student's: the
-student comes to be labelled on the games it plays itself, which is what DAgger corrects.
+are, so it plays wherever a model plays. Every step the student's envs report its side of the
+game at that moment, exactly (the env option ``state_info=True``: ``info["state"]``); the
+teacher labels it, and the frame goes into a bounded buffer with its label. With probability
+``teacher_share`` (falling linearly to 0 over ``teacher_share_fraction`` of the run) a step plays
+the teacher's action, else the student's: the student comes to be labelled on the games it plays
+itself, which is what DAgger corrects.
 
 The teacher (``teacher`` in the config section):
 
 - a built-in player of the game: its actions are the labels (cross-entropy on a one-hot target),
   except a player that also values every action (the planner): then the labels are
   ``softmax(values / temperature)`` and the loss is KL to them (Rusu et al., 2015);
-- a model of the same env trained on ``obs_type="state"`` (a file or run folder): its Q-values,
-  through the same softmax.
+- a model of the same env trained on ``obs_type="state"`` (a file or run folder): its Q-values
+  on the observation that state makes, through the same softmax.
 
 The student's outputs are logits trained towards the teacher's policy; it acts greedily on them.
 """
@@ -45,8 +45,8 @@ from ballenvs.reference import Arena, reference_for
 STAGGER_ENVS = False
 #: The env option that puts the learner's state into its info, and the info key it fills.
 STATE_OPTION, STATE_KEY = "state_info", "state"
-#: The options that change what a state observation holds (its units, its clock).
-_STATE_SHAPING_OPTIONS = ("ring_radius", "ball_radius", "floor_slope", "time_limit_rule", "game_steps")
+#: The options that change the game a state model learned (its units, its floor, its clock).
+_RULE_OPTIONS = ("ring_radius", "ball_radius", "floor_slope", "time_limit_rule", "game_steps")
 
 
 class PlayerTeacher:
@@ -122,7 +122,7 @@ def check_model_teacher(path: str, game: TeacherGame) -> tuple[Path, Path]:
             f"{' stacked' if (hyper.get('frame_stack') or 1) > 1 else ''}; a teacher sees one state "
             "(a model trained with obs_type=state, no frame stack), or is a built-in player"
         )
-    differ = [key for key in _STATE_SHAPING_OPTIONS if kwargs.get(key) != game.env_kwargs.get(key)]
+    differ = [key for key in _RULE_OPTIONS if kwargs.get(key) != game.env_kwargs.get(key)]
     if differ:
         raise UsageError(f"teacher {path!r} was trained with other {', '.join(differ)} than this student's env")
     return model, run_dir

@@ -12,8 +12,6 @@ from agents import train
 from agents.common.artifacts.runs import read_config
 from agents.common.configuration.algorithms import ALGORITHMS
 from agents.common.configuration.hyperparameters import DistillConfig, TeacherGame
-from agents.common.configuration.lean_cnn import LeanCNN
-from agents.common.environments.steps import make_steps
 from agents.common.session.cli import run_cli
 from agents.custom import distill
 from agents.custom.core import Progress
@@ -23,14 +21,9 @@ from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.observe import state_of_view
 from ballenvs.duel.roster import make_player
 from ballenvs.duel.rules import TwoPlayerDuel
+from tests.agents.custom.teaching import LEAN, QUICK, SUMO, stacked_env
 from tests.helpers import refused
 
-SUMO = ["--env", "BallSumo-v0"]
-LEAN = {"features_extractor_class": LeanCNN, "net_arch": []}
-#: The shipped section, small: 4 envs, the cheap scripts as the pool, a tiny buffer.
-QUICK = [*SUMO, "--n-envs", "4", "--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
-QUICK += ["--hyperparams", "buffer_size=2000", "learning_starts=64", "batch_size=32"]
-QUICK += ["self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=200, swap_steps=100)"]
 #: BallSumo-v0's rules as registered (the teacher plays under them).
 SUMO_RULES = {"time_limit_rule": "nearer_centre", "game_steps": 100, "floor_slope": 0.6}
 
@@ -123,11 +116,6 @@ def test_a_step_plays_the_teachers_action_with_the_teachers_share(monkeypatch):
         assert thrusts == pytest.approx(expected, abs=0.06)
 
 
-def stacked_env(n: int, seed: int = 0):
-    kwargs = {"obs_type": "pixels", "obs_size": 36, "subpixel": True, "state_info": True, "opponent": "chaser"}
-    return make_steps("BallSumo-v0", kwargs, n, seed, "native", 4)
-
-
 def test_a_short_run_lowers_the_loss_on_frames_it_never_trained_on():
     """Held-out frames from other games (other seeds), labelled by the same teacher."""
     held_out = distill.LabelBuffer(4000, stacked_env(8).observation_space, "cpu", seed=1)
@@ -158,18 +146,6 @@ def test_a_short_run_lowers_the_loss_on_frames_it_never_trained_on():
     with torch.no_grad():
         after = float(agent.loss(frames, targets))
     assert after < 0.7 * before, (before, after)
-
-
-@pytest.fixture(scope="module")
-def student(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("student")
-    assert (
-        run_cli(
-            train.main, ["--algo", "distill", *QUICK, "--teacher", "pusher", "--timesteps", "400", "--log-dir", str(folder)]
-        )
-        == 0
-    )
-    return folder / "distill" / "BallSumo-v0_1"
 
 
 def test_the_student_is_saved_as_every_model_and_evaluated_by_agents_evaluate(student, capsys):

@@ -4,7 +4,6 @@ and the teacher labels nothing after; a run starts from a distilled student's po
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 
 from agents import train
@@ -15,7 +14,7 @@ from agents.custom.checkpoint import load_checkpoint, load_policy
 from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import replay_buffer
 from agents.custom.networks import QNetwork
-from tests.agents.custom.test_distill import LEAN, QUICK, stacked_env
+from tests.agents.custom.teaching import LEAN, QUICK, stacked_env
 from tests.helpers import refused
 
 
@@ -42,18 +41,6 @@ def test_the_teacher_labels_while_its_term_counts_and_the_term_ends_at_zero():
     kickstart.learn(agent, env, progress, 400, Hooks(), replay_buffer(config, env.observation_space, "cpu", 0))
     assert len(agent.labels) == 200  # the frames of its first half: 50 vector steps of 4
     assert seen[0] > 0.5 and seen[-1] == 0.0 and 0.0 in seen
-
-
-@pytest.fixture(scope="module")
-def student(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("student")
-    assert (
-        run_cli(
-            train.main, ["--algo", "distill", *QUICK, "--teacher", "pusher", "--timesteps", "400", "--log-dir", str(folder)]
-        )
-        == 0
-    )
-    return folder / "distill" / "BallSumo-v0_1"
 
 
 def test_a_run_starts_from_the_students_policy(student, tmp_path):
