@@ -22,7 +22,7 @@ from agents.common.environments.envs import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
 from agents.common.session.setup import probe_spaces
-from agents.common.studies.datasets import check_dataset_id, record_games, refuse_existing, write_dataset
+from agents.common.studies.datasets import check_data_path, check_dataset_id, record_games, refuse_existing, write_dataset
 from agents.twoplayer.league import entrants_of, make_entrant_player
 from ballenvs.reference import reference_for
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> Path:
     check_two_player_env(args.env)
     if not 1 <= args.episodes <= MAX_EPISODES:
         raise UsageError(f"--episodes must be in 1..{MAX_EPISODES:,}, got {args.episodes}")
-    check_seed(args.seed, high=MAX_SEED - args.episodes)  # every game's seed a valid one
+    check_seed(args.seed, high=MAX_SEED - args.episodes + 1)  # every game's seed a valid one
     builtins = reference_for(args.env).players
     if args.opponent not in builtins:
         raise UsageError(
@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> Path:
     probe_spaces(args.env, env_kwargs, None)  # bad options: one line, before anything is built
     dataset_id = check_dataset_id(args.dataset_id or _default_id(args.env, args.player))
     data_path = Path(args.data_path)
+    check_data_path(data_path)
     refuse_existing(data_path, dataset_id)
     player = _make_player(args.player, args.env, env_kwargs, resolve_device(args.device, args.threads))
 

@@ -92,6 +92,9 @@ def test_planner_games_record_and_reload(tmp_path):
         (["chaser", "--seed", "-1"], r"--seed must be in 0\.\."),
         (["chaser", "--dataset-id", "no-version"], "--dataset-id 'no-version' is not Minari's namespace/name-v<version>"),
         (["chaser", "--dataset-id", "../../x-v0"], "is not Minari's namespace/name-v<version>"),
+        (["chaser", "--dataset-id", "../x-v0"], "'../x-v0': its namespace and name must hold a letter or digit"),
+        (["chaser", "--dataset-id", "me/..-v0"], "'me/..-v0': its namespace and name must hold a letter or digit"),
+        (["chaser", "--seed", "4294967295", "--episodes", "2"], r"--seed must be in 0\.\.4294967294, got 4294967295"),
         (["chaser", "--env-kwargs", "obs_size=3"], "obs_size must be an int in"),
         (["chaser", "--env-kwargs", "obs_type=state", "subpixel=true"], "subpixel=True applies to obs_type='pixels' only"),
     ],
@@ -100,6 +103,20 @@ def test_bad_input_is_refused_in_one_line_before_anything_is_written(tmp_path, c
     err = refused(capsys, record.main, [*argv, "--data-path", str(tmp_path / "data")])
     assert re.search(message, err), err
     assert not (tmp_path / "data").exists()
+
+
+def test_a_data_path_that_is_or_lies_under_a_file_is_refused_before_any_game(tmp_path, capsys):
+    file = tmp_path / "file"
+    file.write_text("")
+    for data_path in (file, file / "under"):
+        err = refused(capsys, record.main, ["chaser", "--episodes", "1", "--data-path", str(data_path)])
+        assert f"'{file}' is a file, not a folder" in err
+
+
+def test_the_last_valid_seed_records_its_games(tmp_path):
+    argv = ["chaser", "--seed", "4294967294", "--episodes", "2", *STATE, "--data-path", str(tmp_path)]
+    assert run_cli(record.main, argv) == 0
+    assert load_dataset(tmp_path, "ballenvs/ballsumo-chaser-v0").total_episodes == 2
 
 
 def test_an_existing_dataset_is_not_replaced(tmp_path, capsys):

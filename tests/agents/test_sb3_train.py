@@ -146,7 +146,7 @@ def bad_run(tmp_path, capsys, argv, trainer=sb3_train):
     [
         (["--env", "Pong-v5"], "unknown env 'Pong-v5'; valid: BallDuel-v0, BallSumo-v0, UAVGrid-v0, UAVGridImage-v0"),
         (["--env", "CartPole-v1"], "unknown env 'CartPole-v1'"),
-        (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for agents.{trainer}: lr; valid: augment_shift, batch_size"),
+        (["--hyperparams", "lr=0.1"], "unknown hyperparameter(s) for --algo {algo}: lr; valid: augment_shift, batch_size"),
         (["--hyperparams", "batch_size=[32"], "--hyperparams value for 'batch_size' does not parse: '[32'"),
         (["--hyperparams", "batch_size"], "--hyperparams expects key=value, got 'batch_size'"),
         (["--hyperparams", "batch_size=3.5"], "hyperparameter batch_size=3.5 must be an integer"),
@@ -155,7 +155,7 @@ def bad_run(tmp_path, capsys, argv, trainer=sb3_train):
         (["--env-kwargs", "obs_type=rgb"], "unknown obs_type 'rgb'"),
         (["--device", "cuda"], "--device cuda: CUDA is not available"),
         (["--resume", "/nonexistent/model.zip"], "--resume '/nonexistent/model.zip': no such model file or run folder"),
-        (["--timesteps", "0"], "--timesteps must be >= 1, got 0"),
+        (["--timesteps", "0"], "--timesteps must be in 1..9007199254740991, got 0"),
     ],
 )
 @pytest.mark.parametrize("trainer", [sb3_train, custom_train], ids=["sb3_train", "custom_train"])
@@ -165,7 +165,8 @@ def test_bad_input_is_one_clear_line_and_no_run_folder(tmp_path, capsys, argv, m
 
         if torch.cuda.is_available():
             pytest.skip("CUDA is available here")
-    assert message.format(trainer=trainer.__name__.split(".")[-1]) in bad_run(tmp_path, capsys, argv, trainer)
+    algo = {"sb3_train": "dqn", "custom_train": "custom"}[trainer.__name__.split(".")[-1]]  # each alias's default
+    assert message.format(algo=algo) in bad_run(tmp_path, capsys, argv, trainer)
 
 
 @pytest.mark.parametrize("trainer", [sb3_train, custom_train], ids=["sb3_train", "custom_train"])

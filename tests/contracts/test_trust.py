@@ -402,14 +402,19 @@ BAD_INPUT = [
     (["--seed", "-1"], "--seed must be in 0..4294967295, got -1"),
     (["--seed", "1e20"], "argument --seed: invalid int value: '1e20'"),
     (["--seed", str(2**64)], "--seed must be in 0..4294967295"),
-    (["--n-envs", "0"], "--n-envs must be >= 1, got 0"),
+    (["--n-envs", "0"], "--n-envs must be in 1..9007199254740991, got 0"),
+    (["--timesteps", str(2**53 + 1)], f"--timesteps must be in 1..{2**53 - 1}, got {2**53 + 1}"),
+    (["--env-kwargs", "render_mode=human"], "--env-kwargs render_mode='human': a run trains unrendered"),
+    (["--log-dir", ""], "--log-dir '': name a folder"),
 ]
 
 
 @pytest.mark.parametrize("argv,message", BAD_INPUT, ids=[" ".join(a) for a, _ in BAD_INPUT])
 @pytest.mark.parametrize("trainer", TRAINERS, ids=TRAINER_IDS)
 def test_bad_values_fail_before_any_run_folder(trainer, argv, message, tmp_path, capsys):
-    assert message in refused(capsys, trainer.main, [*UAV, *argv, "--log-dir", str(tmp_path)], tmp_path)
+    log_dir = tmp_path / "runs"
+    assert message in refused(capsys, trainer.main, [*UAV, "--log-dir", str(log_dir), *argv], tmp_path)
+    assert not log_dir.exists(), "nothing left behind: no algorithm folder either"
 
 
 def test_a_config_that_trains_zero_steps_is_refused(tmp_path, capsys):
@@ -457,7 +462,7 @@ def test_a_bug_keeps_its_traceback(monkeypatch, tmp_path):
 
 def test_resuming_a_run_of_another_space_or_algorithm_is_one_line(sb3_run, custom_run, tmp_path, capsys):
     out = tmp_path / "out"
-    assert "a dqn run; agents.custom_train continues custom runs" in refused(
+    assert "a dqn run, not custom; python -m agents.train --resume" in refused(
         capsys, custom_train.main, ["--resume", str(sb3_run), "--log-dir", str(out)], out
     )
     run = copy_run(custom_run, tmp_path / "copy")
@@ -472,7 +477,7 @@ def test_compare_makes_no_folder_for_bad_input(tmp_path, capsys):
     base = ["--env", "UAVGrid-v0", "--timesteps", "100", "--log-dir", str(tmp_path)]
     for argv, message in [
         (["--hyperparams", "gamma=2.0"], "gamma=2.0 must be"),
-        (["--n-envs", "0"], "--n-envs must be >= 1, got 0"),
+        (["--n-envs", "0"], "--n-envs must be in 1..9007199254740991, got 0"),
         (["--env", "Pong-v5"], "unknown env 'Pong-v5'"),
         (["--seeds", "0"], "--seeds must be in [1, 1,000], got 0"),
     ]:

@@ -93,7 +93,7 @@ class Algorithm:
 
     def section(self, env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> Section:
         """A config section for this algorithm, every key and value checked (:func:`build_section`)."""
-        return build_section(env_id, raw, overrides, self.keys, self.trainer, self.renamed_keys)
+        return build_section(env_id, raw, overrides, self.keys, f"--algo {self.name}", self.renamed_keys)
 
     def config_path(self) -> Path:
         from agents.common.configuration.config import shipped_config

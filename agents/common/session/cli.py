@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 from agents.common.artifacts.runs import check_seed
 from agents.common.environments.envs import VEC_ENVS, check_two_player_env
 from agents.common.errors import UsageError
+from agents.common.readers import MAX_COUNT
 from agents.common.session.tracking import add_tracking_flags, check_tracking
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
@@ -144,12 +145,14 @@ def check_flags(args: argparse.Namespace) -> None:
     check_tracking(args)
     for flag in ("timesteps", "n_envs", "eval_episodes"):
         value = getattr(args, flag, None)
-        if value is not None and value < 1:
-            raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
+        if value is not None and not 1 <= value < MAX_COUNT:
+            raise UsageError(f"--{flag.replace('_', '-')} must be in 1..{MAX_COUNT - 1}, got {value}")
     for flag in ("save_freq", "eval_freq"):
         value = getattr(args, flag, 0)
-        if value < 0:
-            raise UsageError(f"--{flag.replace('_', '-')} must be >= 0, got {value}")
+        if not 0 <= value < MAX_COUNT:
+            raise UsageError(f"--{flag.replace('_', '-')} must be in 0..{MAX_COUNT - 1}, got {value}")
+    if getattr(args, "log_dir", None) == "":
+        raise UsageError("--log-dir '': name a folder (the default is runs)")
     if getattr(args, "seed", None) is not None:
         check_seed(args.seed)
 

@@ -133,7 +133,10 @@ def prepare_run(
     if args.resume:
         resume, source_dir, source = resume_model(args.resume)
         if source["algo"] != algo.name:
-            raise UsageError(f"--resume {args.resume!r}: a {source['algo']} run; {algo.trainer} continues {algo.name} runs")
+            raise UsageError(
+                f"--resume {args.resume!r}: a {source['algo']} run, not {algo.name}; python -m agents.train --resume "
+                f"{args.resume} continues it (with its own algorithm)"
+            )
         section, vec_env = _resumed_section(args, algo, source)
         opponent = source.get("opponent")
         timesteps = args.timesteps or source["timesteps"]
@@ -172,6 +175,11 @@ def _new_section(args: argparse.Namespace, algo: Algorithm) -> tuple[Section, st
         overrides["teacher"] = args.teacher
     section = algo.section(env_id, load_section(config, env_id), overrides)
     section.env_kwargs.update(parse_overrides(args.env_kwargs, "--env-kwargs"))
+    if section.env_kwargs.get("render_mode") is not None:
+        raise UsageError(
+            f"--env-kwargs render_mode={section.env_kwargs['render_mode']!r}: a run trains unrendered "
+            "(watch a model with agents.evaluate --render or --video)"
+        )
     section.n_envs = args.n_envs or section.n_envs
     opponent = args.opponent
     if section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play, unless told otherwise

@@ -94,12 +94,19 @@ def starting(setup: RunSetup) -> Iterator[None]:
     try:
         yield
     except UsageError:
-        shutil.rmtree(setup.run_dir, ignore_errors=True)
+        remove_new_run(setup.run_dir)
         raise
     except KeyboardInterrupt as stop:
         ignore_stops()
-        shutil.rmtree(setup.run_dir, ignore_errors=True)
+        remove_new_run(setup.run_dir)
         raise Interrupted("nothing was trained yet, and the new run folder was removed", signal_of(stop)) from None
+
+
+def remove_new_run(run_dir: Path) -> None:
+    """The run folder, and its algorithm's folder when nothing else is in it (this run made it)."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):  # another run's folder is there, or it is gone already
+        run_dir.parent.rmdir()
 
 
 def run_training(setup: RunSetup, learner: Learner, milestones: Milestones) -> Path:

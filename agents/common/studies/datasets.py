@@ -38,10 +38,24 @@ BATCH_GAMES = 100
 
 
 def check_dataset_id(dataset_id: str) -> str:
+    example = "ballenvs/sumo-planner-v0"
     if not DATASET_ID.match(dataset_id):
-        example = "ballenvs/sumo-planner-v0"
         raise UsageError(f"--dataset-id {dataset_id!r} is not Minari's namespace/name-v<version>, e.g. {example}")
+    namespace, name = dataset_id.split("/")
+    if any(not part.strip(".") for part in (namespace, name.rsplit("-v", 1)[0])):  # '.' or '..' would leave the data path
+        raise UsageError(f"--dataset-id {dataset_id!r}: its namespace and name must hold a letter or digit, e.g. {example}")
     return dataset_id
+
+
+def check_data_path(data_path: Path) -> None:
+    """The folder datasets go in: a folder or none yet, under folders this process can write in."""
+    existing = data_path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"--data-path {str(data_path)!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--data-path {str(data_path)!r}: cannot write in {str(existing)!r}")
 
 
 def refuse_existing(data_path: Path, dataset_id: str) -> None:
