@@ -112,7 +112,10 @@ def make_entrant_player(entrant: Entrant, device: str, env_id: str, env_kwargs: 
     the game through its own observation settings and frame stack."""
     arena = reference_for(env_id).arena
     if isinstance(entrant.spec, str):
-        return arena.make_player(entrant.spec, env_kwargs)
+        try:
+            return arena.make_player(entrant.spec, env_kwargs)
+        except ValueError as error:  # the champion's file damaged (NpzError), the game's options refused
+            raise UsageError(f"player {entrant.name}: {error}") from None
     model_path, run_dir = entrant.spec
     config = read_config(run_dir)
     model_arena = reference_for(config["env_id"]).arena if config["env_id"] in _two_player_ids() else None

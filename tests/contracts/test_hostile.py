@@ -397,6 +397,25 @@ def test_a_champion_file_is_read_through_the_checks(tmp_path, make, message):
     assert message in str(refusal.value) and "\n" not in str(refusal.value)
 
 
+@pytest.mark.parametrize("command", ["league", "record"])
+def test_every_command_that_plays_the_champion_refuses_a_damaged_file_in_one_line(command, tmp_path, monkeypatch, capsys):
+    import importlib
+
+    from ballenvs.duel import champion
+    from tests.helpers import refused
+
+    damaged = tmp_path / "champion.npz"
+    damaged.write_bytes(b"garbage")
+    monkeypatch.setattr(champion, "load_weights", lambda: champion.read_champion(damaged))
+    argv = {
+        "league": ["random", "champion", "--env", "BallSumo-v0", "--games", "2", "--log-dir", str(tmp_path / "runs")],
+        "record": ["champion", "--episodes", "1", "--data-path", str(tmp_path / "data")],
+    }[command]
+    err = refused(capsys, importlib.import_module(f"agents.{command}").main, argv)
+    assert f"player champion: cannot load champion file {str(damaged)!r}" in err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "data").exists()
+
+
 def test_a_good_champion_file_reads_back_as_written(tmp_path):
     from ballenvs.duel.champion import read_champion
 
