@@ -13,11 +13,12 @@ the arguments. Our DQN's runs hold their zoo folder in ``RUN/zoo`` (``-f RUN/zoo
 
 from __future__ import annotations
 
+import itertools
 import runpy
 import sys
 from pathlib import Path
 
-import ballenvs  # noqa: F401  (registers the ids the zoo will look up)
+import ballenvs  # registers the ids the zoo will look up
 from agents.common.errors import UsageError
 from agents.common.session.cli import run_cli
 
@@ -42,6 +43,21 @@ def _mend_push_to_hub() -> None:
         setattr(hub, "generate_metadata", generate_metadata)  # noqa: B010  (a module's attribute the stubs do not know)
 
 
+def check_zoo_names(rest: list[str]) -> None:
+    """The algorithm and env a zoo command names, in one line each (the zoo prints its whole usage
+    for an unknown algorithm, and fails on an unknown env with an AssertionError)."""
+    import gymnasium as gym
+    from rl_zoo3.utils import ALGOS
+
+    for flags, valid in ((("--algo", "-a"), tuple(ALGOS)), (("--env", "-e"), tuple(gym.registry))):
+        for flag in (flag for flag in flags if flag in rest):
+            values = itertools.takewhile(lambda value: not value.startswith("-"), rest[rest.index(flag) + 1 :])
+            for value in values:  # the plots take several
+                if value not in valid:
+                    shown = ", ".join(ballenvs.ENV_IDS) + ", ..." if flag in ("--env", "-e") else ", ".join(valid)
+                    raise UsageError(f"{flag} {value!r}: unknown to the RL Zoo here; valid: {shown}")
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
@@ -51,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     for flag in ("-f", "--folder"):  # the zoo asserts it exists, a traceback for a mistyped path
         if flag in rest[:-1] and not Path(rest[rest.index(flag) + 1]).is_dir():
             raise UsageError(f"{flag} {rest[rest.index(flag) + 1]!r}: no such folder (the log folder the zoo reads runs from)")
+    check_zoo_names(rest)
     if command == "push_to_hub":
         _mend_push_to_hub()
     sys.argv = [f"rl_zoo3.{command}", *rest]

@@ -583,6 +583,29 @@ def test_an_rl_zoo_command_on_a_missing_folder_is_one_line(tmp_path, flag):
     assert f"{flag} {str(missing)!r}: no such folder" in _refused_line(done)
 
 
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["enjoy", "--algo", "nope", "--env", "BallDuel-v0"], "--algo 'nope': unknown to the RL Zoo here; valid: a2c"),
+        (["enjoy", "--algo", "dqn", "--env", "Nope-v0"], "--env 'Nope-v0': unknown to the RL Zoo here; valid: BallDuel-v0"),
+        (["plots.all_plots", "-a", "dqn", "nope", "-e", "BallDuel-v0"], "-a 'nope': unknown to the RL Zoo here"),
+    ],
+)
+def test_an_rl_zoo_command_naming_an_unknown_algorithm_or_env_is_one_line(args, message, capsys):
+    from agents import rlzoo
+    from tests.helpers import refused
+
+    assert message in refused(capsys, rlzoo.main, args)
+
+
+def test_a_video_name_too_long_for_the_file_system_is_refused_before_any_game(tmp_path, capsys):
+    from agents.common.artifacts.video import check_video_path
+    from agents.common.errors import UsageError
+
+    with pytest.raises(UsageError, match="is too long for its folder"):
+        check_video_path(tmp_path / ("a" * 300 + ".mp4"))
+
+
 TRACKING = [
     ({"WANDB_MODE": "bogus"}, [], "WANDB_MODE='bogus' is not a W&B mode"),
     ({"WANDB_MODE": "offline"}, ["--wandb-project", "a/b?c"], "Invalid project name 'a/b?c'"),

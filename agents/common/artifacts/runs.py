@@ -62,9 +62,8 @@ def check_output_file(path: str | Path, flag: str, suffixes: tuple[str, ...]) ->
         raise UsageError(f"{flag} {given!r}: the file must end in {' or '.join(suffixes)}")
     if not path.parent.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: no folder {str(path.parent)!r} to write it in")
-    if path.exists() and not path.is_file():
-        raise UsageError(f"{flag} {str(path)!r} exists and is not a regular file: it is not replaced")
-    # The temporary name the write will use must fit too (atomic_path: ".<name>.tmp-<pid><suffix>").
+    # The temporary name the write will use must fit too (atomic_path: ".<name>.tmp-<pid><suffix>"); a
+    # name past the file system's limit is checked first: asking whether it exists raises.
     try:
         limit = os.pathconf(path.parent, "PC_NAME_MAX")
     except (OSError, ValueError):
@@ -73,6 +72,8 @@ def check_output_file(path: str | Path, flag: str, suffixes: tuple[str, ...]) ->
         raise UsageError(
             f"{flag}: the file name {path.name[:40]!r}... is too long for its folder (at most about {limit - 20})"
         )
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{flag} {str(path)!r} exists and is not a regular file: it is not replaced")
     try:
         with tempfile.TemporaryFile(dir=path.parent) as probe:
             probe.write(b"x")
