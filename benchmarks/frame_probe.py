@@ -21,9 +21,9 @@ the CNN does not, the frames carry it and the regressor is what falls short.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
+import sys
 import time
 from dataclasses import dataclass
 
@@ -31,9 +31,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.common.artifacts.runs import check_seed
+from agents.common.errors import UsageError
+from agents.common.session.cli import Parser, run_cli
 from ballenvs import SUMO_RULES
 from ballenvs.duel.core import LEFT, RIGHT
-from ballenvs.duel.observe import OTHER_BALL, OWN_BALL, StateObserver
+from ballenvs.duel.observe import MIN_OBS_SIZE, OTHER_BALL, OWN_BALL, StateObserver
 from ballenvs.duel.roster import make_player
 from ballenvs.duel.rules import TwoPlayerDuel
 from benchmarks.common import machine, row, write_json
@@ -46,6 +49,9 @@ LOST_BELOW = 0.5
 #: The players whose games are recorded: every scripted style, and random for states they never reach.
 PROBE_PLAYERS = ("random", "chaser", "pusher", "anchor", "sprinter")
 HELD_OUT_EVERY = 5  # every 5th game is held out
+#: The command's bounds: its largest recording (128x128 frames, 8 stacked, 200 games a pair) holds
+#: about 4 GiB of stacks.
+MAX_PROBE_SIZE, MAX_PROBE_STACK, MAX_PROBE_GAMES = 128, 8, 200
 
 
 @dataclass
@@ -214,7 +220,7 @@ def lost_features(scores: dict[str, float]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.frame_probe", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m benchmarks.frame_probe", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[36, 64], help="frame sizes (default: 36 64)")
     parser.add_argument("--stacks", type=int, nargs="+", default=[2, 4], help="frames stacked (default: 2 4)")
     parser.add_argument("--games", type=int, default=24, help="games recorded per ordered pair of players (default: 24)")
@@ -223,11 +229,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     args = parser.parse_args(argv)
-    for name in ("sizes", "stacks"):
-        if any(value < 1 for value in getattr(args, name)):
-            parser.error(f"--{name} must be positive, got {getattr(args, name)}")
-    if args.games < HELD_OUT_EVERY or args.epochs < 1:
-        parser.error(f"--games must be >= {HELD_OUT_EVERY} and --epochs >= 1, got {args.games} and {args.epochs}")
+    for flag, values, (low, high) in (
+        ("--sizes", args.sizes, (MIN_OBS_SIZE, MAX_PROBE_SIZE)),
+        ("--stacks", args.stacks, (1, MAX_PROBE_STACK)),
+        ("--games", [args.games], (HELD_OUT_EVERY, MAX_PROBE_GAMES)),
+        ("--epochs", [args.epochs], (1, 1000)),
+        ("--threads", [args.threads], (1, 1024)),
+    ):
+        bad = [value for value in values if not low <= value <= high]
+        if bad:  # the recordings and stacks grow with sizes, stacks and games: bounded to fit in memory
+            raise UsageError(f"{flag} must be in {low}..{high}, got {bad[0]}")
+    check_seed(args.seed)
     torch.set_num_threads(args.threads)
     options = {"subpixel": True} if args.subpixel else {}
     results = []
@@ -257,4 +269,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -21,16 +21,17 @@ policy; its floor (JAX's arithmetic) is not computed, and the keys it lacks are 
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from agents.common.environments.envs import VEC_ENVS, make_vec
+from agents.common.environments.envs import VEC_ENVS, check_env_id, make_vec
 from agents.common.environments.steps import make_steps
-from agents.common.session.cli import add_device_flags, resolve_device
+from agents.common.errors import UsageError
+from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
 from agents.custom import pqn
 from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
@@ -40,6 +41,7 @@ from benchmarks.floor import dqn_floor, pqn_floor, section_of, whole_rollouts
 from benchmarks.peers import SBX_POLICIES, sbx_available, sbx_rate
 
 WARMUP_AFTER_LEARNING_STARTS = 500  # a few updates before timing, so lazy set-up is not timed
+MAX_STEPS = 10_000_000  # a timed round of this many steps already takes hours
 
 
 def _env(section: Any, vec_env: str, seed: int, make: Callable[..., Any] = make_vec) -> Any:
@@ -219,7 +221,7 @@ format_result = format_table  # what python -m benchmarks writes into RESULTS.md
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m benchmarks.train_throughput", description=__doc__.splitlines()[0])
     parser.add_argument("--envs", nargs="+", default=["BallDuel-v0", "UAVGrid-v0"])
     parser.add_argument("--steps", type=int, default=4000, help="timed env steps per trainer per round")
     parser.add_argument("--rounds", type=int, default=2)
@@ -233,6 +235,15 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--peers", action="store_true", help="sbx's DQN beside them (pip install -e '.[peers]')")
     args = parser.parse_args(argv)
+    for flag, value, (low, high) in (
+        ("--steps", args.steps, (1, MAX_STEPS)),
+        ("--rounds", args.rounds, (1, 100)),
+        ("--learning-starts", args.learning_starts, (0, MAX_STEPS)),
+    ):
+        if not low <= value <= high:
+            raise UsageError(f"{flag} must be in {low}..{high}, got {value}")
+    for env_id in args.envs:
+        check_env_id(env_id)
     overrides = {"learning_starts": args.learning_starts}
     custom = {"double_q": False} if args.plain_targets else {}
     device = resolve_device(args.device, args.threads)
@@ -248,4 +259,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

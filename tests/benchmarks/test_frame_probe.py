@@ -19,6 +19,7 @@ from benchmarks.frame_probe import (
     record_games,
     stacked_samples,
 )
+from tests.helpers import refused
 
 
 def test_r_squared_is_one_for_a_perfect_fit_and_zero_for_the_mean():
@@ -66,10 +67,20 @@ def test_one_frame_tells_where_the_balls_are_but_not_how_fast_they_move_up_and_d
     assert "own vy" in lost_features(scores) and "other vy" in lost_features(scores)
 
 
-def test_bad_sizes_and_budgets_are_refused_in_one_line(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--stacks", "0"])
-    assert exit_info.value.code == 2 and "--stacks must be positive, got [0]" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--stacks", "0"], "--stacks must be in 1..8, got 0"),
+        (["--stacks", "4", "100"], "--stacks must be in 1..8, got 100"),  # not 15 GiB of stacks
+        (["--sizes", "2000"], "--sizes must be in 36..128, got 2000"),
+        (["--games", "1"], "--games must be in 5..200, got 1"),
+        (["--seed", "-1"], "--seed must be in 0..4294967295, got -1"),
+        (["--threads", "0"], "--threads must be in 1..1024, got 0"),
+        (["--epochs", "x"], "argument --epochs: invalid int value: 'x'"),
+    ],
+)
+def test_bad_sizes_and_budgets_are_refused_in_one_line(argv, message, capsys):
+    assert message in refused(capsys, main, argv)
 
 
 def test_subpixel_frames_carry_the_velocity_that_plain_36_pixel_frames_lose():

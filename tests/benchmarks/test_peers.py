@@ -55,3 +55,24 @@ def test_the_table_shows_the_peer_and_our_ratio_to_it():
     row |= {"sbx_steps_per_s": 50.0, "sbx_lacking": ["max_grad_norm"]}
     table = train_throughput.format_table({"rows": [row], "peers": True})
     assert "sbx DQN steps/s (lacks)" in table and "| 50 (max_grad_norm) | 3.00 |" in table
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--steps", "0"], "--steps must be in 1..10000000, got 0"),  # it trained 48 s, then divided by zero
+        (["--rounds", "0"], "--rounds must be in 1..100, got 0"),
+        (["--steps", str(10**20)], "--steps must be in 1..10000000"),  # it ran until killed
+        (["--envs", "Nope-v0"], "unknown env 'Nope-v0'"),
+        (["--device", "cuda"], "--device cuda"),
+    ],
+)
+def test_train_throughput_refuses_bad_budgets_in_one_line(argv, message, capsys, monkeypatch):
+    import torch
+
+    from tests.helpers import refused
+
+    if "cuda" in argv and torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    monkeypatch.setattr(train_throughput, "run", lambda *args: pytest.fail("nothing is timed after a refusal"))
+    assert message in refused(capsys, train_throughput.main, argv)
