@@ -105,7 +105,7 @@ def new_manifest(
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = Parser(prog="python -m agents.compare", description=__doc__.split("\n\n")[0].strip())
-    add_run_flags(parser)
+    add_run_flags(parser, resumes=False)
     # Each agent's own budget unless one is given: PQN trades samples for speed, so equal steps
     # would not be a fair race.
     parser.set_defaults(env="UAVGrid-v0", timesteps=None, eval_freq=None)

@@ -85,3 +85,11 @@ def test_from_runs_replots_without_training(tmp_path, capsys):
 def test_from_runs_of_a_plain_folder_is_a_clear_error(tmp_path, capsys):
     assert run_cli(compare.main, ["--from-runs", str(tmp_path)]) == 2
     assert "no manifest.json there" in capsys.readouterr().err
+
+
+def test_the_help_says_only_what_compare_takes(capsys):
+    from agents import compare
+
+    with pytest.raises(SystemExit):
+        compare.main(["--help"])
+    assert "--resume" not in capsys.readouterr().out  # a trainer's flag, not compare's

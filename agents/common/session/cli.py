@@ -58,9 +58,11 @@ def add_device_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_run_flags(parser: argparse.ArgumentParser) -> None:
-    """The flags that say what to train and how, shared by the trainers and agents.compare."""
-    parser.add_argument("--env", default=None, help=f"environment id (default: {DEFAULT_ENV}; with --resume: the run's)")
+def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True) -> None:
+    """The flags that say what to train and how, shared by the trainers and agents.compare
+    (``resumes``: the command takes --resume, whose run sets the defaults)."""
+    resumed = "; with --resume: the run's" if resumes else ""
+    parser.add_argument("--env", default=None, help=f"environment id (default: {DEFAULT_ENV}{resumed})")
     parser.add_argument("--timesteps", type=int, default=None, help="env steps to train (default: the config's n_timesteps)")
     parser.add_argument("--n-envs", type=int, default=None, help="parallel environments (default: the config's n_envs)")
     parser.add_argument(
@@ -83,7 +85,7 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
         "--opponent",
         default=None,
         help="envs with an opponent (BallDuel): who plays it, one of the env's built-in players (default: the config's "
-        "env_kwargs; with --resume: the run's); self: the learner's own snapshots (self-play; the pool's settings in "
+        f"env_kwargs{resumed}); self: the learner's own snapshots (self-play; the pool's settings in "
         "the section's self_play key)",
     )
     parser.add_argument("--log-dir", default="runs", help="where run folders go")
