@@ -76,6 +76,10 @@ def cores_busy_elsewhere(seconds: float = _SAMPLE_SECONDS) -> float:
     return max(busy_cores - own_cores, 0.0)
 
 
+#: More threads than any machine here has cores; torch takes a 32-bit count.
+MAX_THREADS = 1024
+
+
 def parse_threads(value: str) -> int | None:
     """``--threads``: "auto" (None) or a count >= 1."""
     if value == "auto":
@@ -84,8 +88,8 @@ def parse_threads(value: str) -> int | None:
         count = int(value)
     except ValueError:
         count = 0
-    if count < 1:
-        raise UsageError(f"--threads must be 'auto' or a whole number >= 1, got {value!r}")
+    if not 1 <= count <= MAX_THREADS:
+        raise UsageError(f"--threads must be 'auto' or a whole number in 1..{MAX_THREADS}, got {value!r}")
     return count
 
 

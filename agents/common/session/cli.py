@@ -8,6 +8,7 @@ a bug keeps its traceback (exit status 1).
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -203,6 +204,12 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
             main(argv)
         except UsageError as error:
             print(f"error: {error}", file=sys.stderr)
+            return 2
+        except OSError as error:
+            if error.errno != errno.ENAMETOOLONG:
+                raise
+            # Only a path given on the command line is that long: bad input, found where it is first used.
+            print(f"error: {str(error.filename)[:60]!r}...: a name too long for the file system", file=sys.stderr)
             return 2
         except Interrupted as interrupted:
             print(interrupted, file=sys.stderr)

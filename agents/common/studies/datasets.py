@@ -50,8 +50,11 @@ def check_dataset_id(dataset_id: str) -> str:
 def check_data_path(data_path: Path) -> None:
     """The folder datasets go in: a folder or none yet, under folders this process can write in."""
     existing = data_path
-    while not existing.exists():
-        existing = existing.parent
+    try:
+        while not existing.exists():
+            existing = existing.parent
+    except OSError as error:  # a name past the file system's limit
+        raise UsageError(f"--data-path {str(data_path)[:80]!r}: {error.strerror}") from None
     if not existing.is_dir():
         raise UsageError(f"--data-path {str(data_path)!r}: {str(existing)!r} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "", "1.5"])
 def test_a_bad_thread_count_is_refused_naming_it(value):
-    with pytest.raises(UsageError, match=f"--threads must be 'auto' or a whole number >= 1, got {value!r}"):
+    with pytest.raises(UsageError, match=f"--threads must be 'auto' or a whole number in 1..1024, got {value!r}"):
         threads.parse_threads(value)
 
 
@@ -88,5 +88,5 @@ def test_every_command_refuses_a_bad_thread_count_before_writing(tmp_path, comma
     done = subprocess.run([sys.executable, "-m", f"agents.{command}", *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
-    assert line.startswith("error: argument --threads: must be 'auto' or a whole number >= 1, got '0'")
+    assert line.startswith("error: argument --threads: must be 'auto' or a whole number in 1..1024, got '0'")
     assert not (tmp_path / "runs").exists()
