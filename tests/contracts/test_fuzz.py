@@ -33,6 +33,7 @@ COMMANDS: dict[str, list[str]] = {
     "agents.train": ["--env", "UAVGrid-v0", "--algo", "custom", "--timesteps", "32", "--n-envs", "2", "--eval-freq", "0"]
     + ["--save-freq", "0", "--no-progress", "--threads", "1", "--hyperparams", "learning_starts=16", "buffer_size=100"],
     "agents.evaluate": ["{run}", "--episodes", "1", "--threads", "1"],
+    "agents.compare": ["--env", "UAVGrid-v0", "--agents", "custom", "--seeds", "1", "--timesteps", "32", "--threads", "1"],
     "agents.league": ["random", "still", "--games", "2", "--env", "BallSumo-v0", "--threads", "1"],
     "agents.record": ["still", "--episodes", "1", "--env-kwargs", "obs_type=state", "--threads", "1"],
     "agents.exploit": ["still", "--search-only", "--games", "2", "--threads", "1"],
@@ -46,6 +47,7 @@ COMMANDS: dict[str, list[str]] = {
 WORK: dict[str, list[tuple[str, str]]] = {
     "agents.train": [("agents.learners.trainer", "Tracker")],  # after the run folder, before the envs
     "agents.evaluate": [("agents.evaluate", "evaluate"), ("agents.evaluate", "against_every_builtin")],
+    "agents.compare": [("agents.compare", "new_manifest"), ("agents.compare", "write_outputs")],
     "agents.league": [("agents.league", "play_league")],
     "agents.record": [("agents.record", "record_games")],
     "agents.exploit": [("agents.exploit", "search_exploitation"), ("agents.exploit", "train_best_response")],
@@ -58,7 +60,7 @@ SKIPPED = {"--track", "--wandb-project", "--wandb-entity", "--storage", "--devic
 
 NUMBERS = ["0", "-1", "1", "2", "-0", "3.5", "1e20", "1e400", "nan", "NaN", "inf", "-inf", str(2**63), str(2**64 + 1)]
 NUMBERS += [str(2**53 + 1), "0x10", "1_000", "", " ", "٣", "1e-400"]
-PATHS = ["{file}", "{folder}", "{file}/under", "/", ".", "..", "", "nowhere/deeper", "a" * 300, "\x00"]
+PATHS = ["{file}", "{folder}", "{file}/under", "/", ".", "..", "", "nowhere/deeper", "a" * 300]
 WORDS = ["", " ", "-", "--", "none", "None", "true", "ü", "🙂", "a b", "'", '"', "\\", "$HOME", "%s", "{}"]
 PAIRS = ["=", "x=", "=1", "gamma=nan", "gamma=inf", "batch_size=-1", "learning_rate=lin_", "policy_kwargs=dict(",
          "obs_type=üñï", "opponent=self", "n_ues=10**9", "policy_kwargs=dict(net_arch=[10**9])", "a"]  # fmt: skip
@@ -69,7 +71,8 @@ def hostile(action: argparse.Action) -> st.SearchStrategy[list[str]]:
     anything = st.sampled_from(NUMBERS + PATHS + WORDS)
     if action.nargs in ("*", "+") or isinstance(action.nargs, int):
         return st.lists(st.sampled_from(PAIRS + NUMBERS + WORDS), min_size=0, max_size=3)
-    texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+    # No NUL: a command line cannot carry one (argv holds C strings).
+    texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12)
     return st.one_of(anything, texts, st.integers(-(2**70), 2**70).map(str)).map(lambda value: [value])
 
 
