@@ -138,6 +138,7 @@ def test_a_hostile_value_for_any_flag_is_run_or_refused_in_one_line_leaving_noth
         monkeypatch.setattr(importlib.import_module(module), name, stop_here)
     main = importlib.import_module(command).main
     flags = fuzzed_flags(command)
+    codes: list[int] = []  # each invocation's exit status, for the record (-s shows the counts)
 
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=EXAMPLES <= 20)
     @given(data=st.data())
@@ -170,6 +171,7 @@ def test_a_hostile_value_for_any_flag_is_run_or_refused_in_one_line_leaving_noth
             finally:
                 os.chdir(cwd)
             said = stderr.getvalue()
+            codes.append(code)
             assert code in (0, 2), f"python -m {command} {argv}: exit {code}\n{said}"
             assert "Traceback" not in said, f"python -m {command} {argv}\n{said}"
             if code == 2:
@@ -180,6 +182,7 @@ def test_a_hostile_value_for_any_flag_is_run_or_refused_in_one_line_leaving_noth
                 )
 
     invoke()
+    print(f"python -m {command}: {len(codes)} invocations, {codes.count(2)} refused, {codes.count(0)} checked and run")
 
 
 def test_a_name_too_long_for_the_file_system_is_bad_input_and_other_os_errors_are_bugs(capsys):
