@@ -124,8 +124,8 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
         "--teacher",
         default=None,
         metavar="PLAYER",
-        help="an algorithm that learns from a teacher (distill): a built-in player or a model file or run folder of the "
-        "same env on its state (default: the config's teacher)",
+        help="for an algorithm that learns from a teacher (distill, kickstart): a built-in player, or a model file or "
+        "run folder of the same env on its state (default: the config's teacher)",
     )
     parser.add_argument("--save-freq", type=int, default=50_000, help="checkpoint every this many env steps (0: never)")
     parser.add_argument(
