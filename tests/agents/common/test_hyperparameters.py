@@ -53,7 +53,7 @@ def test_pqns_rollout_length_has_a_name_of_its_own_and_the_old_one_is_refused(tm
     assert PQNConfig().rollout_steps == 32 and not hasattr(PQNConfig(), "n_steps")
     argv = ["--algo", "pqn", "--env", "UAVGrid-v0", "--hyperparams", "n_steps=8", "--log-dir", str(tmp_path)]
     assert run_cli(custom_train.main, argv) == 2
-    renamed = "hyperparameter 'n_steps' of agents.custom_train is now called 'rollout_steps'"
+    renamed = "hyperparameter 'n_steps' of --algo pqn is now called 'rollout_steps'"
     assert capsys.readouterr().err == f"error: {renamed}: rename it in section 'UAVGrid-v0'\n"
     assert not any(tmp_path.iterdir()), "nothing written"
 
