@@ -95,6 +95,12 @@ class QLearner:
         self._dash_left = np.maximum(self._dash_left - 1, 0)
         return np.where(dashing, self._dash_action, greedy)
 
+    def epsilon_greedy(self, observation: Any, epsilon: float) -> np.ndarray:
+        """Epsilon-greedy actions for a batch of observations, with one forward pass."""
+        with torch.inference_mode(), self._autocast():
+            greedy = self._q_fn(to_tensor(observation, self.device)).argmax(dim=1).cpu().numpy()
+        return self.explore(greedy, epsilon)
+
     def gradient_step(self, loss: torch.Tensor) -> None:
         """One clipped Adam step on ``loss``."""
         self.optimizer.zero_grad(set_to_none=True)

@@ -37,7 +37,7 @@ from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import DistillConfig, TeacherGame, Teaching
 from agents.common.errors import UsageError
 from agents.custom import core
-from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, to_tensor
+from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner
 from ballenvs.directions import N_ACTIONS
 from ballenvs.reference import Arena, reference_for
 
@@ -103,6 +103,11 @@ def softmax(values: np.ndarray, temperature: float) -> np.ndarray:
     scaled -= scaled.max(axis=1, keepdims=True)
     weights = np.exp(scaled)
     return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def policy_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """H(targets, softmax(logits)), the mean over the batch: KL to the teacher's policy up to a constant."""
+    return -(targets * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
 
 
 def check_model_teacher(path: str, game: TeacherGame) -> tuple[Path, Path]:
@@ -177,16 +182,12 @@ class DistillAgent(QLearner):
         super().__init__(spec, config, device, seed, amp, compile)
         self.teacher = make_teacher(config, device, seed)
 
-    def act(self, observation: Any, epsilon: float) -> np.ndarray:
-        with torch.inference_mode(), self._autocast():
-            greedy = self._q_fn(to_tensor(observation, self.device)).argmax(dim=1).cpu().numpy()
-        return self.explore(greedy, epsilon)
+    act = QLearner.epsilon_greedy  # greedy on its logits, as a Q-learner on its Q-values
 
     def loss(self, observations: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Cross-entropy of the student's policy to the teacher's targets (KL up to a constant)."""
         with self._autocast():
             logits = self._q_fn(observations).float()
-        return -(targets * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        return policy_cross_entropy(logits, targets)
 
     def update(self, observations: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         if self.config.augment_shift:
@@ -300,5 +301,5 @@ def learn(
 
 def state_of(info: Mapping[str, Any] | None) -> np.ndarray:
     if not info or STATE_KEY not in info:
-        raise UsageError(f"distill reads info[{STATE_KEY!r}]: the env must be a native vector env with {STATE_OPTION}=true")
+        raise UsageError(f"a teacher reads info[{STATE_KEY!r}]: the env must be a native vector env with {STATE_OPTION}=true")
     return info[STATE_KEY]

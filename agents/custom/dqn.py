@@ -25,7 +25,7 @@ from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import CustomDQNConfig
 from agents.custom import core
 from agents.custom.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
-from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner, to_tensor
+from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner
 from agents.custom.networks import QNetwork
 
 #: Envs that all start together stay as they are: the replay buffer mixes their phases.
@@ -73,11 +73,7 @@ class DQNAgent(QLearner):
         self.target.requires_grad_(False)
         self._target_fn: Callable[[Any], torch.Tensor] = torch.compile(self.target) if self.compiled else self.target
 
-    def act(self, observation: Any, epsilon: float) -> np.ndarray:
-        """Epsilon-greedy actions for a batch of observations, with one forward pass."""
-        with torch.inference_mode(), self._autocast():
-            greedy = self._q_fn(to_tensor(observation, self.device)).argmax(dim=1).cpu().numpy()
-        return self.explore(greedy, epsilon)
+    act = QLearner.epsilon_greedy
 
     def random_actions(self, n: int) -> np.ndarray:
         return self.rng.integers(self.n_actions, size=n)

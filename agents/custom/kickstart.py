@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from agents.common.artifacts.models import find_model
 from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
@@ -31,7 +30,7 @@ from agents.common.errors import UsageError
 from agents.custom import core, dqn
 from agents.custom.buffer import Batch
 from agents.custom.core import Hooks, Progress
-from agents.custom.distill import LabelBuffer, check_teaching, make_teacher, state_of
+from agents.custom.distill import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.custom.dqn import STAGGER_ENVS, replay_buffer
 
 __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
@@ -99,7 +98,7 @@ class KickstartAgent(dqn.DQNAgent):
             observations, targets = self.labels.sample(len(batch.actions))
             with self._autocast():
                 logits = self._q_fn(observations).float()
-            loss = loss + self.weight * -(targets * F.log_softmax(logits / self.config.temperature, dim=1)).sum(1).mean()
+            loss = loss + self.weight * policy_cross_entropy(logits / self.config.temperature, targets)
         self.gradient_step(loss)
         return loss.detach()
 

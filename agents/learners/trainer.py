@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.common.artifacts.models import resume_model
-from agents.common.configuration.algorithms import TRAIN, check_algo, trained_by
+from agents.common.configuration.algorithms import ALGORITHMS, TRAIN, check_algo, trained_by
 from agents.common.errors import UsageError
 from agents.common.session.cli import describe_device, trainer_parser
 from agents.common.session.console import Console
@@ -66,7 +66,7 @@ def prepare(
         args.algo = resumed if resumed in algos else command.default_algo
     algo = check_algo(args.algo, command.module)
     if args.teacher is not None and "teacher" not in algo.keys:
-        taught = [name for name in command.algos if "teacher" in check_algo(name, command.module).keys]
+        taught = [name for name in command.algos if "teacher" in ALGORITHMS[name].keys]
         raise UsageError(f"--teacher: {algo.label} learns from no teacher; algorithms that do: {', '.join(taught) or 'none'}")
     if not algo.replay_buffer and args.save_replay_buffer:
         raise UsageError(f"--save-replay-buffer: {algo.label} keeps no replay buffer")

@@ -27,14 +27,17 @@ class QPlayer(Player):
         self.frames.reset(games)
 
     def act(self, seat: Seat) -> Any:
-        one_game = seat.xp is SCALAR
-        actions = self.act_with_values(seat)[0]
-        return int(actions[0]) if one_game else actions
+        actions = self._q_values(seat).argmax(dim=1).cpu().numpy()
+        return int(actions[0]) if seat.xp is SCALAR else actions
 
     def act_with_values(self, seat: Seat) -> tuple[np.ndarray, np.ndarray]:
         """The greedy actions of a batch (one game: a batch of one) and every action's Q-value."""
+        values = self._q_values(seat).float()
+        return values.argmax(dim=1).cpu().numpy(), values.cpu().numpy()
+
+    def _q_values(self, seat: Seat) -> torch.Tensor:
+        """The seat's observation through the frame stack and the network: (N, actions)."""
         observations = self.observer(seat.view, seat.xp) if self.observer is not None else seat.observe()
         batch = self.frames.push(observations[None] if seat.xp is SCALAR else observations)
         with torch.inference_mode():
-            values = self.q(torch.as_tensor(batch, device=self.device)).float()
-            return values.argmax(dim=1).cpu().numpy(), values.cpu().numpy()
+            return self.q(torch.as_tensor(batch, device=self.device))

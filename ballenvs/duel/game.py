@@ -68,7 +68,10 @@ class DuelGame(Game):
                 # The right side's unshaped result: +1 when the left ball went out alone, -1 the other way.
                 scores = (duel.winner == RIGHT_WINS) * 1.0 - (duel.winner == LEFT_WINS) * 1.0
                 self.opponent.finished(None if duel.num_games is None else ended, scores)
-        return reward, terminated, duel.info() | self.reset_info()
+        info = duel.info()
+        if self.state_info:
+            info.update(self.reset_info())
+        return reward, terminated, info
 
     def reset_info(self) -> dict[str, Any]:
         if not self.state_info:
