@@ -26,6 +26,7 @@ from ballenvs._checks import check_action, check_int, check_options
 from ballenvs.directions import arrow_keys
 from ballenvs.game import Game
 from ballenvs.render import RENDER_MODES, Renderer, check_render_mode
+from ballenvs.state import fitting, generator_state, parts, set_generator_state
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 
@@ -291,6 +292,36 @@ class GameVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         if self._renderer is not None:
             self._renderer.close()
+
+    # -- games in progress ---------------------------------------------------------------------
+
+    def get_state(self) -> dict[str, Any]:
+        """Every env's game in progress, generator and autoreset flag (:mod:`ballenvs.state`): an
+        env made with the same arguments goes on from it exactly (:meth:`set_state`), as this one would."""
+        rngs = self._ensure_seeded()
+        return {
+            "game": self.game.get_state(),
+            "rngs": [generator_state(rng) for rng in rngs],
+            "seeds": list(self._seeds),
+            "ended": self._ended.copy(),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Go on from :meth:`get_state`'s state of an env made with the same arguments; a state that
+        does not fit (another number of envs, another game's) is a ValueError naming what."""
+        state = parts(state, ("game", "rngs", "seeds", "ended"), "vector env")
+        rngs, seeds = state["rngs"], state["seeds"]
+        for name, value in (("rngs", rngs), ("seeds", seeds)):
+            if not isinstance(value, list) or len(value) != self.num_envs:
+                raise ValueError(f"state {name}: expected a list of {self.num_envs} (one per env), got {value!r:.80}")
+        if not all(seed is None or (isinstance(seed, int) and not isinstance(seed, bool)) for seed in seeds):
+            raise ValueError(f"state seeds: expected ints or None, got {seeds!r:.80}")
+        ended = fitting(self._ended, state["ended"], "ended")
+        generators = self._ensure_seeded()
+        for i, (rng, saved) in enumerate(zip(generators, rngs)):
+            set_generator_state(rng, saved, f"rngs[{i}]")
+        self.game.set_state(state["game"])
+        self._seeds, self._ended = list(seeds), ended
 
     # -- pieces --------------------------------------------------------------------------------
 

@@ -84,6 +84,15 @@ class Game(ABC):
         """The info of freshly reset games (read for the games just reset only)."""
         return {}
 
+    def get_state(self) -> dict[str, Any]:
+        """Everything the games need to go on exactly as they would have: positions, step counts,
+        what the game has drawn ahead, its players' memory (:mod:`ballenvs.state`)."""
+        raise NotImplementedError(f"{self.NAME} cannot save its games in progress")
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Go on from what :meth:`get_state` of a game made with the same options gave."""
+        raise NotImplementedError(f"{self.NAME} cannot restore games in progress")
+
     @abstractmethod
     def draw(self, canvas: Any, game: int | None) -> None:
         """Draw game ``game`` of a batch (None: the one game) on a :class:`ballenvs.render.Canvas`."""
@@ -120,3 +129,11 @@ class Player:
         """``games`` ended this step (None: the one game, else a bool mask); ``scores`` holds this
         player's result in each game (+1 won, -1 lost, 0 drawn; read where ``games`` is set). A
         player that learns who beats it (self-play's pool) keeps the tally; most ignore it."""
+
+    def get_state(self) -> dict[str, Any]:
+        """What the player remembers between steps, generators included (:mod:`ballenvs.state`):
+        a game saved in progress goes on with the same plans. Most remember nothing."""
+        return {}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Go on from what :meth:`get_state` of a player made the same way gave."""

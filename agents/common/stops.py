@@ -93,6 +93,13 @@ class DeferredStop:
 
     signum: int | None = None
 
+    def raise_if_stopped(self) -> None:
+        """Stop the command as the signal seen would have: Ctrl-C's KeyboardInterrupt, or :class:`Stopped`."""
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        if self.signum is not None:
+            raise Stopped(self.signum)
+
 
 @contextlib.contextmanager
 def deferring_stops() -> Iterator[DeferredStop]:
@@ -127,7 +134,31 @@ def stops_wait_for_block() -> Iterator[None]:
         return
     with deferring_stops() as stop:
         yield
-    if stop.signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    if stop.signum is not None:
-        raise Stopped(stop.signum)
+    stop.raise_if_stopped()
+
+
+@contextlib.contextmanager
+def stopping_between_steps() -> Iterator[DeferredStop]:
+    """A training loop's stops, at the end of a step: the first Ctrl-C or stop signal is noted in
+    the yielded :class:`DeferredStop`, which the loop reads after each step (everything it holds
+    then is whole, so the interrupted model goes on exactly); a second one stops at once, for a
+    step that never ends (a hung worker process)."""
+    seen = DeferredStop()
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def note(signum: int, frame: Any) -> None:
+        second = seen.signum is not None
+        seen.signum = signum
+        if second:
+            seen.raise_if_stopped()
+
+    note.defers_stops = True  # type: ignore[attr-defined]  # a checkpoint written at a step's end needs no deferral of its own
+    signums = [signum for signum in (signal.SIGINT, *STOP_SIGNALS) if signal.getsignal(signum) != signal.SIG_IGN]
+    previous = {signum: signal.signal(signum, note) for signum in signums}
+    try:
+        yield seen
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -16,6 +16,7 @@ from agents.common.errors import UsageError
 from agents.common.readers import count, npz_arrays
 from agents.common.studies.returns import n_step_returns
 from agents.custom.core import observation_parts, torch_dtype
+from ballenvs.state import generator_state, set_generator_state
 
 Observation = Any  # an array, or a dict of arrays for Dict spaces
 
@@ -102,6 +103,14 @@ class _Ring:
         raise NotImplementedError
 
     def _fill(self, store: Any, values: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def sampler_state(self) -> Any:
+        """The state of the generator minibatches are drawn with: a resume that goes on exactly
+        draws the same minibatches from the buffer it reloads."""
+        raise NotImplementedError
+
+    def set_sampler_state(self, state: Any) -> None:
         raise NotImplementedError
 
     def save(self, path: str | Path) -> None:
@@ -221,6 +230,12 @@ class ReplayBuffer(_Ring):
     def _fill(self, store: Any, values: np.ndarray) -> None:
         store[: len(values)] = values
 
+    def sampler_state(self) -> Any:
+        return generator_state(self.rng)
+
+    def set_sampler_state(self, state: Any) -> None:
+        set_generator_state(self.rng, state, "replay buffer rng")
+
 
 class DeviceReplayBuffer(_Ring):
     """The same ring of transitions, resident on a torch device (the GPU's memory): each vector
@@ -296,6 +311,15 @@ class DeviceReplayBuffer(_Ring):
 
     def _fill(self, store: Any, values: np.ndarray) -> None:
         store[: len(values)] = torch.as_tensor(values, device=self.device)
+
+    def sampler_state(self) -> Any:
+        return self.generator.get_state()
+
+    def set_sampler_state(self, state: Any) -> None:
+        try:
+            self.generator.set_state(state)
+        except (TypeError, RuntimeError) as error:
+            raise ValueError(f"state replay buffer generator: not a torch generator's state ({error})") from None
 
 
 def _numpy_dtype(dtype: torch.dtype) -> Any:

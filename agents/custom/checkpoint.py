@@ -30,7 +30,9 @@ def agent_classes() -> dict[str, type[QLearner]]:
     return {module.Agent.FORMAT: module.Agent for module in modules}
 
 
-def save_checkpoint(path: str | Path, agent: QLearner, progress: Progress) -> None:
+def save_checkpoint(path: str | Path, agent: QLearner, progress: Progress, run_state: dict[str, Any] | None = None) -> None:
+    """``run_state``: the run's games in progress, generators and the like
+    (:meth:`agents.learners.custom.CustomLearner.run_state`), for a resume that goes on exactly."""
     state = {
         "format": agent.FORMAT,
         "spec": agent.spec,
@@ -39,8 +41,36 @@ def save_checkpoint(path: str | Path, agent: QLearner, progress: Progress) -> No
         "exploration_rate": progress.epsilon(agent.config),
         "agent": agent.state_dict(),
     }
+    if run_state is not None:
+        state["run_state"] = arrays_as_tensors(run_state)
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
+
+
+#: How a numpy array travels in a checkpoint: ``torch.load(weights_only=True)`` reads tensors, not arrays.
+_ARRAY = "numpy array"
+
+
+def arrays_as_tensors(value: Any) -> Any:
+    """``value`` with each numpy array, however deep in dicts, lists and tuples, as a tensor marked as one."""
+    if isinstance(value, np.ndarray):
+        return {_ARRAY: torch.from_numpy(np.ascontiguousarray(value))}
+    if isinstance(value, dict):
+        return {key: arrays_as_tensors(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(arrays_as_tensors(item) for item in value)
+    return value
+
+
+def tensors_as_arrays(value: Any) -> Any:
+    """What :func:`arrays_as_tensors` wrote, its arrays numpy arrays again."""
+    if isinstance(value, dict):
+        if set(value) == {_ARRAY} and isinstance(value[_ARRAY], torch.Tensor):
+            return value[_ARRAY].numpy()
+        return {key: tensors_as_arrays(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(tensors_as_arrays(item) for item in value)
+    return value
 
 
 def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
@@ -62,6 +92,8 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
     unknown = sorted(set(progress) - {"num_timesteps", "episodes", "exploration_horizon"})
     if unknown:
         raise UsageError(f"{what}: progress holds unknown {', '.join(map(str, unknown))}")
+    if not isinstance(state.get("run_state", {}), dict):
+        raise UsageError(f"{what}: run_state must be a mapping, got {type(state['run_state']).__name__}")
     rate = finite(state["exploration_rate"], f"{what}: exploration_rate")
     if not 0.0 <= rate <= 1.0:
         raise UsageError(f"{what}: exploration_rate must be in [0, 1], got {rate!r}")

@@ -33,6 +33,7 @@ from agents.common.configuration.hyperparameters import QConfig
 from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones
 from agents.custom.networks import QNetwork, network_spec
+from ballenvs.state import copied, fitting_or_none, generator_state, parts, set_generator_state
 
 # -- hyperparameters --------------------------------------------------------------------------------
 
@@ -55,6 +56,9 @@ class QLearner:
     """A Q-network, Adam, and epsilon-greedy exploration; subclasses add their targets and updates.
 
     ``config`` has ``initial_learning_rate``, ``linear_learning_rate`` and ``max_grad_norm``."""
+
+    #: Why a resume of this agent's run cannot go on exactly (None: it can, see :meth:`runtime_state`).
+    INEXACT_RESUME: str | None = None
 
     def __init__(self, spec: dict[str, Any], config: Any, device: str, seed: int, amp: bool, compile: bool) -> None:
         torch.manual_seed(seed)
@@ -116,6 +120,25 @@ class QLearner:
         for group in self.optimizer.param_groups:
             group["lr"] = rate
         return rate
+
+    def runtime_state(self) -> dict[str, Any]:
+        """What the agent holds between steps besides its networks and optimiser, for a resume that
+        goes on exactly (:mod:`ballenvs.state`'s kinds of values): its exploration's generator
+        and dashes; an algorithm adds its own."""
+        return {
+            "rng": generator_state(self.rng),
+            "dash_left": copied(self._dash_left),
+            "dash_action": copied(self._dash_action),
+        }
+
+    def load_runtime_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("rng", "dash_left", "dash_action"), "agent")
+        dash_left = fitting_or_none(self._dash_left, state["dash_left"], "agent dash_left")
+        dash_action = fitting_or_none(self._dash_action, state["dash_action"], "agent dash_action")
+        if (dash_left is None) != (dash_action is None):
+            raise ValueError("state agent: dash_left and dash_action must both be None or both arrays")
+        set_generator_state(self.rng, state["rng"], "agent rng")
+        self._dash_left, self._dash_action = dash_left, dash_action
 
     def state_dict(self) -> dict[str, Any]:
         """What a checkpoint keeps of the agent (an algorithm adds its own parts)."""

@@ -40,6 +40,7 @@ from agents.custom import core
 from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner
 from ballenvs.directions import N_ACTIONS
 from ballenvs.reference import Arena, reference_for
+from ballenvs.state import generator_state, set_generator_state
 
 #: Envs that all start together stay as they are: the buffer of labels mixes their phases.
 STAGGER_ENVS = False
@@ -175,6 +176,7 @@ class DistillAgent(QLearner):
     """The student network and its optimiser, and the teacher that labels its frames."""
 
     FORMAT = "ballenvs-custom-distill/1"  # of its checkpoints
+    INEXACT_RESUME = "the teacher's generators are not saved"
 
     def __init__(
         self, spec: dict[str, Any], config: DistillConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
@@ -227,6 +229,12 @@ class LabelBuffer:
             torch.as_tensor(self.targets[rows], device=self.device),
         )
 
+    def sampler_state(self) -> Any:
+        return generator_state(self.rng)
+
+    def set_sampler_state(self, state: Any) -> None:
+        set_generator_state(self.rng, state, "label buffer rng")
+
     def save(self, path: Path) -> None:
         """The labelled frames as an .npz (no pickle), oldest first."""
         order = (self.position - self.size + np.arange(self.size)) % self.capacity
@@ -269,8 +277,8 @@ def learn(
     log = EpisodeLog(hooks, progress.num_timesteps, log_every_episodes)
     loss: torch.Tensor | None = None
     end = progress.num_timesteps + timesteps
-    vec_steps, agreed, labelled = 0, 0, 0
-    obs = env.reset()
+    vec_steps, agreed, labelled = progress.num_timesteps // n_envs, 0, 0
+    obs = env.first_observations()
     states = state_of(env.reset_info)
     teacher.reset(np.ones(n_envs, dtype=bool))
     while progress.num_timesteps < end:

@@ -156,8 +156,8 @@ def learn(
     log = EpisodeLog(hooks, progress.num_timesteps, log_every_episodes)
     loss: torch.Tensor | None = None
     end = progress.num_timesteps + timesteps
-    vec_steps = 0
-    obs = env.reset()
+    vec_steps = progress.num_timesteps // n_envs  # a resumed run keeps its phase of train_freq and the target updates
+    obs = env.first_observations()
     while progress.num_timesteps < end:
         if progress.num_timesteps < config.learning_starts:
             actions = agent.random_actions(n_envs)  # warm-up, as SB3: uniform actions

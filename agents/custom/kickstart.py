@@ -66,6 +66,7 @@ class KickstartAgent(dqn.DQNAgent):
     """Our DQN agent with a teacher's term in its loss, and its labels."""
 
     FORMAT = "ballenvs-custom-kickstart/1"  # of its checkpoints
+    INEXACT_RESUME = "the teacher's labels and generators are not saved"
 
     def __init__(
         self,
@@ -122,8 +123,8 @@ class LabelledSteps:
         self._observations: Any = None
         self._states = np.zeros((0, 0))  # until reset
 
-    def reset(self) -> Any:
-        self._observations = self.env.reset()
+    def first_observations(self) -> Any:
+        self._observations = self.env.first_observations()
         self._states = state_of(self.env.reset_info)
         self.agent.teacher.reset(np.ones(self.num_envs, dtype=bool))
         return self._observations

@@ -34,6 +34,7 @@ from agents.custom.core import (
     to_tensor,
     torch_dtype,
 )
+from ballenvs.state import parts
 
 #: A short rollout of envs that all started together would hold one phase of their episodes only.
 STAGGER_ENVS = True
@@ -89,7 +90,40 @@ class Rollout:
             torch.zeros((steps, n_envs), device=device) for _ in range(4)
         )
         self.finals: list[tuple[int, np.ndarray, Any]] = []  # (step, envs that ended, their last observations)
+        self.filled = 0  # steps stored so far
         self._dict = isinstance(observation_space, spaces.Dict)
+
+    def _stores(self) -> dict[str, torch.Tensor]:
+        stores = {"actions": self.actions, "rewards": self.rewards, "terminated": self.terminated, "ended": self.ended}
+        return stores | {"values": self.values} | {f"obs/{key}": store for key, store in self.observations.items()}
+
+    def get_state(self) -> dict[str, Any]:
+        """The steps stored so far: a checkpoint between two updates holds the rollout cut short."""
+        stored = {name: store[: self.filled].clone() for name, store in self._stores().items()}
+        return {"filled": self.filled, "stores": stored, "finals": list(self.finals)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("filled", "stores", "finals"), "rollout")
+        filled, stored, finals = state["filled"], state["stores"], state["finals"]
+        stores = self._stores()
+        if not isinstance(filled, int) or isinstance(filled, bool) or not 0 <= filled <= len(self.actions):
+            raise ValueError(f"state rollout filled: expected a step count up to {len(self.actions)}, got {filled!r:.80}")
+        if not isinstance(stored, dict) or set(stored) != set(stores):
+            raise ValueError(f"state rollout stores: expected {', '.join(stores)}")
+        for name, store in stores.items():
+            saved = stored[name]
+            if not isinstance(saved, torch.Tensor) or saved.shape != store[:filled].shape or saved.dtype != store.dtype:
+                raise ValueError(
+                    f"state rollout {name}: expected a {store.dtype} tensor of shape {tuple(store[:filled].shape)}"
+                )
+        if not isinstance(finals, list) or not all(
+            isinstance(final, tuple) and len(final) == 3 and isinstance(final[0], int) and 0 <= final[0] < filled
+            for final in finals
+        ):
+            raise ValueError("state rollout finals: expected (step, envs, observations) of the steps stored")
+        for name, store in stores.items():
+            store[:filled] = stored[name].to(store.device)
+        self.filled, self.finals = filled, list(finals)
 
     def store_observation(self, t: int, observation: Any) -> Any:
         """Keep step t's observations and return them as the tensors to act on."""
@@ -116,6 +150,30 @@ class PQNAgent(QLearner):
     ) -> None:
         super().__init__(spec, config, device, seed, amp, compile)
         self.generator = torch.Generator().manual_seed(seed)  # minibatch order
+        self.rollout: Rollout | None = None  # the agent's, so that a checkpoint holds one cut short
+        self._restored_rollout: dict[str, Any] | None = None  # a checkpoint's, for the first rollout made
+
+    def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
+        """The rollout the loop fills: a checkpoint's cut short when the agent was restored from one."""
+        if self.rollout is None or self.rollout.actions.shape != (steps, n_envs):
+            self.rollout = Rollout(steps, n_envs, observation_space, self.device)
+        if self._restored_rollout is not None:
+            self.rollout.set_state(self._restored_rollout)
+            self._restored_rollout = None
+        return self.rollout
+
+    def runtime_state(self) -> dict[str, Any]:
+        rollout = None if self.rollout is None else self.rollout.get_state()
+        return {**super().runtime_state(), "generator": self.generator.get_state(), "rollout": rollout}
+
+    def load_runtime_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("generator", "rollout"), "agent")
+        super().load_runtime_state(state)
+        try:
+            self.generator.set_state(state["generator"])
+        except (TypeError, RuntimeError) as error:
+            raise ValueError(f"state agent generator: not a torch generator's state ({error})") from None
+        self._restored_rollout = state["rollout"]
 
     def act(self, observation: Any, epsilon: float) -> tuple[np.ndarray, torch.Tensor]:
         """Epsilon-greedy actions for a batch, and each observation's value max_a Q(s, a), from one forward pass."""
@@ -153,14 +211,14 @@ def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: 
     rollouts of ``rollout_steps`` steps, each followed by its updates; or fewer if ``hooks.on_step``
     says stop. The loop never waits on the device except to fetch the actions it acts on."""
     config, n_envs = agent.config, env.num_envs
-    rollout = Rollout(config.rollout_steps, n_envs, env.observation_space, agent.device)
+    rollout = agent.rollout_for(config.rollout_steps, n_envs, env.observation_space)
     log = EpisodeLog(hooks, progress.num_timesteps)
     loss: torch.Tensor | None = None
     end = progress.num_timesteps + timesteps
-    observation = env.reset()
+    observation = env.first_observations()
     while progress.num_timesteps < end:
-        rollout.finals.clear()
-        for t in range(config.rollout_steps):
+        while rollout.filled < config.rollout_steps:  # from 0, or where a restored checkpoint's rollout stopped
+            t = rollout.filled
             actions, rollout.values[t] = agent.act(rollout.store_observation(t, observation), progress.epsilon(config))
             step = env.step(actions)
             rollout.actions[t] = torch.as_tensor(actions)
@@ -172,6 +230,7 @@ def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: 
                 rollout.finals.append((t, envs, rows_of(step.next_observations, envs)))
             observation = step.observations
             progress.num_timesteps += n_envs
+            rollout.filled = t + 1
             log.add(progress, step.episodes, loss)
             if not hooks.on_step(progress):
                 return
@@ -185,3 +244,5 @@ def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: 
         if config.linear_learning_rate:
             agent.set_learning_rate(progress.progress_remaining())
         loss = agent.update(rollout, returns)
+        rollout.filled = 0
+        rollout.finals.clear()

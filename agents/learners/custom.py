@@ -8,6 +8,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
+import torch
 from stable_baselines3.common.logger import Logger, configure
 
 from agents.common.artifacts.models import SNAPSHOTS
@@ -20,7 +21,14 @@ from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
 from agents.custom import distill, dqn, kickstart, pqn
-from agents.custom.checkpoint import SUFFIX, CustomPolicy, load_checkpoint, restore_agent, save_checkpoint
+from agents.custom.checkpoint import (
+    SUFFIX,
+    CustomPolicy,
+    load_checkpoint,
+    restore_agent,
+    save_checkpoint,
+    tensors_as_arrays,
+)
 from agents.custom.core import CustomAlgorithm, Progress, QLearner, RunHooks, custom_algorithm
 from agents.sb3.dqn import from_q_network, save_model
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
@@ -71,8 +79,51 @@ class CustomLearner:
             print(f"replay buffer restored: {len(self.buffer)} transitions")
         if opponent is not None and setup.self_play is not None:  # self-play made the opponent
             self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.q, opponent, self.spec, setup.seed)
+        if self.state is not None:
+            self.restore_run_state(setup)
         self.logger: Logger = configure(str(run_dir), ["csv", "tensorboard"])
         self.run_dir = run_dir
+
+    def run_state(self) -> dict[str, Any]:
+        """Everything besides the weights that the run goes on from: the games in progress, every
+        generator (the agent's, the replay buffer's, the pool's, torch's), the pool's choices."""
+        return {
+            "agent": self.agent.runtime_state(),
+            "envs": self.env.get_state(),
+            "buffer": None if self.buffer is None else self.buffer.sampler_state(),
+            "pool": None if self.pool is None else self.pool.get_state(),
+            "torch": torch.get_rng_state(),
+        }
+
+    def restore_run_state(self, setup: RunSetup) -> None:
+        """Go on from the checkpoint's run state, and say in one line what keeps the resume from
+        being exact (the run then goes on from fresh games where it must)."""
+        assert self.state is not None
+        saved = self.state.get("run_state")
+        inexact = [] if self.agent.INEXACT_RESUME is None else [self.agent.INEXACT_RESUME]
+        if saved is None:
+            inexact.append("its checkpoint holds no games in progress (written by an earlier version)")
+            saved = {}
+        elif saved.get("envs") is None or self.env.get_state() is None:
+            inexact.append(f"the games in progress are not saved with --vec-env {setup.vec_env} (native: they are)")
+        if self.buffer is not None and setup.resume_buffer is None:
+            inexact.append("no replay buffer was saved, it starts empty (--save-replay-buffer keeps it)")
+        try:
+            saved = tensors_as_arrays(saved)
+            if "agent" in saved:
+                self.agent.load_runtime_state(saved["agent"])
+            if saved.get("envs") is not None and self.env.get_state() is not None:
+                self.env.set_state(saved["envs"])
+            if self.buffer is not None and setup.resume_buffer is not None and saved.get("buffer") is not None:
+                self.buffer.set_sampler_state(saved["buffer"])
+            if self.pool is not None and saved.get("pool") is not None:
+                self.pool.set_state(saved["pool"])
+            if "torch" in saved:
+                torch.set_rng_state(saved["torch"])
+        except (ValueError, TypeError, RuntimeError) as error:
+            raise UsageError(f"--resume {str(setup.resume)!r}: its run state does not fit this run: {error}") from None
+        if inexact:
+            print(f"resume is not exact: {'; '.join(inexact)}")
 
     @property
     def learning_starts(self) -> int:
@@ -93,7 +144,7 @@ class CustomLearner:
         return CustomPolicy(self.agent.q, 0.0, str(self.agent.device))
 
     def save(self, path: Path) -> None:
-        save_checkpoint(path, self.agent, self.progress)
+        save_checkpoint(path, self.agent, self.progress, self.run_state())
 
     def save_replay_buffer(self, path: Path) -> None:
         self.buffer.save(path)

@@ -52,6 +52,11 @@ class SB3Learner:
             if setup.resume_buffer is not None:
                 message += f" with its replay buffer ({load_replay_buffer(self.model, setup.resume_buffer)} transitions)"
             print(message)
+            # SB3 saves none of these, and its learn() resets the envs: docs/guarantees.md says so too.
+            print(
+                "resume is not exact: stable-baselines3's DQN starts fresh games and generators (its model keeps the "
+                "weights, optimiser and step count; --save-replay-buffer keeps the buffer)"
+            )
         if opponent is not None and setup.self_play is not None:  # self-play made the opponent
             self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.model.q_net, opponent, None, setup.seed)
         self.model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))

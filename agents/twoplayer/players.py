@@ -11,6 +11,7 @@ import torch
 from agents.common.environments.frames import FrameStack
 from ballenvs.backend import SCALAR
 from ballenvs.game import Player, Seat
+from ballenvs.state import parts
 
 
 class QPlayer(Player):
@@ -25,6 +26,12 @@ class QPlayer(Player):
 
     def reset(self, games: np.ndarray | None) -> None:
         self.frames.reset(games)
+
+    def get_state(self) -> dict[str, Any]:
+        return {"frames": self.frames.get_state()}  # the network is its owner's to save
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.frames.set_state(parts(state, ("frames",), "Q player")["frames"])
 
     def act(self, seat: Seat) -> Any:
         actions = self._q_values(seat).argmax(dim=1).cpu().numpy()

@@ -35,6 +35,7 @@ from agents.twoplayer.league import make_entrant_player, model_entrant
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
+from ballenvs.state import generator_state, parts, set_generator_state
 
 
 class SelfPlayOpponent(QPlayer):
@@ -68,6 +69,18 @@ class SelfPlayOpponent(QPlayer):
         n = None if games is None else len(games)
         for player, own in zip(self.scripted, self._scripted_games(n or 0)):
             player.reset(None if games is None else games[own])
+
+    def get_state(self) -> dict[str, Any]:
+        """Its frames and its scripted players' memory (the pool saves the network)."""
+        return {**super().get_state(), "scripted": [player.get_state() for player in self.scripted]}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        scripted = parts(state, ("scripted",), "self-play opponent")["scripted"]
+        if not isinstance(scripted, list) or len(scripted) != len(self.scripted):
+            raise ValueError(f"state self-play opponent: expected {len(self.scripted)} scripted players' states")
+        for player, saved in zip(self.scripted, scripted):
+            player.set_state(saved)
 
     def finished(self, games: np.ndarray | None, scores: Any) -> None:
         if self.tally is None or games is None:
@@ -141,6 +154,47 @@ class SnapshotPool:
         weights = {k: v.detach().clone() for k, v in self.learner.state_dict().items()}
         self.snapshots = [*self.snapshots, (steps, weights)][-self.settings.window :]
 
+    def get_state(self) -> dict[str, Any]:
+        """Where its choices stand: its generator, the tallies, the snapshots it holds (with their
+        weights: a resumed run's folder holds none of them) and the opponent's network now."""
+        return {
+            "rng": generator_state(self.rng),
+            "scores": {steps: list(tally) for steps, tally in self.scores.items()},
+            "snapshots": [steps for steps, _ in self.snapshots],
+            "snapshot_weights": [weights for _, weights in self.snapshots],
+            "opponent_steps": self.opponent_steps,
+            "opponent": {k: v.detach().clone() for k, v in self.opponent.q.state_dict().items()},
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        keys = ("rng", "scores", "snapshots", "snapshot_weights", "opponent_steps", "opponent")
+        state = parts(state, keys, "self-play pool")
+        steps_held, scores, opponent_steps = state["snapshots"], state["scores"], state["opponent_steps"]
+        if not isinstance(steps_held, list) or not all(_is_count(steps) for steps in steps_held):
+            raise ValueError(f"state self-play pool snapshots: expected a list of step counts, got {steps_held!r:.80}")
+        held = state["snapshot_weights"]
+        if not isinstance(held, list) or len(held) != len(steps_held):
+            raise ValueError(f"state self-play pool snapshot_weights: expected {len(steps_held)} networks' weights")
+        if not isinstance(scores, dict) or not all(
+            _is_count(steps) and isinstance(t, list) and len(t) == 2 and all(isinstance(x, float) for x in t)
+            for steps, t in scores.items()
+        ):
+            raise ValueError("state self-play pool scores: expected step counts -> [points, games]")
+        if opponent_steps is not None and opponent_steps not in steps_held:
+            raise ValueError(f"state self-play pool opponent_steps: {opponent_steps!r} is none of its snapshots")
+        for name, weights in [("opponent", state["opponent"]), *(("snapshot_weights", weights) for weights in held)]:
+            try:  # on the opponent's network: each must fit it
+                self.opponent.q.load_state_dict(weights)
+            except (RuntimeError, TypeError, AttributeError, ValueError) as error:
+                raise ValueError(
+                    f"state self-play pool {name}: not this run's network ({str(error).splitlines()[0]})"
+                ) from None
+        self.opponent.q.load_state_dict(state["opponent"])
+        snapshots = list(zip(steps_held, held))
+        set_generator_state(self.rng, state["rng"], "self-play pool rng")
+        self.snapshots, self.opponent_steps = snapshots, opponent_steps
+        self.scores = {steps: list(tally) for steps, tally in scores.items()}
+
     def swap(self) -> None:
         choice = self.choose()
         if choice is None:
@@ -149,6 +203,10 @@ class SnapshotPool:
         else:
             self.opponent_steps, weights = self.snapshots[choice]
             self.opponent.q.load_state_dict(weights)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def make_opponent(

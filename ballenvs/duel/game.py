@@ -16,6 +16,7 @@ from ballenvs.duel.observe import state_of_view
 from ballenvs.duel.roster import make_player
 from ballenvs.duel.rules import DUEL_OPTIONS, LEFT_WINS, RENDER_FPS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.game import Game, Player
+from ballenvs.state import parts
 
 #: The options of BallDuel, besides render_mode and max_episode_steps.
 OPTIONS = ("opponent", "state_info", *DUEL_OPTIONS)
@@ -77,6 +78,14 @@ class DuelGame(Game):
         if not self.state_info:
             return {}
         return {"state": state_of_view(self.duel.view(LEFT, self.duel.clock))}
+
+    def get_state(self) -> dict[str, Any]:
+        return {"duel": self.duel.get_state(), "opponent": self.opponent.get_state()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("duel", "opponent"), "game")
+        self.duel.set_state(state["duel"])
+        self.opponent.set_state(state["opponent"])
 
     def observe(self) -> np.ndarray:
         return self.duel.observe(LEFT)

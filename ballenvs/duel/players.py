@@ -19,6 +19,7 @@ from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS, heading_to_action
 from ballenvs.duel.core import RIGHT, DuelCore, DuelPhysics, DuelState
 from ballenvs.duel.observe import side_view
 from ballenvs.game import Player, Seat
+from ballenvs.state import copied, fitting_or_none, parts
 
 
 def _no_thrust(seat: Seat) -> Any:
@@ -131,6 +132,17 @@ class Sprinter(Player):
             self.actions = self.age = None
         elif self.age is not None:
             self.age[games] = self.REPLAN  # a restarted game plans afresh
+
+    def get_state(self) -> dict[str, Any]:
+        return {"actions": copied(self.actions), "age": copied(self.age)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("actions", "age"), "sprinter")
+        actions = fitting_or_none(self.actions, state["actions"], "sprinter actions")
+        age = fitting_or_none(self.age, state["age"], "sprinter age")
+        if (actions is None) != (age is None) or (actions is not None and actions.shape != age.shape):
+            raise ValueError("state sprinter: actions and age must both be None or arrays of one shape")
+        self.actions, self.age = actions, age
 
     def act(self, seat: Seat) -> Any:
         balls = [np.atleast_1d(np.asarray(field, dtype=np.float64)) for field in seat.view[:8]]

@@ -15,10 +15,11 @@ from gymnasium import spaces
 from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_float, check_int
 from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
-from ballenvs.duel.core import LEFT, DuelCore, DuelPhysics
+from ballenvs.duel.core import LEFT, DuelCore, DuelPhysics, DuelState
 from ballenvs.duel.drawing import draw_duel
 from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, SideView, make_observer, side_view
 from ballenvs.game import Player, RenderSpec, Seat
+from ballenvs.state import copied, fitting, parts
 
 #: The options of both players' game (BallDuel's, less the opponent).
 DUEL_OPTIONS = ("obs_type", "obs_size", "subpixel", "shaping", "ring_radius", "ball_radius")
@@ -149,6 +150,24 @@ class TwoPlayerDuel:
             potential_after = xp.where(terminated, 0.0, self._potential())
             reward = reward + self.shaping * (potential_after - potential_before)
         return reward, terminated
+
+    def get_state(self) -> dict[str, Any]:
+        """The balls, each game's step count and result (:mod:`ballenvs.state`)."""
+        return {
+            "balls": [copied(field) for field in self.core.state],
+            "steps": copied(self.core.steps),
+            "winner": copied(self.winner),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("balls", "steps", "winner"), "duel")
+        balls = state["balls"]
+        if not isinstance(balls, list) or len(balls) != len(DuelState._fields):
+            raise ValueError(f"state duel balls: expected {len(DuelState._fields)} fields ({', '.join(DuelState._fields)})")
+        core = self.core
+        fields = [fitting(now, saved, f"duel {name}") for now, saved, name in zip(core.state, balls, DuelState._fields)]
+        steps, winner = fitting(core.steps, state["steps"], "duel steps"), fitting(self.winner, state["winner"], "duel winner")
+        core.state, core.steps, self.winner = DuelState(*fields), steps, winner
 
     def time_left(self) -> Any:
         """The share of the game left (1 at the start, 0 at ``game_steps``): a float or an (N,) array."""

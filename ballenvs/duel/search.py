@@ -30,6 +30,7 @@ from ballenvs.duel.core import LEFT, RIGHT, DuelState
 from ballenvs.duel.players import Anchor
 from ballenvs.duel.rules import LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.game import Player, Seat
+from ballenvs.state import generator_state, parts, set_generator_state
 
 #: Steps each branch holds its action for: short ones dodge, long ones find the runs off the edge.
 HORIZONS = (3, 8, 16, 30)
@@ -118,7 +119,19 @@ def _played(seat: Seat, actions: np.ndarray) -> Any:
     return int(actions[0]) if seat.xp is SCALAR else actions
 
 
-class Lookahead(Player):
+class Searcher(Player):
+    """A player that plans on :class:`Branches`: what it remembers is their generator (random models' draws)."""
+
+    branches: Branches
+
+    def get_state(self) -> dict[str, Any]:
+        return {"rng": generator_state(self.branches.rng)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        set_generator_state(self.branches.rng, parts(state, ("rng",), "search")["rng"], "search rng")
+
+
+class Lookahead(Searcher):
     """Plans each step against ``model`` (a :class:`ballenvs.game.Player`) under the game's
     ``duel_options`` (those of :class:`ballenvs.duel.rules.TwoPlayerDuel`). ``model`` is its own
     copy of the opponent: it is reset before every plan."""
@@ -143,7 +156,7 @@ class Lookahead(Player):
         self.model.reset(None)
 
 
-class Planner(Player):
+class Planner(Searcher):
     """The built-in ``planner``: plans every step against no model of its opponent. Each of its
     branches (:data:`PLANNER_HORIZONS` x 9 actions) meets each of the opponent's own hold-and-return
     replies (the same 27) and each of ``models`` (players: the roster's ``planner`` gives it the

@@ -13,7 +13,8 @@ from gymnasium import spaces
 from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_int
 from ballenvs.directions import N_ACTIONS
 from ballenvs.game import Game, RenderSpec
-from ballenvs.uav.core import UAVCore, UAVParams, make_layout
+from ballenvs.state import copied, fitting, parts
+from ballenvs.uav.core import UAVCore, UAVParams, UAVState, make_layout
 from ballenvs.uav.drawing import draw_uav
 from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorObserver
 
@@ -156,6 +157,27 @@ class UAVGame(Game):
         if self.num_games is None:
             return float(reward), False, self._info(int(served), float(weight))
         return reward, np.zeros(self.num_games, dtype=bool), self._info(served, weight)
+
+    #: What the games have counted and drawn ahead besides the core's state.
+    _PROGRESS = ("episode_served", "episode_weight", "_raised", "_next_step")
+
+    def get_state(self) -> dict[str, Any]:
+        core = self.core
+        state = {name: copied(getattr(self, name)) for name in self._PROGRESS}
+        return state | {"grid": [copied(field) for field in core.state], "steps": copied(core.steps)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("grid", "steps", *self._PROGRESS), "game")
+        core, grid = self.core, state["grid"]
+        if not isinstance(grid, list) or len(grid) != len(UAVState._fields):
+            raise ValueError(f"state grid: expected {len(UAVState._fields)} fields ({', '.join(UAVState._fields)})")
+        fields = [fitting(now, saved, f"grid {name}") for now, saved, name in zip(core.state, grid, UAVState._fields)]
+        restored = {name: fitting(getattr(self, name), state[name], name) for name in self._PROGRESS}
+        core.state, core.steps = UAVState(*fields), fitting(core.steps, state["steps"], "steps")
+        for name, value in restored.items():
+            setattr(self, name, value)
+        if self.num_games is None:
+            self._any_raised = self._raised.any(-1).tolist()
 
     def _info(self, served: Any, weight: Any) -> dict[str, Any]:
         episode_served, episode_weight = self.episode_served, self.episode_weight

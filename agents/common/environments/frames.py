@@ -8,11 +8,15 @@ the Q-network players (:mod:`agents.twoplayer.players`); tests/envs/test_vector_
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.preprocessing import is_image_space
 from stable_baselines3.common.vec_env import VecTransposeImage
 from stable_baselines3.common.vec_env.stacked_observations import StackedObservations
+
+from ballenvs.state import copied, fitting_or_none, parts
 
 
 def stacked_space(space: spaces.Box, k: int) -> spaces.Box:
@@ -62,6 +66,12 @@ class FrameStack:
         self.stack[games] = 0
         self.stack[games, ..., -channels:] = observations[games]
         return self.view()
+
+    def get_state(self) -> dict[str, Any]:
+        return {"stack": copied(self.stack)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.stack = fitting_or_none(self.stack, parts(state, ("stack",), "frame stack")["stack"], "frame stack")
 
     def view(self) -> np.ndarray:
         """The stacks as the model sees them: channel-first for images."""

@@ -19,6 +19,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from agents.common.environments.envs import make_vec
 from agents.common.environments.frames import FrameStack, stacked_space
 from agents.common.environments.vec_env import make_native, true_next_observations
+from ballenvs.state import fitting, parts
 
 
 class Step(NamedTuple):
@@ -42,6 +43,13 @@ class VecEnvSteps:
 
     def reset(self) -> Any:
         return self.env.reset()
+
+    def first_observations(self) -> Any:
+        """A reset's: games in other processes (or other vector envs) cannot be saved in progress."""
+        return self.reset()
+
+    def get_state(self) -> None:
+        return None
 
     def step(self, actions: np.ndarray) -> Step:
         observations, rewards, dones, infos = self.env.step(actions)
@@ -107,6 +115,7 @@ class NativeSteps:
         self._first_ends = np.zeros(n_envs, dtype=np.int64)  # step at which each first episode ends; 0: none
         self._start = time.time()
         self.reset_info: dict[str, Any] = {}  # the last reset's info
+        self.restored = False  # set_state put games in progress here: the first observations are theirs
         self._writer = None
         if monitor_dir is not None:
             os.makedirs(monitor_dir, exist_ok=True)
@@ -123,6 +132,39 @@ class NativeSteps:
         self._seed = None  # later resets continue each env's generator
         self._returns[:], self._lengths[:] = 0.0, 0
         return observations
+
+    def first_observations(self) -> Any:
+        """What a loop acts on first: a reset's observations, or after :meth:`set_state` the
+        current ones of the games restored in progress (their state in :attr:`reset_info`)."""
+        if not self.restored:
+            return self.reset()
+        self.restored = False
+        self.reset_info = self.env.game.reset_info()  # the state of the games as they are now
+        return self.env.game.observe()
+
+    def get_state(self) -> dict[str, Any]:
+        """The games in progress (:meth:`ballenvs.faces.GameVectorEnv.get_state`) and this wrapper's counts."""
+        return {
+            "env": self.env.get_state(),
+            "returns": self._returns.copy(),
+            "lengths": self._lengths.copy(),
+            "first_ends": self._first_ends.copy(),
+            "seed": self._seed,
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Go on from :meth:`get_state`'s state: the next :meth:`first_observations` does not reset."""
+        state = parts(state, ("env", "returns", "lengths", "first_ends", "seed"), "training envs")
+        returns, lengths = (
+            fitting(self._returns, state["returns"], "returns"),
+            fitting(self._lengths, state["lengths"], "lengths"),
+        )
+        first_ends = fitting(self._first_ends, state["first_ends"], "first_ends")
+        if state["seed"] is not None:
+            raise ValueError(f"state seed: expected None (the envs were reset), got {state['seed']!r:.80}")
+        self.env.set_state(state["env"])
+        self._returns, self._lengths, self._first_ends, self._seed = returns, lengths, first_ends, None
+        self.restored = True
 
     def step(self, actions: np.ndarray) -> Step:
         observations, rewards, terminated, truncated, info = self.env.step(actions)
@@ -170,6 +212,26 @@ class StackedSteps:
     def reset(self) -> np.ndarray:
         self.frames.reset(None)
         return self.frames.push(self.steps.reset())
+
+    def first_observations(self) -> np.ndarray:
+        """A reset's stacks, or after :meth:`set_state` the restored ones."""
+        if not self.steps.restored:
+            return self.reset()
+        self.steps.first_observations()
+        return self.frames.view()
+
+    def get_state(self) -> dict[str, Any]:
+        return {"steps": self.steps.get_state(), "frames": self.frames.get_state()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("steps", "frames"), "stacked envs")
+        self.frames.set_state(state["frames"])
+        shape = self.steps.observation_space.shape
+        expected = (self.num_envs, *shape[:-1], shape[-1] * self.frames.k)
+        dtype, stack = self.steps.observation_space.dtype, self.frames.stack
+        if stack is None or stack.shape != expected or stack.dtype != dtype:
+            raise ValueError(f"state frames: expected {dtype} stacks of shape {expected}")
+        self.steps.set_state(state["steps"])
 
     @property
     def reset_info(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from agents.common.artifacts.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name, next_multiple
 from agents.common.session.console import Console
 from agents.common.session.evaluation import Evaluator
+from agents.common.stops import DeferredStop
 
 
 class Pool(Protocol):
@@ -58,6 +59,7 @@ class Milestones:
         self.learner, self.run_dir, self.console, self.pool = learner, run_dir, console, pool
         self.save_freq, self.evaluator, self.eval_freq = save_freq, evaluator if eval_freq else None, eval_freq
         self._next_save = self._next_eval = 0.0
+        self.stop = DeferredStop()  # a stop asked for during the step: run_training hands in the one it watches
 
     def save_best(self) -> None:
         """The evaluator's call when an evaluation beats every one before it."""
@@ -71,7 +73,8 @@ class Milestones:
             self.pool.start(steps)
 
     def on_step(self, steps: int) -> bool:
-        """After every vector-env step, with the learner's step count; False would stop training."""
+        """After every vector-env step, with the learner's step count; False: a stop was asked
+        for, training ends after this step."""
         self.console.update(steps)
         if self.pool is not None:
             self.pool.on_step(steps)
@@ -84,7 +87,7 @@ class Milestones:
             self.evaluator(self.learner.policy(), steps)
             self.learner.logger.dump(steps)
             self._next_eval = next_multiple(steps, self.eval_freq)
-        return True
+        return self.stop.signum is None  # a stop ends training here, at a step's end
 
     def close(self) -> None:
         if self.evaluator is not None:

@@ -19,7 +19,7 @@ from agents.common.artifacts.zoo import write_zoo_files
 from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones, Pool, Saves
 from agents.common.session.setup import Checks, RunSetup
-from agents.common.stops import Interrupted, ignore_stops, signal_of
+from agents.common.stops import Interrupted, ignore_stops, signal_of, stopping_between_steps
 
 
 class Learner(Checks, Saves, Protocol):
@@ -116,7 +116,10 @@ def run_training(setup: RunSetup, learner: Learner, milestones: Milestones) -> P
     evaluation envs and the learner's envs and logger are closed either way."""
     start_steps, start, interrupted = learner.num_timesteps, time.perf_counter(), False
     try:
-        learner.learn(setup.timesteps, milestones)
+        with stopping_between_steps() as stop_asked:
+            milestones.stop = stop_asked
+            learner.learn(setup.timesteps, milestones)
+        stop_asked.raise_if_stopped()
     except KeyboardInterrupt as stop:
         interrupted = True
         ignore_stops()  # a second Ctrl-C must not cut the save short

@@ -1,0 +1,166 @@
+"""Resume is exact: a run of our algorithms stopped after any step and resumed for the steps it has
+left ends bit for bit where the unbroken run ends (every tensor of the final model: weights,
+target network, optimiser state), single-player and self-play; and where it cannot be, the
+resume says why in one line."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents import train
+from agents.common.session.cli import run_cli
+from agents.common.session.milestones import Milestones
+from agents.common.stops import Stopped, stopping_between_steps
+from tests.helpers import UAV
+
+SELF_PLAY = "self_play=dict(snapshot_steps=96, swap_steps=48, p_latest=0.3, window=2, scripted_share=0.5, "
+SELF_PLAY += "scripted='chaser,sprinter,planner', sampling='pfsp')"
+#: Each run's flags and length: our DQN and PQN on UAVGrid, our DQN by self-play (with the scripted
+#: players that remember: sprinter's plans, the planner's generator) on the duel.
+RUNS = {
+    "dqn": ([*UAV, "--algo", "custom", "--hyperparams", "buffer_size=400", "learning_starts=60"], 600),
+    "pqn": ([*UAV, "--algo", "pqn", "--n-envs", "4", "--hyperparams", "rollout_steps=16"], 640),
+    "self-play": (
+        ["--env", "BallDuel-v0", "--algo", "custom", "--n-envs", "4", "--opponent", "self"]
+        + ["--hyperparams", "buffer_size=400", "learning_starts=60", "n_steps=3", SELF_PLAY],
+        480,
+    ),
+}
+QUIET = ["--seed", "3", "--eval-freq", "0", "--save-freq", "0", "--no-progress"]
+
+
+def run_folder(log_dir: Path) -> Path:
+    return max(log_dir.glob("*/*/config.yml"), key=lambda path: int(path.parent.name.rsplit("_", 1)[1])).parent
+
+
+def train_run(argv: list[str], log_dir: Path, stop_after: int | None = None) -> Path:
+    """A run in ``log_dir`` (stopped as SIGTERM would stop it after step ``stop_after``); its folder."""
+    with stopping_after(stop_after):
+        assert run_cli(train.main, [*argv, "--log-dir", str(log_dir)]) in (0, 128 + signal.SIGTERM)
+    return run_folder(log_dir)
+
+
+@contextlib.contextmanager
+def stopping_after(step: int | None):
+    """SIGTERM during step ``step`` (sent to this process: its trainer's handler takes it)."""
+    original = Milestones.on_step
+
+    def on_step(self: Milestones, steps: int) -> bool:
+        if steps == step:
+            signal.raise_signal(signal.SIGTERM)
+        return original(self, steps)
+
+    Milestones.on_step = on_step  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Milestones.on_step = original  # type: ignore[method-assign]
+
+
+def tensors(model: Path) -> dict[str, torch.Tensor]:
+    """Every tensor and number of a checkpoint's agent (its optimiser's settings left out: they are
+    the config's), by its path in the state dicts, and its counters."""
+    flat: dict[str, torch.Tensor] = {}
+
+    def walk(value, path: str) -> None:
+        if isinstance(value, torch.Tensor):
+            flat[path] = value
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}/{key}")
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{path}/{i}")
+        elif isinstance(value, (int, float)):  # step counts, learning rates; bools too
+            flat[path] = torch.tensor(float(value))
+
+    state = torch.load(model, weights_only=True)
+    walk(state["agent"], "agent")
+    walk(state["progress"], "progress")
+    return flat
+
+
+def max_difference(a: Path, b: Path) -> float:
+    first, second = tensors(a), tensors(b)
+    assert first.keys() == second.keys()
+    return max((first[k].double() - second[k].double()).abs().max().item() for k in first if first[k].numel())
+
+
+@pytest.fixture(scope="module")
+def unbroken(tmp_path_factory):
+    """Each run's final model, trained without a stop, once."""
+    made: dict[str, Path] = {}
+
+    def final_model(name: str) -> Path:
+        if name not in made:
+            argv, steps = RUNS[name]
+            folder = train_run([*argv, *QUIET, "--timesteps", str(steps)], tmp_path_factory.mktemp(name))
+            made[name] = folder / "final_model.pt"
+        return made[name]
+
+    return final_model
+
+
+def stopped_and_resumed(name: str, stop_step: int, log_dir: Path, capsys) -> tuple[Path, str]:
+    argv, steps = RUNS[name]
+    buffer = [] if name == "pqn" else ["--save-replay-buffer"]
+    cut = train_run([*argv, *QUIET, *buffer, "--timesteps", str(steps)], log_dir, stop_after=stop_step)
+    assert (cut / "interrupted_model.pt").is_file()
+    capsys.readouterr()
+    resumed = train_run(["--resume", str(cut), "--timesteps", str(steps - stop_step), *QUIET], log_dir)
+    return resumed / "final_model.pt", capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(vector_steps=st.integers(1, 10**6))
+def test_a_run_stopped_after_any_step_and_resumed_ends_bit_for_bit_as_the_unbroken_run(
+    name, vector_steps, unbroken, capsys
+):
+    argv, steps = RUNS[name]
+    n_envs = int([argv[i + 1] for i, flag in enumerate(argv) if flag == "--n-envs"][-1])  # the last one given counts
+    stop_step = n_envs * (1 + vector_steps % (steps // n_envs - 1))  # mid-episode, mid-rollout, before learning starts
+    with tempfile.TemporaryDirectory() as folder:
+        resumed, out = stopped_and_resumed(name, stop_step, Path(folder), capsys)
+        assert "not exact" not in out, out
+        assert max_difference(unbroken(name), resumed) == 0.0, f"stopped after step {stop_step}"
+
+
+def test_a_resume_without_the_replay_buffer_says_it_is_not_exact_and_why(tmp_path, capsys):
+    argv, steps = RUNS["dqn"]
+    cut = train_run([*argv, *QUIET, "--timesteps", str(steps)], tmp_path, stop_after=200)
+    capsys.readouterr()
+    train_run(["--resume", str(cut), "--timesteps", "100", *QUIET], tmp_path)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "not exact" in line]
+    assert lines == ["resume is not exact: no replay buffer was saved, it starts empty (--save-replay-buffer keeps it)"]
+
+
+def test_a_run_state_that_does_not_fit_is_refused_in_one_line(tmp_path, capsys):
+    argv, steps = RUNS["dqn"]
+    cut = train_run([*argv, *QUIET, "--save-replay-buffer", "--timesteps", str(steps)], tmp_path, stop_after=200)
+    model = cut / "interrupted_model.pt"
+    state = torch.load(model, weights_only=True)
+    state["run_state"]["envs"]["lengths"] = {"numpy array": torch.zeros(5, dtype=torch.int64)}  # 5 envs, not 2
+    torch.save(state, model)
+    capsys.readouterr()
+    code = run_cli(train.main, ["--resume", str(cut), "--timesteps", "100", *QUIET, "--log-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and "run state does not fit" in err and "lengths" in err, err
+
+
+def test_the_first_stop_waits_for_the_steps_end_and_a_second_stops_at_once():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Stopped), stopping_between_steps() as stop:
+        signal.raise_signal(signal.SIGTERM)
+        assert stop.signum == signal.SIGTERM  # noted: the loop ends the step, then stops
+        signal.raise_signal(signal.SIGUSR1)  # a step that never ends: the second stops it here
+        pytest.fail("the second stop did not raise")
+    assert stop.signum == signal.SIGUSR1 and signal.getsignal(signal.SIGTERM) == before  # handlers put back
