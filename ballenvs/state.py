@@ -48,7 +48,7 @@ def fitting_or_none(current: Any, saved: Any, name: str) -> Any:
 
 
 def generator_state(rng: np.random.Generator) -> dict[str, Any]:
-    return rng.bit_generator.state
+    return dict(rng.bit_generator.state)
 
 
 def set_generator_state(rng: np.random.Generator, saved: Any, name: str) -> None:

@@ -95,7 +95,10 @@ def make_milestones(setup: RunSetup, args: argparse.Namespace, learner: Learner)
     """The run's milestones from its flags: the console, checkpoints every --save-freq steps,
     --eval-episodes games every --eval-freq steps, and the learner's self-play pool."""
     console = Console(setup.timesteps, learner.num_timesteps, learner.learning_starts, enabled=not args.no_progress)
-    milestones = Milestones(learner, setup.run_dir, console, args.save_freq, None, args.eval_freq, learner.pool)
+    eval_freq = args.eval_freq
+    if eval_freq == setup.timesteps:  # once, at the run's end (prepare_run's note): a resumed run's end is further on
+        eval_freq = learner.num_timesteps + setup.timesteps
+    milestones = Milestones(learner, setup.run_dir, console, args.save_freq, None, eval_freq, learner.pool)
     if args.eval_freq:
         milestones.evaluator = Evaluator(
             make_eval_envs(setup, args.eval_episodes),

@@ -226,9 +226,10 @@ class StackedSteps:
     def set_state(self, state: dict[str, Any]) -> None:
         state = parts(state, ("steps", "frames"), "stacked envs")
         self.frames.set_state(state["frames"])
-        shape = self.steps.observation_space.shape
-        expected = (self.num_envs, *shape[:-1], shape[-1] * self.frames.k)
-        dtype, stack = self.steps.observation_space.dtype, self.frames.stack
+        frame = self.steps.observation_space
+        assert isinstance(frame, spaces.Box)  # make_steps stacks only boxes
+        expected = (self.num_envs, *frame.shape[:-1], frame.shape[-1] * self.frames.k)
+        dtype, stack = frame.dtype, self.frames.stack
         if stack is None or stack.shape != expected or stack.dtype != dtype:
             raise ValueError(f"state frames: expected {dtype} stacks of shape {expected}")
         self.steps.set_state(state["steps"])

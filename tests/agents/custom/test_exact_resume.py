@@ -122,9 +122,7 @@ def stopped_and_resumed(name: str, stop_step: int, log_dir: Path, capsys) -> tup
 @pytest.mark.parametrize("name", list(RUNS))
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(vector_steps=st.integers(1, 10**6))
-def test_a_run_stopped_after_any_step_and_resumed_ends_bit_for_bit_as_the_unbroken_run(
-    name, vector_steps, unbroken, capsys
-):
+def test_a_run_stopped_after_any_step_and_resumed_ends_bit_for_bit_as_the_unbroken_run(name, vector_steps, unbroken, capsys):
     argv, steps = RUNS[name]
     n_envs = int([argv[i + 1] for i, flag in enumerate(argv) if flag == "--n-envs"][-1])  # the last one given counts
     stop_step = n_envs * (1 + vector_steps % (steps // n_envs - 1))  # mid-episode, mid-rollout, before learning starts
@@ -164,3 +162,13 @@ def test_the_first_stop_waits_for_the_steps_end_and_a_second_stops_at_once():
         signal.raise_signal(signal.SIGUSR1)  # a step that never ends: the second stops it here
         pytest.fail("the second stop did not raise")
     assert stop.signum == signal.SIGUSR1 and signal.getsignal(signal.SIGTERM) == before  # handlers put back
+
+
+def test_a_resumed_run_shorter_than_its_eval_freq_is_evaluated_at_its_end(tmp_path, capsys):
+    argv, steps = RUNS["dqn"]
+    cut = train_run([*argv, *QUIET, "--timesteps", str(steps)], tmp_path, stop_after=200)
+    capsys.readouterr()
+    resume = ["--resume", str(cut), "--timesteps", "100", "--eval-freq", "25000", "--eval-episodes", "1", "--no-progress"]
+    train_run(resume, tmp_path)
+    evaluations = [line.split(":")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("eval at")]
+    assert evaluations == ["eval at 300 steps"]  # its end: 200 trained before, 100 now
