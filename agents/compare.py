@@ -31,7 +31,7 @@ from agents.common.artifacts.video import check_video_path
 from agents.common.configuration.algorithms import ALGORITHMS, algorithm
 from agents.common.errors import UsageError
 from agents.common.hardware import machine
-from agents.common.session.cli import Parser, add_run_flags, run_cli
+from agents.common.session.cli import Parser, add_progress_flag, add_run_flags, run_cli
 from agents.common.studies.comparison import (
     MAX_SCORE_EPISODES,
     analyse,
@@ -134,6 +134,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--video", default=None, metavar="FILE", help="an episode of the best agent's final model (seed 0), .mp4 or .gif"
     )
+    add_progress_flag(parser, "each run's evaluations are still printed")
     args = parser.parse_args(argv)
     if args.video is not None:
         check_video_path(args.video)
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return from_studies(args, argv)
 
     common = ["--env", args.env, "--device", args.device, "--threads", args.threads]
-    common += ["--eval-episodes", str(args.eval_episodes), "--save-freq", "0", "--no-progress"]
+    common += ["--eval-episodes", str(args.eval_episodes), "--save-freq", "0", *(["--no-progress"] * args.no_progress)]
     if args.timesteps is not None:
         common += ["--timesteps", str(args.timesteps)]
     for flag, value in (

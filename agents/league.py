@@ -30,11 +30,13 @@ from agents.common.errors import UsageError
 from agents.common.session.cli import (
     Parser,
     add_device_flags,
+    add_progress_flag,
     check_two_player_flags,
     describe_device,
     resolve_device,
     run_cli,
 )
+from agents.common.session.console import Console
 from agents.common.session.setup import probe_spaces
 from agents.common.session.tracking import render_fps
 from agents.common.stops import Interrupted, deferring_stops, ignore_stops, signal_of
@@ -67,6 +69,7 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument(
         "--video", default=None, metavar="FILE", help="a game of the two best-rated players, as an .mp4 or a .gif"
     )
+    add_progress_flag(parser, "each pair's result is still printed")
     args = parser.parse_args(argv)
     video = check_video_path(args.video) if args.video is not None else None
     check_two_player_flags(args)
@@ -79,20 +82,23 @@ def main(argv: list[str] | None = None) -> Path:
     pairs = len(league) * (len(league) - 1) // 2
     print(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device)}")
     results = np.zeros((len(league), len(league), 3), dtype=np.int64)
+    console = Console(pairs * args.games, unit="game", enabled=not args.no_progress)
 
     def played_pair(i: int, j: int, count: int) -> None:
         wins, draws, losses = results[i, j]
-        print(
+        console.note(
             f"  pair {count}/{pairs}: {league[i].name} against {league[j].name}: {wins} wins, {draws} draws, {losses} losses"
         )
 
     try:
-        play_league(players, args.games, args.seed, env_id, env_kwargs, results, played_pair)
+        play_league(players, args.games, args.seed, env_id, env_kwargs, results, played_pair, console.update)
     except KeyboardInterrupt as stop:  # Ctrl-C or a stop signal: the pairs played so far are kept
+        console.close()
         ignore_stops()
         played = int(np.count_nonzero(results.sum(axis=2)))
         folder, _ = write(args, league, results)
         raise Interrupted(f"the {played} of {pairs} pairs played so far are rated in {folder}", signal_of(stop)) from None
+    console.close()
     with deferring_stops() as stop:  # a stop now waits for the files, then says where they are
         folder, ratings = write(args, league, results)
     if stop.signum is not None:

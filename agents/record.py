@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ from agents.common.artifacts.runs import MAX_SEED, check_seed
 from agents.common.configuration.config import parse_overrides
 from agents.common.environments.envs import check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
+from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, resolve_device, run_cli
+from agents.common.session.console import Console
 from agents.common.session.setup import probe_spaces
 from agents.common.studies.datasets import check_data_path, check_dataset_id, record_games, refuse_existing, write_dataset
 from agents.twoplayer.league import entrants_of, make_entrant_player
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> Path:
     )
     parser.add_argument("--data-path", default="datasets", help="the folder datasets go in (default: datasets)")
     add_device_flags(parser)
+    add_progress_flag(parser, "the dataset written is still printed")
     args = parser.parse_args(argv)
 
     check_two_player_env(args.env)
@@ -66,7 +69,8 @@ def main(argv: list[str] | None = None) -> Path:
     player = _make_player(args.player, args.env, env_kwargs, resolve_device(args.device, args.threads))
 
     start = time.perf_counter()
-    buffers = record_games(player, args.env, env_kwargs, args.episodes, args.seed)
+    with closing(Console(args.episodes, unit="game", enabled=not args.no_progress)) as console:
+        buffers = record_games(player, args.env, env_kwargs, args.episodes, args.seed, console.update)
     folder = write_dataset(
         data_path,
         dataset_id,

@@ -98,9 +98,18 @@ class Arena(ABC):
         return None
 
     @abstractmethod
-    def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
+    def play_pairs(
+        self,
+        first: Any,
+        second: Any,
+        games: int,
+        seed: int,
+        env_kwargs: Mapping[str, Any],
+        on_step: Callable[[int], None] | None = None,
+    ) -> dict[str, int]:
         """``games`` games between two players (names or Players), half with each on the first
-        side: ``first_wins``, ``second_wins`` and ``draws`` (time-outs included)."""
+        side: ``first_wins``, ``second_wins`` and ``draws`` (time-outs included). ``on_step(finished)``
+        after every step of the games, with how many are over (for a command's progress)."""
 
 
 @dataclass(frozen=True)

@@ -199,17 +199,21 @@ def play_league(
     env_kwargs: dict[str, Any],
     results: np.ndarray | None = None,
     on_pair: Callable[[int, int, int], None] | None = None,
+    on_games: Callable[[int], None] | None = None,
 ) -> np.ndarray:
     """Every pair plays ``games`` games of ``env_id``'s game, half with each on the left; (wins,
     draws, losses) of i against j, written into ``results`` (if given) pair by pair, so that an
-    interrupted league keeps the pairs it played; ``on_pair(i, j, count)`` after each pair."""
+    interrupted league keeps the pairs it played; ``on_pair(i, j, count)`` after each pair,
+    ``on_games(played)`` after every step with the games over so far, every pair's counted."""
     arena = reference_for(env_id).arena
     n = len(players)
     results = np.zeros((n, n, 3), dtype=np.int64) if results is None else results
     count = 0
     for i in range(n):
         for j in range(i + 1, n):
-            outcome = arena.play_pairs(players[i], players[j], games, seed + 1000 * i + j, env_kwargs)
+            done = count * games
+            progress = None if on_games is None else (lambda finished, done=done: on_games(done + finished))
+            outcome = arena.play_pairs(players[i], players[j], games, seed + 1000 * i + j, env_kwargs, progress)
             results[i, j] = outcome["first_wins"], outcome["draws"], outcome["second_wins"]
             count += 1
             if on_pair is not None:

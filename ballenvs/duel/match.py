@@ -37,6 +37,10 @@ def command_line_player(spec: str, env_id: str) -> Any:
     return arena.search_exploiter(arena.make_player(model, {}), {}, seed=0)
 
 
+def _played(row: dict[str, Any], k: int, pairs: int) -> None:
+    print(f"  pair {k}/{pairs}: {row['first']} against {row['second']}: {row['wins']} wins", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m ballenvs.duel.match", description="Win rates of BallDuel's built-in players against each other."
@@ -51,6 +55,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--games", type=int, default=200, help="games per pairing (half from each side in a round robin)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--both-sides", action="store_true", help="two players: half the games from each side")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress lines (the round robin's pairs as they finish)"
+    )
     args = parser.parse_args(argv)
     if args.games < 2:
         parser.error(f"--games must be >= 2, got {args.games}")
@@ -59,7 +66,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.left or args.right:
             parser.error("--round-robin plays every built-in player: name no players")
         print(f"{args.env}, {args.games} games a pairing (half from each side), seed {args.seed}; the first's results:")
-        print(round_robin_table(round_robin(YARDSTICK_PLAYERS, args.games, args.seed, **options)))
+        rows = round_robin(YARDSTICK_PLAYERS, args.games, args.seed, None if args.no_progress else _played, **options)
+        print(round_robin_table(rows))
         return
     if not (args.left and args.right):
         parser.error("name two players (LEFT RIGHT), or use --round-robin")

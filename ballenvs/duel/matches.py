@@ -5,7 +5,7 @@ the tools and ``python -m ballenvs.duel.match`` play.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,12 +16,18 @@ from ballenvs.duel.rules import DEFAULT_GAME_STEPS, DRAW, DUEL_OPTIONS, LEFT_WIN
 
 
 def match_results(
-    left: Any, right: Any, games: int = 100, seed: int = 0, max_episode_steps: int = 1000, **duel_options: Any
+    left: Any,
+    right: Any,
+    games: int = 100,
+    seed: int = 0,
+    max_episode_steps: int = 1000,
+    on_step: Callable[[int], None] | None = None,
+    **duel_options: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Play ``games`` games of ``left`` against ``right``, all at once: each game's outcome code
     (see :data:`ballenvs.duel.rules.WINNER_NAMES`; PLAYING for one stopped by the time limit) and
     its length in steps. ``duel_options``: those of :class:`TwoPlayerDuel` (state observations
-    unless said)."""
+    unless said). ``on_step(finished)``: after every step, with the games over so far (progress)."""
     duel = TwoPlayerDuel(games, **{"obs_type": "state", **duel_options})
     players = {side: make_player(spec, duel.physics, duel.rules) for side, spec in ((LEFT, left), (RIGHT, right))}
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(games)]
@@ -38,6 +44,8 @@ def match_results(
         outcome = np.where(running, duel.winner, outcome)
         lengths += running
         running &= ~(terminated | (duel.steps >= max_episode_steps))
+        if on_step is not None:
+            on_step(games - int(np.count_nonzero(running)))
     return outcome, lengths
 
 
@@ -70,14 +78,18 @@ def time_limit(options: dict[str, Any]) -> int:
     return limit
 
 
-def play_pairs(first: Any, second: Any, games: int = 100, seed: int = 0, **options: Any) -> dict[str, Any]:
+def play_pairs(
+    first: Any, second: Any, games: int = 100, seed: int = 0, on_step: Callable[[int], None] | None = None, **options: Any
+) -> dict[str, Any]:
     """``games`` games between two players, half with each on the left, on the same seeded
     starts: how many each won (``first_wins``, ``second_wins``), how many were drawn (both out at
     once, or undecided at the time limit), how many reached the time limit (``time_outs``; on
-    BallSumo-v0 the ball nearer the centre won those) and the games' mean length."""
+    BallSumo-v0 the ball nearer the centre won those) and the games' mean length. ``on_step``:
+    as :func:`match_results`', counting the games of both halves."""
     half = games // 2
-    as_left, left_lengths = match_results(first, second, half, seed, **options)
-    as_right, right_lengths = match_results(second, first, games - half, seed, **options)
+    second_half = None if on_step is None else (lambda finished: on_step(half + finished))
+    as_left, left_lengths = match_results(first, second, half, seed, on_step=on_step, **options)
+    as_right, right_lengths = match_results(second, first, games - half, seed, on_step=second_half, **options)
     lengths = np.concatenate([left_lengths, right_lengths])
     first_wins = int(np.sum(as_left == LEFT_WINS) + np.sum(as_right == RIGHT_WINS))
     second_wins = int(np.sum(as_left == RIGHT_WINS) + np.sum(as_right == LEFT_WINS))
@@ -101,15 +113,25 @@ def registered_options(env_id: str) -> dict[str, Any]:
     return {**options, "max_episode_steps": spec.max_episode_steps}
 
 
-def round_robin(players: Sequence[Any], games: int = 200, seed: int = 0, **options: Any) -> list[dict[str, Any]]:
-    """Every player against every other (:func:`play_pairs`): the first's wins, draws and losses."""
+def round_robin(
+    players: Sequence[Any],
+    games: int = 200,
+    seed: int = 0,
+    on_pair: Callable[[dict[str, Any], int, int], None] | None = None,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Every player against every other (:func:`play_pairs`): the first's wins, draws and losses;
+    ``on_pair(row, k, pairs)`` after the k-th of the pairs (progress)."""
     rows = []
-    for first, second in itertools.combinations(players, 2):
+    pairs = list(itertools.combinations(players, 2))
+    for k, (first, second) in enumerate(pairs, 1):
         pair = play_pairs(first, second, games, seed, **options)
         rows.append(
             {"first": first, "second": second, "wins": pair["first_wins"], "draws": pair["draws"]}
             | {"losses": pair["second_wins"], "time_outs": pair["time_outs"], "mean_length": pair["mean_length"]}
         )
+        if on_pair is not None:
+            on_pair(rows[-1], k, len(pairs))
     return rows
 
 

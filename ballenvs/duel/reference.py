@@ -99,9 +99,17 @@ class DuelArena(Arena):
     def search_exploiter(self, model: Any, env_kwargs: Mapping[str, Any], seed: int) -> Any:
         return Lookahead(model, self.options(env_kwargs), seed=seed)
 
-    def play_pairs(self, first: Any, second: Any, games: int, seed: int, env_kwargs: Mapping[str, Any]) -> dict[str, int]:
+    def play_pairs(
+        self,
+        first: Any,
+        second: Any,
+        games: int,
+        seed: int,
+        env_kwargs: Mapping[str, Any],
+        on_step: Callable[[int], None] | None = None,
+    ) -> dict[str, int]:
         limit = {**self.defaults, **env_kwargs}["max_episode_steps"]
-        return play_pairs(first, second, games, seed, max_episode_steps=limit, **self.options(env_kwargs))
+        return play_pairs(first, second, games, seed, on_step, max_episode_steps=limit, **self.options(env_kwargs))
 
 
 def baselines(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, float]:

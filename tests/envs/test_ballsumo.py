@@ -243,6 +243,10 @@ def test_the_round_robin_prints_every_pairing(capsys):
     names = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion")  # the planner is named, not in turn
     assert len(rows) == len(names) * (len(names) - 1) // 2
     assert "| anchor | sprinter | 2 | 0 | 0 | 2 |" in out
+    progress = [line for line in out.splitlines() if line.startswith("  pair ")]
+    assert [line.split(":")[0] for line in progress] == [f"  pair {k}/{len(rows)}" for k in range(1, len(rows) + 1)]
+    match_main(["--round-robin", "--env", "BallSumo-v0", "--games", "2", "--no-progress"])
+    assert "  pair " not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("env_id", ["BallDuel-v0", "BallSumo-v0"])

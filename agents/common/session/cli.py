@@ -137,10 +137,13 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
     parser.add_argument(
         "--save-replay-buffer", action="store_true", help="save the replay buffer with the final model, for --resume"
     )
-    parser.add_argument(
-        "--no-progress", action="store_true", help="no progress bar or progress lines (evaluations are still printed)"
-    )
+    add_progress_flag(parser, "evaluations are still printed")
     return parser
+
+
+def add_progress_flag(parser: argparse.ArgumentParser, still_printed: str) -> None:
+    """--no-progress, the same flag on every command that runs long (:class:`agents.common.session.console.Console`)."""
+    parser.add_argument("--no-progress", action="store_true", help=f"no progress bar or progress lines ({still_printed})")
 
 
 def check_flags(args: argparse.Namespace) -> None:

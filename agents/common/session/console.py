@@ -1,6 +1,7 @@
-"""What a training run shows while it runs: a progress bar in a terminal, a plain progress line
-every few seconds when the output goes to a file or a pipe (``| tee log``, a job scheduler),
-and one line per evaluation in both.
+"""What a long command shows while it runs (a training run's steps, the games a league, an
+exploiter or a recording plays): a progress bar in a terminal, a plain progress line every
+:data:`PLAIN_EVERY_S` seconds when the output goes to a file or a pipe (``| tee log``, a job
+scheduler), and its own lines (a run's evaluations) in both. ``--no-progress`` drops the progress.
 
 The time left is estimated from the rate since learning started: the warm-up steps before
 ``learning_starts`` run an order of magnitude faster than learning ones, so a rate taken over
@@ -13,8 +14,8 @@ import sys
 import time
 from typing import IO, Any
 
-#: Seconds between plain progress lines when the output is not a terminal.
-PLAIN_EVERY_S = 30.0
+#: Seconds between plain progress lines when the output is not a terminal: no command is silent longer.
+PLAIN_EVERY_S = 10.0
 # Seconds of learning before the time left is estimated: a few updates pass first.
 _ESTIMATE_AFTER_S = 3.0
 
@@ -28,11 +29,12 @@ def duration(seconds: float) -> str:
 
 
 class Console:
-    """Progress of a run from ``start_steps`` to ``start_steps + total`` env steps.
+    """Progress of a run from ``start_steps`` to ``start_steps + total`` env steps (or of any
+    count: ``unit`` names one, "game" for a command that plays games).
 
-    ``update(steps)`` is cheap enough for every step: it redraws at most a few times a second.
-    ``note(text)`` prints a line (above the bar in a terminal). ``close()`` is idempotent.
-    ``enabled=False`` (``--no-progress``) keeps the notes and drops the progress.
+        ``update(steps)`` is cheap enough for every step: it redraws at most a few times a second.
+        ``note(text)`` prints a line (above the bar in a terminal). ``close()`` is idempotent.
+        ``enabled=False`` (``--no-progress``) keeps the notes and drops the progress.
     """
 
     def __init__(
@@ -42,14 +44,16 @@ class Console:
         learning_starts: int = 0,
         enabled: bool = True,
         stream: IO[str] | None = None,
-        plain_every: float = PLAIN_EVERY_S,
+        plain_every: float | None = None,  # None: PLAIN_EVERY_S
+        unit: str = "step",
     ) -> None:
         self.stream = stream or sys.stdout
         self.total, self.start_steps, self.end = total, start_steps, start_steps + total
         self.learning_starts = learning_starts
         self.enabled = enabled
         self.tty = self.stream.isatty()
-        self.plain_every = plain_every
+        self.plain_every = PLAIN_EVERY_S if plain_every is None else plain_every
+        self.unit = unit
         self._start = time.monotonic()
         self._learning_since: tuple[float, int] | None = None
         self._next_draw = 0.0
@@ -59,12 +63,12 @@ class Console:
 
             self._bar = tqdm(
                 total=total,
-                unit="steps",
+                unit=f"{unit}s",
                 file=self.stream,
                 dynamic_ncols=True,
                 bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} {postfix}",
             )
-        self._next_draw = 0.0 if self.tty else self._start + plain_every
+        self._next_draw = 0.0 if self.tty else self._start + self.plain_every
 
     def time_left(self, steps: int, now: float) -> str:
         if self._learning_since is None:
@@ -73,7 +77,7 @@ class Console:
         if now - since < _ESTIMATE_AFTER_S or steps <= at:
             return "time left: estimating"
         rate = (steps - at) / (now - since)
-        return f"{rate:,.0f} steps/s, about {duration((self.end - steps) / rate)} left"
+        return f"{rate:,.{0 if rate >= 10 else 1}f} {self.unit}s/s, about {duration((self.end - steps) / rate)} left"
 
     def update(self, steps: int) -> None:
         if not self.enabled:
@@ -91,7 +95,7 @@ class Console:
         else:
             done = steps - self.start_steps
             print(
-                f"step {steps:,} of {self.end:,} ({done / self.total:.0%}), {duration(now - self._start)} in; {left}",
+                f"{self.unit} {steps:,} of {self.end:,} ({done / self.total:.0%}), {duration(now - self._start)} in; {left}",
                 file=self.stream,
                 flush=True,
             )

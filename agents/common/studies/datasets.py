@@ -19,7 +19,7 @@ import re
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,22 +85,31 @@ class _Game:
         return bool(self.terminations) and (self.terminations[-1] or self.truncations[-1])
 
 
-def record_games(player: Any, env_id: str, env_kwargs: dict[str, Any], episodes: int, seed: int) -> list[Any]:
+def record_games(
+    player: Any,
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    episodes: int,
+    seed: int,
+    on_games: Callable[[int], None] | None = None,
+) -> list[Any]:
     """``episodes`` games of ``player`` (a :class:`ballenvs.game.Player`) on the learner's side of
-    ``env_id`` under ``env_kwargs``, game k seeded ``seed + k``: Minari's EpisodeBuffers."""
+    ``env_id`` under ``env_kwargs``, game k seeded ``seed + k``: Minari's EpisodeBuffers.
+    ``on_games(finished)`` after every step, with the games over so far."""
     games: list[_Game] = []
     arena = reference_for(env_id).arena
     for start in range(0, episodes, BATCH_GAMES):
         count = min(BATCH_GAMES, episodes - start)
         envs = gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point", **env_kwargs)
+        progress = None if on_games is None else (lambda finished, start=start: on_games(start + finished))
         try:
-            games += _play_batch(envs, arena, player, seed + start)
+            games += _play_batch(envs, arena, player, seed + start, progress)
         finally:
             envs.close()
     return [_episode_buffer(index, game) for index, game in enumerate(games)]
 
 
-def _play_batch(envs: Any, arena: Any, player: Any, seed: int) -> list[_Game]:
+def _play_batch(envs: Any, arena: Any, player: Any, seed: int, on_games: Callable[[int], None] | None) -> list[_Game]:
     observations, infos = envs.reset(seed=[seed + i for i in range(envs.num_envs)])
     player.reset(None)
     games = [_Game(seed + i, [observations[i]], [_info_of(infos, i)]) for i in range(envs.num_envs)]
@@ -116,6 +125,8 @@ def _play_batch(envs: Any, arena: Any, player: Any, seed: int) -> list[_Game]:
             game.terminations.append(bool(terminated[i]))
             game.truncations.append(bool(truncated[i]))
             game.infos.append(_info_of(infos, i))
+        if on_games is not None:
+            on_games(sum(game.finished for game in games))
     return games
 
 

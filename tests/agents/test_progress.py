@@ -1,0 +1,49 @@
+"""Every command that plays or trains long shows its progress as agents.train does: a line now and
+then when its output is not a terminal (here: every update, the interval set to 0), none with
+--no-progress, the same flag on each."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agents import compare, exploit, league, record
+from agents.common.session import console
+from agents.common.session.cli import run_cli
+
+#: Each command at a small budget, and the count its progress lines go up to.
+COMMANDS = {
+    "record": (record.main, ["chaser", "--episodes", "3", "--env-kwargs", "obs_type=state"], "game", 3),
+    "league": (league.main, ["chaser", "pusher", "still", "--games", "4"], "game", 12),
+    "exploit search": (exploit.main, ["chaser", "--search-only", "--games", "4"], "game", 4),
+    "exploit learned": (exploit.main, ["chaser", "--learned-only", "--games", "2", "--budget", "256"], "step", 256),
+}
+
+
+@pytest.fixture
+def every_update(monkeypatch):
+    monkeypatch.setattr(console, "PLAIN_EVERY_S", 0.0)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_a_long_command_prints_its_progress_and_no_progress_silences_it(name, every_update, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # record's datasets, league's folders
+    main, argv, unit, total = COMMANDS[name]
+    assert run_cli(main, argv) == 0
+    counts = [
+        int(m.group(1).replace(",", ""))
+        for m in re.finditer(rf"^{unit} ([\d,]+) of {total:,} ", capsys.readouterr().out, re.M)
+    ]
+    assert counts and counts == sorted(counts) and counts[-1] == total, counts
+    assert run_cli(main, [*argv, "--no-progress", *(["--data-path", "more"] if name == "record" else [])]) == 0
+    assert not re.search(rf"^{unit} [\d,]+ of ", capsys.readouterr().out, re.M)
+
+
+def test_compare_shows_its_runs_progress_unless_asked_not_to(every_update, tmp_path, capsys):
+    argv = ["--agents", "custom", "--seeds", "1", "--timesteps", "300", "--score-episodes", "2", "--eval-episodes", "1"]
+    argv += ["--env-kwargs", "max_episode_steps=50", "--hyperparams", "learning_starts=100", "buffer_size=500"]
+    assert run_cli(compare.main, [*argv, "--log-dir", str(tmp_path / "a")]) == 0
+    assert re.search(r"^step [\d,]+ of 300 ", capsys.readouterr().out, re.M)
+    assert run_cli(compare.main, [*argv, "--log-dir", str(tmp_path / "b"), "--no-progress"]) == 0
+    assert not re.search(r"^step [\d,]+ of ", capsys.readouterr().out, re.M)
