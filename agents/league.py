@@ -96,11 +96,11 @@ def main(argv: list[str] | None = None) -> Path:
         console.close()
         ignore_stops()
         played = int(np.count_nonzero(results.sum(axis=2)))
-        folder, _ = write(args, league, results)
+        folder, _ = write(args, league, results, env_id)
         raise Interrupted(f"the {played} of {pairs} pairs played so far are rated in {folder}", signal_of(stop)) from None
     console.close()
     with deferring_stops() as stop:  # a stop now waits for the files, then says where they are
-        folder, ratings = write(args, league, results)
+        folder, ratings = write(args, league, results, env_id)
     if stop.signum is not None:
         raise Interrupted(f"all {pairs} pairs were played and are rated in {folder}", stop.signum)
     print(f"wrote {folder / 'league.csv'}, {folder / 'results.csv'}, {folder / 'report.md'}, {folder / 'elo.png'}")
@@ -113,13 +113,13 @@ def main(argv: list[str] | None = None) -> Path:
     return folder
 
 
-def write(args: argparse.Namespace, league: list, results: np.ndarray) -> tuple[Path, np.ndarray]:
+def write(args: argparse.Namespace, league: list, results: np.ndarray, env_id: str) -> tuple[Path, np.ndarray]:
     """A new league folder with the ratings fitted to ``results``; the folder and the ratings."""
     scores, games = tables(results)
     ratings = fit_elo(scores, games)
     errors = bootstrap_elo(results, np.random.default_rng(args.seed))
     folder = new_run_dir(args.log_dir, "league", "league")
-    print(write_outputs(folder, league, results, ratings, errors))
+    print(write_outputs(folder, league, results, ratings, errors, env_id))
     return folder, ratings
 
 

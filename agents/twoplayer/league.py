@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.common.artifacts.figures import pyplot, save_png
 from agents.common.artifacts.models import MODEL_SUFFIXES, SNAPSHOTS, find_model, load_policy, snapshot_steps
 from agents.common.artifacts.runs import (
     BEST_MODEL,
@@ -221,7 +222,9 @@ def play_league(
     return results
 
 
-def write_outputs(folder: Path, league: list[Entrant], results: np.ndarray, ratings: np.ndarray, errors: np.ndarray) -> str:
+def write_outputs(
+    folder: Path, league: list[Entrant], results: np.ndarray, ratings: np.ndarray, errors: np.ndarray, env_id: str
+) -> str:
     order = np.argsort(-ratings)
     scores, games = tables(results)
     with atomic_path(folder / "league.csv") as tmp, open(tmp, "w", newline="") as file:
@@ -262,17 +265,14 @@ def write_outputs(folder: Path, league: list[Entrant], results: np.ndarray, rati
     text = "\n".join(lines)
     with atomic_path(folder / "report.md") as tmp:
         tmp.write_text(text)
-    plot(folder / "elo.png", league, ratings, errors)
+    save_png(elo_figure(league, ratings, errors, env_id), folder / "elo.png")
     return text
 
 
-def plot(path: Path, league: list[Entrant], ratings: np.ndarray, errors: np.ndarray) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 5))
+def elo_figure(league: list[Entrant], ratings: np.ndarray, errors: np.ndarray, env_id: str) -> Any:
+    """``elo.png``: each run's snapshots' ratings against their training step (the other players
+    as lines across), or, with no steps to plot against, every rating with its error."""
+    fig, ax = pyplot().subplots(figsize=(9, 5))
     if any(e.run and e.steps is not None for e in league):
         _plot_against_steps(ax, league, ratings, errors)
     else:  # no training steps to plot against: each rating with its error, best on top (Elo has no zero: no bars)
@@ -281,11 +281,11 @@ def plot(path: Path, league: list[Entrant], ratings: np.ndarray, errors: np.ndar
         ax.axvline(1000, linestyle="--", linewidth=1, color="grey")
         ax.invert_yaxis()
         ax.set_xlabel("Elo (mean 1000, dashed)")
+        ax.set_ylabel("player")
         ax.grid(alpha=0.3, axis="x")
+    ax.set_title(f"{env_id}: every player's Elo from the round robin (bars: bootstrap standard errors)", fontsize=11)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def _plot_against_steps(ax: Any, league: list[Entrant], ratings: np.ndarray, errors: np.ndarray) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.common.artifacts.figures import pyplot, save_png
 from agents.common.artifacts.models import MODEL_SUFFIXES, load_policy
 from agents.common.artifacts.runs import (
     EVALUATIONS,
@@ -159,36 +160,18 @@ def _band(curves: list[dict[str, np.ndarray]], x_key: str) -> tuple[np.ndarray, 
 
 def plot(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
     """``curves.png``: :func:`curves_figure`."""
-    save_figure(curves_figure(agents, manifest), path)
+    save_png(curves_figure(agents, manifest), path)
 
 
 def plot_profiles(path: Path, agents: dict[str, Any], manifest: dict[str, Any]) -> None:
     """``profiles.png``: :func:`profiles_figure`."""
-    save_figure(profiles_figure(agents, manifest), path)
-
-
-def save_figure(fig: Any, path: Path) -> None:
-    """A figure as a PNG, written atomically, then closed."""
-    import matplotlib.pyplot as plt
-
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    save_png(profiles_figure(agents, manifest), path)
 
 
 def curves_figure(agents: dict[str, Any], manifest: dict[str, Any]) -> Any:
     """Each agent's evaluation return against env steps and against wall-clock time: its IQM over
     seeds as a line, the 95% interval as a band of the line's colour; the baselines dashed."""
-    fig, axes = _pyplot().subplots(1, 2, figsize=(13, 5), sharey=True)
+    fig, axes = pyplot().subplots(1, 2, figsize=(13, 5), sharey=True)
     for ax, (x_key, x_label) in zip(axes, [("timesteps", "env steps"), ("seconds", "wall-clock time (s)")]):
         for label, agent in agents.items():
             x, iqm, low, high = _band(agent["curves"], x_key)
@@ -219,7 +202,7 @@ def curves_figure(agents: dict[str, Any], manifest: dict[str, Any]) -> Any:
 def profiles_figure(agents: dict[str, Any], manifest: dict[str, Any]) -> Any:
     """rliable's performance profile of the final evaluation returns: for each return, the share of
     each agent's runs that ended above it, with its 95% bootstrap band."""
-    fig, ax = _pyplot().subplots(figsize=(7, 4.5))
+    fig, ax = pyplot().subplots(figsize=(7, 4.5))
     plot_performance_profiles(ax, {label: agent["finals"] for label, agent in agents.items()}, "final evaluation return")
     # rliable labels each agent's line with its name: the legend's entries are those lines, not the bands drawn between them.
     lines = {line.get_label(): line for line in ax.get_lines()}

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from agents.common.artifacts.figures import pyplot, save_png
 from agents.common.artifacts.runs import EVALUATIONS, atomic_path, process_alive
 from agents.common.configuration.algorithms import ALGORITHMS, TRAIN, Algorithm
 from agents.common.configuration.config import load_section, load_sections, shipped_config
@@ -346,10 +347,7 @@ def best_section(trial: Any, plan_attrs: dict[str, Any]) -> str:
 
 
 def plots(study: Any, folder: Path, with_importances: bool) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    pyplot()  # the Agg backend, before optuna's views import matplotlib
     import optuna
     import optuna.visualization.matplotlib as views
 
@@ -363,9 +361,7 @@ def plots(study: Any, folder: Path, with_importances: bool) -> None:
         with contextlib.suppress(Exception), warnings.catch_warnings():  # a chart optuna cannot draw is left out
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # the matplotlib views' tag
             axes = draw(study)
-            figure = axes.figure if hasattr(axes, "figure") else plt.gcf()
+            figure = axes.figure if hasattr(axes, "figure") else pyplot().gcf()
             figure.set_size_inches(10, 6)
             figure.tight_layout()
-            with atomic_path(folder / name) as tmp:
-                figure.savefig(tmp, format="png", dpi=100)
-            plt.close(figure)
+            save_png(figure, folder / name, dpi=100)
