@@ -31,6 +31,7 @@ from agents.common.artifacts.video import check_video_path
 from agents.common.configuration.algorithms import ALGORITHMS, algorithm
 from agents.common.errors import UsageError
 from agents.common.hardware import machine
+from agents.common.readers import count
 from agents.common.session.cli import Parser, add_progress_flag, add_run_flags, run_cli
 from agents.common.studies.comparison import (
     MAX_SCORE_EPISODES,
@@ -64,10 +65,19 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
             raise UsageError(f"--from-study: study {name!r} has no finished run")
         runs[name] = [t.user_attrs["run_dir"] for t in finished]
         plan = study.user_attrs
-        env_ids.add(plan["env"])
+        missing = [key for key in ("env", "timesteps") if key not in plan]
+        if missing or not all(isinstance(run, str) for run in runs[name]):
+            lacks = f"its plan lacks {', '.join(missing)}" if missing else "its trials' run folders are not paths"
+            raise UsageError(f"--from-study: study {name!r} is not one agents.tune wrote ({lacks})")
+        count(plan["timesteps"], f"--from-study: study {name!r}'s timesteps", 1)
+        env_ids.add(str(plan["env"]))
     if len(env_ids) != 1:
         raise UsageError(f"--from-study: the studies ran on different envs: {sorted(env_ids)}")
     env_id = env_ids.pop()
+    try:
+        reference_for(env_id)
+    except ValueError:
+        raise UsageError(f"--from-study: the studies ran on {env_id!r:.80}, none of the envs a comparison scores") from None
     config = read_config(Path(runs[next(iter(runs))][0]))
     env_kwargs = dict(config["hyperparams"].get("env_kwargs") or {})
     figures = {"timesteps": plan["timesteps"], "seeds": max(len(dirs) for dirs in runs.values()), **evaluation_schedule(runs)}

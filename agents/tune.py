@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> Path:
     plan = _plan(args, algo, study_name, study_dir, space, fixed)
     _check_trial_command(plan)
     storage = open_storage(args.storage, study_dir, args.heartbeat)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # our own lines say what the study holds, after its checks
     study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize", load_if_exists=True)
     _same_study(study, plan)
     fail_orphaned_trials(study)

@@ -68,6 +68,7 @@ def test_search_spaces_sample_valid_values_and_bad_ones_are_refused():
         ),
         ({"batch_size": {"type": "int", "low": 8}}, "is not {type: float|int, low, high"),
         ({"n_epochs": {"type": "int", "low": 1, "high": 3}}, "'n_epochs' is not a custom hyperparameter"),
+        ({"train_freq": {"type": "int", "low": 1, "high": 10**30}}, "integers below 2"),  # no float holds it exactly
     ]:
         with pytest.raises(ConfigError, match=message):
             tuning.SearchSpace(bad, algo, "test")
@@ -206,6 +207,11 @@ def test_seed_sweeps_run_one_configuration_and_compare_draws_them(tmp_path, spac
     assert run_cli(compare.main, argv) == 0
     report = (next((tmp_path / "compare").iterdir()) / "report.md").read_text()
     assert "| UAVGrid-v0-custom-seeds-0 |" in report and "(2/2 seeds)" in report or "not reached" in report
+    for key, value, message in (("env", "Nope-v0", "ran on 'Nope-v0', none of the envs"), ("timesteps", -5, "timesteps")):
+        kept = sweep.user_attrs[key]
+        sweep.set_user_attr(key, value)  # a study another tool wrote, or one tampered with
+        assert run_cli(compare.main, argv) == 2 and message in capsys.readouterr().err
+        sweep.set_user_attr(key, kept)
     (Path(sweep.trials[0].user_attrs["run_dir"]) / "summary.yml").unlink()  # a run that did not finish
     before = set((tmp_path / "compare").iterdir())
     assert run_cli(compare.main, argv) == 2

@@ -195,6 +195,28 @@ def test_evaluations(runs, tmp_path, capsys, arrays):
     assert "evaluations" in err
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"env_id": "Nope-v0"}, "env_id 'Nope-v0' is none of the envs"),
+        ({"env_id": ["UAVGrid-v0"]}, "env_id ['UAVGrid-v0'] is none of the envs"),
+        ({"heuristic": "nobody"}, "heuristic 'nobody' is none of its baselines (greedy)"),
+        ({"baselines": {"greedy": "high"}}, "baseline greedy must be a finite number"),
+        ({"baselines": ["greedy"]}, "baselines must map each reference player"),
+        ({"timesteps": -1}, "timesteps must be an integer in [1,"),
+        ({"eval_freq": {"SB3 DQN": 0.5}}, "eval_freq must be an integer in [1,"),
+    ],
+)
+def test_a_tampered_compare_manifest_is_refused_in_one_line(runs, tmp_path, capsys, change, message):
+    run = copy_run(runs["dqn"], tmp_path)
+    manifest = {"env_id": "UAVGrid-v0", "env_kwargs": {}, "timesteps": 300, "seeds": 1, "eval_freq": 150}
+    manifest |= {"eval_episodes": 1, "score_episodes": 1, "hardware": "x", "command": "x", "baselines": {"greedy": 1.0}}
+    manifest |= {"heuristic": "greedy", "runs": {"SB3 DQN": [str(run)]}} | change
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert message in refused(capsys, compare.main, ["--from-runs", str(tmp_path)])
+    assert not (tmp_path / "report.md").exists()
+
+
 def test_score_episodes_are_bounded_on_the_command_line_and_in_a_manifest(runs, tmp_path, capsys):
     run = copy_run(runs["dqn"], tmp_path)
     manifest = {"env_id": "UAVGrid-v0", "env_kwargs": {}, "timesteps": 300, "seeds": 1, "eval_freq": 150}

@@ -27,7 +27,7 @@ from agents.common.artifacts.runs import (
 )
 from agents.common.artifacts.video import write_video
 from agents.common.errors import UsageError
-from agents.common.readers import count, npz_arrays, parse_json, read_text
+from agents.common.readers import count, finite, npz_arrays, parse_json, read_text
 from agents.common.session.evaluation import evaluate
 from agents.common.session.tracking import render_fps
 from agents.common.studies.intervals import iqm_curve, iqm_interval, plot_performance_profiles
@@ -318,7 +318,23 @@ def read_manifest(folder: str) -> dict[str, Any]:
         isinstance(d, list) and all(isinstance(r, str) for r in d) for d in runs.values()
     ):
         raise UsageError(f"--from-runs {folder!r}: its runs must map each agent to a list of run folders")
-    count(manifest["score_episodes"], f"--from-runs {folder!r}: its score_episodes", 1, MAX_SCORE_EPISODES)
+    what = f"--from-runs {folder!r}: its"
+    count(manifest["score_episodes"], f"{what} score_episodes", 1, MAX_SCORE_EPISODES)
+    try:
+        reference_for(manifest["env_id"])
+    except (ValueError, TypeError):
+        raise UsageError(f"{what} env_id {manifest['env_id']!r:.80} is none of the envs a comparison scores") from None
+    baselines = manifest["baselines"]
+    if not isinstance(baselines, dict) or not all(isinstance(name, str) for name in baselines):
+        raise UsageError(f"{what} baselines must map each reference player to its mean return")
+    for name, value in baselines.items():
+        finite(value, f"{what} baseline {name}")
+    if manifest["heuristic"] not in baselines:
+        raise UsageError(f"{what} heuristic {manifest['heuristic']!r:.80} is none of its baselines ({', '.join(baselines)})")
+    for key in ("timesteps", "eval_freq"):  # one count, or one per agent
+        values = manifest[key] if isinstance(manifest[key], dict) else {"": manifest[key]}
+        for value in values.values():
+            count(value, f"{what} {key}", 1)
     return manifest
 
 

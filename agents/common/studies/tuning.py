@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import multiprocessing
 import os
 import signal
@@ -67,8 +68,8 @@ class SearchSpace:
                     )
             else:
                 raise ConfigError(
-                    f"search space {source}: {name}: {spec!r} is not {{type: float|int, low, high[, log]}} "
-                    "nor {type: categorical, choices: [...]}"
+                    f"search space {source}: {name}: {spec!r:.200} is not {{type: float|int, low, high[, log]}} "
+                    "(finite bounds, low <= high, integers below 2^53) nor {type: categorical, choices: [...]}"
                 )
 
     @staticmethod
@@ -98,9 +99,13 @@ class SearchSpace:
 
 
 def _bounds(spec: dict[str, Any]) -> bool:
-    """A sampler's low and high are there and are numbers."""
+    """A sampler's low and high are there and are numbers: finite floats, or ints below 2^53 in
+    size (a float's exact integers; Optuna samples ints through floats)."""
     numbers = [spec.get(key) for key in ("low", "high")]
-    return all(isinstance(n, (int, float)) and not isinstance(n, bool) and np.isfinite(n) for n in numbers)
+    return all(
+        (isinstance(n, float) and math.isfinite(n)) or (isinstance(n, int) and not isinstance(n, bool) and abs(n) < 2**53)
+        for n in numbers
+    )
 
 
 def load_space(algo: Algorithm, path: str | None) -> tuple[dict[str, Any], str]:
