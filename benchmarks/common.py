@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -45,3 +45,14 @@ def write_json(name: str, payload: dict[str, Any]) -> Path:
 def row(*cells: Any) -> str:
     """One row of a markdown table."""
     return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def check_ranges(ranges: Iterable[tuple[str, Any, tuple[int, int]]]) -> None:
+    """Each flag's value (or list of values) within its [low, high]: the counts a benchmark takes
+    size its work and memory, so each is bounded; the first one outside is a one-line UsageError."""
+    from agents.common.errors import UsageError
+
+    for flag, values, (low, high) in ranges:
+        bad = [value for value in (values if isinstance(values, list) else [values]) if not low <= value <= high]
+        if bad:
+            raise UsageError(f"{flag} must be in {low:,}..{high:,}, got {bad[0]}")

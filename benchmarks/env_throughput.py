@@ -13,7 +13,7 @@ core (SubprocVecEnv's workers inherit the pin: it is there to show the cost of i
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 from typing import Any
 
@@ -22,7 +22,8 @@ import numpy as np
 
 import ballenvs  # noqa: F401
 from agents.common.environments.envs import make_vec
-from benchmarks.common import machine, one_core, row, write_json
+from agents.common.session.cli import Parser, run_cli
+from benchmarks.common import check_ranges, machine, one_core, row, write_json
 
 REFERENCE = "CartPole-v1"
 VECTOR_REFERENCE = "CartPole-v1 vector"
@@ -149,7 +150,7 @@ def format_result(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20000, help="steps per env per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
@@ -161,6 +162,14 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--vector-steps", type=int, default=100_000, help="env steps per vector env per round")
     args = parser.parse_args(argv)
+    check_ranges(
+        [
+            ("--steps", args.steps, (1, 10_000_000)),
+            ("--rounds", args.rounds, (1, 100)),
+            ("--vector-sizes", args.vector_sizes, (1, 65_536)),
+            ("--vector-steps", args.vector_steps, (1, 100_000_000)),
+        ]
+    )
     with one_core():
         result = run(args.steps, args.rounds)
         print(f"env_throughput on {result['machine']}, {args.steps} random steps x {args.rounds} rounds (best)")
@@ -174,4 +183,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

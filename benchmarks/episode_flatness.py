@@ -11,7 +11,7 @@ save the whole model with its optimizer, pickled, after every episode.
 
 from __future__ import annotations
 
-import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,10 +24,11 @@ from agents.common.configuration.algorithms import ALGORITHMS
 from agents.common.configuration.config import load_section, shipped_config
 from agents.common.environments.envs import make_vec
 from agents.common.environments.steps import VecEnvSteps
+from agents.common.session.cli import Parser, run_cli
 from agents.custom.checkpoint import save_checkpoint
 from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
-from benchmarks.common import machine, row, write_json
+from benchmarks.common import check_ranges, machine, row, write_json
 
 ENV_ID = "BallDuel-v0"
 WINDOW = 20  # episodes compared at each end
@@ -170,11 +171,18 @@ format_result = format_table  # what python -m benchmarks writes into RESULTS.md
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--anti-episodes", type=int, default=WINDOW)
     parser.add_argument("--save-freq", type=int, default=5000, help="checkpoint every this many env steps")
     args = parser.parse_args(argv)
+    check_ranges(
+        [
+            ("--episodes", args.episodes, (1, 100_000)),
+            ("--anti-episodes", args.anti_episodes, (1, 100_000)),
+            ("--save-freq", args.save_freq, (1, 10_000_000)),
+        ]
+    )
     result = run(args.episodes, args.anti_episodes, args.save_freq)
     print(f"episode_flatness on {result['machine']}: {ENV_ID}, 1 env")
     print(format_table(result))
@@ -183,4 +191,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

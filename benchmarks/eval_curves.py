@@ -9,16 +9,15 @@ A learning claim judges final models; these curves show whether a run settled on
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from agents.common.artifacts.runs import atomic_path, read_config
+from agents.common.artifacts.runs import atomic_path, check_output_file, read_config
 from agents.common.errors import UsageError
-from agents.common.session.cli import run_cli
+from agents.common.session.cli import Parser, run_cli
 
 
 def read_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray]:
@@ -34,11 +33,15 @@ def read_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.eval_curves", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m benchmarks.eval_curves", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="run folders")
     parser.add_argument("--metric", nargs="+", default=["eval/win_rate"], help="progress.csv columns (default: eval/win_rate)")
     parser.add_argument("--out", required=True, help="the .png to write")
     args = parser.parse_args(argv)
+    out = check_output_file(args.out, "--out", (".png",))
+    for run in args.runs:
+        for metric in args.metric:
+            read_curve(Path(run), metric)  # every curve there before anything is drawn
     import matplotlib
 
     matplotlib.use("Agg")
@@ -57,7 +60,6 @@ def main(argv: list[str] | None = None) -> Path:
     axes[0][0].set_ylabel("evaluation games won (%)")
     axes[0][0].legend(loc="lower right")
     fig.tight_layout()
-    out = Path(args.out)
     with atomic_path(out) as tmp:
         fig.savefig(tmp, dpi=80, format="png")
     print(f"wrote {out}")

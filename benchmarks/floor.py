@@ -25,7 +25,7 @@ n_envs)``): the two figures that set a section's cost. ``--config`` adds another
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,8 +40,9 @@ from agents.common.configuration.algorithms import ALGORITHMS
 from agents.common.configuration.config import Section, load_section, shipped_config
 from agents.common.configuration.hyperparameters import CustomDQNConfig, PQNConfig
 from agents.common.configuration.lean_cnn import multiply_adds
+from agents.common.environments.envs import check_env_id
 from agents.common.readers import read_yaml
-from agents.common.session.cli import add_device_flags, describe_device, resolve_device
+from agents.common.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
 from agents.common.session.setup import probe_spaces
 from agents.custom.core import settings as q_settings
 from agents.custom.dqn import gradient_steps_per_train
@@ -233,11 +234,13 @@ def pqn_floor(section: Section, device: str, env_steps: int | None = None) -> Fl
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.floor", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m benchmarks.floor", description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", default=["BallDuel-v0", "UAVGrid-v0"])
     parser.add_argument("--config", help="a config file whose sections of --envs are added, trained by our DQN")
     add_device_flags(parser)
     args = parser.parse_args(argv)
+    for env_id in args.envs:
+        check_env_id(env_id)
     extra = {} if args.config is None else read_yaml(args.config, "config")
     if not isinstance(extra, dict):
         parser.error(f"--config {args.config!r} must map env ids to sections")
@@ -272,4 +275,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -32,14 +32,13 @@ import torch
 from torch import nn
 
 from agents.common.artifacts.runs import check_seed
-from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
 from ballenvs import SUMO_RULES
 from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.observe import MIN_OBS_SIZE, OTHER_BALL, OWN_BALL, StateObserver
 from ballenvs.duel.roster import make_player
 from ballenvs.duel.rules import TwoPlayerDuel
-from benchmarks.common import machine, row, write_json
+from benchmarks.common import check_ranges, machine, row, write_json
 
 #: The state vector's features, in :class:`ballenvs.duel.observe.StateObserver`'s order (with the clock).
 FEATURES = ("own x", "own y", "own vx", "own vy", "other x", "other y", "other vx", "other vy")
@@ -229,16 +228,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     args = parser.parse_args(argv)
-    for flag, values, (low, high) in (
-        ("--sizes", args.sizes, (MIN_OBS_SIZE, MAX_PROBE_SIZE)),
-        ("--stacks", args.stacks, (1, MAX_PROBE_STACK)),
-        ("--games", [args.games], (HELD_OUT_EVERY, MAX_PROBE_GAMES)),
-        ("--epochs", [args.epochs], (1, 1000)),
-        ("--threads", [args.threads], (1, 1024)),
-    ):
-        bad = [value for value in values if not low <= value <= high]
-        if bad:  # the recordings and stacks grow with sizes, stacks and games: bounded to fit in memory
-            raise UsageError(f"{flag} must be in {low}..{high}, got {bad[0]}")
+    check_ranges(  # the recordings and stacks grow with sizes, stacks and games: bounded to fit in memory
+        [
+            ("--sizes", args.sizes, (MIN_OBS_SIZE, MAX_PROBE_SIZE)),
+            ("--stacks", args.stacks, (1, MAX_PROBE_STACK)),
+            ("--games", args.games, (HELD_OUT_EVERY, MAX_PROBE_GAMES)),
+            ("--epochs", args.epochs, (1, 1000)),
+            ("--threads", args.threads, (1, 1024)),
+        ]
+    )
     check_seed(args.seed)
     torch.set_num_threads(args.threads)
     options = {"subpixel": True} if args.subpixel else {}

@@ -10,16 +10,17 @@ env and a replay buffer can reach: ``floor / (floor + rest)``.
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+from agents.common.environments.envs import check_env_id
 from agents.common.environments.steps import make_steps
-from agents.common.session.cli import add_device_flags, resolve_device
+from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
 from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, gradient_steps_per_train, learn, replay_buffer, settings
-from benchmarks.common import machine
+from benchmarks.common import check_ranges, machine
 from benchmarks.floor import section_of
 
 
@@ -72,13 +73,13 @@ def pieces(env_id: str, steps: int, device: str) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="UAVGrid-v0")
     parser.add_argument("--steps", type=int, default=8000, help="env steps of each timed loop")
     add_device_flags(parser)
     args = parser.parse_args(argv)
-    if args.steps < 1:
-        parser.error(f"--steps must be at least 1, got {args.steps}")
+    check_env_id(args.env)
+    check_ranges([("--steps", args.steps, (1, 10_000_000))])
     device = resolve_device(args.device, args.threads)
     result = pieces(args.env, args.steps, device)
     print(f"{machine()}; {args.env}, our DQN's section, plain targets, {device}")
@@ -88,4 +89,4 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -12,7 +12,7 @@ Double-DQN update of the whole minibatch with the same network, loss and optimis
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 from typing import Any
 
@@ -22,10 +22,11 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from agents.common.configuration.hyperparameters import CustomDQNConfig
+from agents.common.session.cli import Parser, run_cli
 from agents.custom.buffer import ReplayBuffer
 from agents.custom.dqn import DQNAgent
 from agents.custom.networks import QNetwork, network_spec
-from benchmarks.common import machine, write_json
+from benchmarks.common import check_ranges, machine, write_json
 
 N_UES = 10
 INPUTS = 2 + N_UES  # UAV position and the raw request types, as their network took them
@@ -126,10 +127,11 @@ format_result = format_table  # what python -m benchmarks writes into RESULTS.md
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=30, help="timed train calls of each kind")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
+    check_ranges([("--calls", args.calls, (1, 100_000)), ("--batch-size", args.batch_size, (1, 65_536))])
     result = run(args.calls, args.batch_size)
     threads = f"torch {torch.__version__}, {result['torch_threads']} threads"
     print(f"naive_vs_batched on {result['machine']} ({threads}), {args.calls} calls each")
@@ -139,4 +141,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -11,15 +11,20 @@ the side's view (own ball, the other's, the clock), in its own frame.
 
 from __future__ import annotations
 
-import argparse
+import sys
 from typing import Any
 
 import numpy as np
 
+from agents.common.environments.envs import check_two_player_env
+from agents.common.errors import UsageError
+from agents.common.session.cli import Parser, run_cli
 from ballenvs.directions import heading_to_action
 from ballenvs.duel.matches import play_pairs, registered_options
 from ballenvs.duel.players import Anchor, Chaser
+from ballenvs.duel.roster import BUILTIN_PLAYERS
 from ballenvs.game import Player, Seat
+from benchmarks.common import check_ranges
 
 # Memoryless built-ins whose moves the outsiders mix: home to the centre, braking, and a charge.
 HOME, CHARGE = Anchor(), Chaser()
@@ -114,12 +119,16 @@ OUTSIDERS: dict[str, type[Player]] = {
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.outsiders", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m benchmarks.outsiders", description=__doc__.split("\n\n")[0])
     parser.add_argument("player", nargs="?", default="planner", help="a built-in player (default: planner)")
     parser.add_argument("--games", type=int, default=200, help="games against each (half from each side)")
     parser.add_argument("--env", default="BallSumo-v0", help="whose rules")
     parser.add_argument("--only", nargs="+", choices=list(OUTSIDERS), default=list(OUTSIDERS))
     args = parser.parse_args(argv)
+    check_two_player_env(args.env)
+    if args.player not in BUILTIN_PLAYERS:
+        raise UsageError(f"unknown player {args.player!r}; the built-in ones: {', '.join(BUILTIN_PLAYERS)}")
+    check_ranges([("--games", args.games, (2, 1_000_000))])
     options = registered_options(args.env)
     print(f"{args.player} against the outsiders on {args.env}, {args.games} games each, half from each side")
     print(f"| outsider | {args.player} wins | draws | {args.player} losses | decided at the clock | {args.player} win rate |")
@@ -134,4 +143,4 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -27,7 +27,9 @@ import sys
 import tempfile
 import time
 
-from benchmarks.common import machine, write_json
+from agents.common.environments.envs import check_env_id
+from agents.common.session.cli import Parser, run_cli
+from benchmarks.common import check_ranges, machine, write_json
 
 SETTINGS = {
     # An empty OMP_WAIT_POLICY is libgomp's own default (spin, then sleep); agents/__init__ keeps it.
@@ -90,13 +92,15 @@ def timed_runs(args: argparse.Namespace, setting: dict[str, str], load: str) -> 
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.threads", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m benchmarks.threads", description=__doc__.split("\n\n")[0])
     parser.add_argument("--trainer", choices=("sb3_train", "custom_train"), default="sb3_train")
     parser.add_argument("--env", default="BallDuel-v0")
     parser.add_argument("--timesteps", type=int, default=8000)
     parser.add_argument("--repeats", type=int, default=1, help="runs of each cell; the median counts")
     parser.add_argument("--settings", nargs="+", choices=tuple(SETTINGS), default=list(SETTINGS))
     args = parser.parse_args(argv)
+    check_env_id(args.env)
+    check_ranges([("--timesteps", args.timesteps, (1, 10_000_000)), ("--repeats", args.repeats, (1, 100))])
     print(f"threads on {machine()}: agents.{args.trainer} --env {args.env} --timesteps {args.timesteps}", flush=True)
     table: dict[str, dict[str, float]] = {}
     for name in args.settings:
@@ -115,4 +119,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -30,13 +30,12 @@ import numpy as np
 
 from agents.common.environments.envs import VEC_ENVS, check_env_id, make_vec
 from agents.common.environments.steps import make_steps
-from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
 from agents.custom import pqn
 from agents.custom.core import Hooks, Progress
 from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.sb3.dqn import build_dqn
-from benchmarks.common import machine, row, write_json
+from benchmarks.common import check_ranges, machine, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of, whole_rollouts
 from benchmarks.peers import SBX_POLICIES, sbx_available, sbx_rate
 
@@ -235,13 +234,13 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--peers", action="store_true", help="sbx's DQN beside them (pip install -e '.[peers]')")
     args = parser.parse_args(argv)
-    for flag, value, (low, high) in (
-        ("--steps", args.steps, (1, MAX_STEPS)),
-        ("--rounds", args.rounds, (1, 100)),
-        ("--learning-starts", args.learning_starts, (0, MAX_STEPS)),
-    ):
-        if not low <= value <= high:
-            raise UsageError(f"{flag} must be in {low}..{high}, got {value}")
+    check_ranges(
+        [
+            ("--steps", args.steps, (1, MAX_STEPS)),
+            ("--rounds", args.rounds, (1, 100)),
+            ("--learning-starts", args.learning_starts, (0, MAX_STEPS)),
+        ]
+    )
     for env_id in args.envs:
         check_env_id(env_id)
     overrides = {"learning_starts": args.learning_starts}

@@ -15,7 +15,6 @@ study, with no trial run twice and no result lost. Writes tune_workers.json and 
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -27,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from benchmarks.common import RESULTS_DIR, machine, row, write_json
+from agents.common.session.cli import Parser, run_cli
+from benchmarks.common import RESULTS_DIR, check_ranges, machine, row, write_json
 
 #: Sampled values that leave a trial's cost alone, so that trials are alike.
 SPACE = {
@@ -126,13 +126,14 @@ def format_result(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage", default=None, help="a PostgreSQL URL (default: a journal file per study)")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--timesteps", type=int, default=20_000)
     parser.add_argument("--results", default=str(RESULTS_DIR / "RESULTS.md"), help="the results file to update")
     parser.add_argument("--no-record", action="store_true", help="leave RESULTS.md alone")
     args = parser.parse_args(argv)
+    check_ranges([("--trials", args.trials, (1, 10_000)), ("--timesteps", args.timesteps, (1, 10_000_000))])
     stamp = f"{os.getpid()}-{int(time.time())}"
     with tempfile.TemporaryDirectory(prefix="ballenvs-tune-bench-") as tmp:
         folder = Path(tmp)
@@ -166,4 +167,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -40,6 +40,17 @@ COMMANDS: dict[str, list[str]] = {
     "agents.export_champion": ["{run}", "--out", "champion.npz"],
     "benchmarks.frame_probe": ["--sizes", "36", "--stacks", "1", "--games", "5", "--epochs", "1"],
     "benchmarks.train_throughput": ["--envs", "UAVGrid-v0", "--steps", "1", "--rounds", "1", "--vec-envs", "native"],
+    "benchmarks.env_throughput": ["--steps", "10", "--rounds", "1", "--vector-sizes", "2", "--vector-steps", "10"],
+    "benchmarks.episode_flatness": ["--episodes", "1", "--anti-episodes", "1", "--save-freq", "100"],
+    "benchmarks.naive_vs_batched": ["--calls", "1", "--batch-size", "8"],
+    "benchmarks.threads": ["--env", "UAVGrid-v0", "--timesteps", "32"],
+    "benchmarks.tune_workers": ["--trials", "1", "--timesteps", "100", "--no-record"],
+    "benchmarks.loop_pieces": ["--env", "UAVGrid-v0", "--steps", "16", "--threads", "1"],
+    "benchmarks.floor": ["--envs", "UAVGrid-v0", "--threads", "1"],
+    "benchmarks.outsiders": ["chaser", "--games", "2"],
+    "benchmarks.eval_curves": ["{run}", "--metric", "eval/win_rate_vs_chaser", "--out", "curves.png"],
+    "agents.tune": ["--env", "UAVGrid-v0", "--trainer", "custom", "--timesteps", "400", "--eval-freq", "200"]
+    + ["--trials", "1", "--log-dir", "tune", "--hyperparams", "learning_starts=100", "buffer_size=500"],
 }
 #: Where each command's work starts once its input is checked: replaced in the fuzz by a stop
 #: (:class:`Checked`). The fuzz is of the checks; a drawn value that passes them must not start hours
@@ -54,6 +65,16 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "agents.export_champion": [],
     "benchmarks.frame_probe": [("benchmarks.frame_probe", "record_games")],
     "benchmarks.train_throughput": [("benchmarks.train_throughput", "run")],
+    "benchmarks.env_throughput": [("benchmarks.env_throughput", "run")],
+    "benchmarks.episode_flatness": [("benchmarks.episode_flatness", "run")],
+    "benchmarks.naive_vs_batched": [("benchmarks.naive_vs_batched", "run")],
+    "benchmarks.threads": [("benchmarks.threads", "timed_runs")],
+    "benchmarks.tune_workers": [("benchmarks.tune_workers", "timed")],
+    "benchmarks.loop_pieces": [("benchmarks.loop_pieces", "pieces")],
+    "benchmarks.floor": [("benchmarks.floor", "dqn_floor"), ("benchmarks.floor", "pqn_floor")],
+    "benchmarks.outsiders": [("benchmarks.outsiders", "play_pairs")],
+    "benchmarks.eval_curves": [],  # it reads the runs' progress.csv and draws: seconds
+    "agents.tune": [("agents.tune", "run_workers")],
 }
 #: Flags left out: they reach services (Weights & Biases, a database) rather than checks of ours.
 SKIPPED = {"--track", "--wandb-project", "--wandb-entity", "--storage", "--device", "--help"}
@@ -121,7 +142,8 @@ def fuzzed_flags(command: str) -> list[argparse.Action]:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("fuzz")
-    argv = ["--env", "BallSumo-v0", "--algo", "custom", "--timesteps", "64", "--n-envs", "2", "--eval-freq", "0"]
+    argv = ["--env", "BallSumo-v0", "--algo", "custom", "--timesteps", "200", "--n-envs", "2", "--eval-freq", "100"]
+    argv += ["--eval-episodes", "1"]  # evaluations: progress.csv has a curve for benchmarks.eval_curves
     argv += ["--no-progress", "--hyperparams", "learning_starts=32", "buffer_size=100", "--log-dir", str(folder)]
     assert run_cli(importlib.import_module("agents.train").main, argv) == 0
     return folder / "custom" / "BallSumo-v0_1"
