@@ -24,6 +24,7 @@ from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
 from agents.common.session.evaluation import EvalResult, evaluate
 from agents.common.session.tracking import render_fps
+from agents.twoplayer.players import arena_of
 from ballenvs import ENV_IDS
 from ballenvs.reference import reference_for
 
@@ -46,7 +47,7 @@ def against_every_builtin(
     player, half from each side (the model seeing the game as it was trained to), as a table."""
     from agents.twoplayer.league import make_entrant_player, model_entrant
 
-    arena = reference_for(env_id).arena
+    arena = arena_of(env_id)
     player = make_entrant_player(model_entrant(model_path), device, env_id, env_kwargs)
     print(
         f"{model_path} against every built-in player of {env_id} but the planner: {games} games each, "
@@ -150,8 +151,8 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
     if args.render or video:
         overrides["render_mode"] = args.render or "rgb_array"
     print(f"{model_path} ({config['algo']}) on {describe_device(device)}")
-    frames: list | None = [] if video else None
-    result = evaluate(model, config, args.episodes, args.seed, args.deterministic, overrides, frames)
+    frames: list = []
+    result = evaluate(model, config, args.episodes, args.seed, args.deterministic, overrides, frames if video else None)
     print(result.summary(config["env_id"]))
     if video:
         print(f"wrote {write_video(video, frames, render_fps(config['env_id']))} ({len(frames)} frames)")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> Path:
         expected = network(torch.from_numpy(probe)).argmax(dim=1).numpy()
     if not np.array_equal(q_values(tuple(layers), probe).argmax(axis=1), expected):
         raise RuntimeError("the numpy network chooses other actions than the model")  # a bug, with its traceback
-    arrays = {"layers": np.array(len(layers))}
+    arrays: dict[str, Any] = {"layers": np.array(len(layers))}
     for k, (weight, bias) in enumerate(layers):
         arrays |= {f"weight_{k}": weight, f"bias_{k}": bias}
     with atomic_path(out) as tmp, open(tmp, "wb") as file:

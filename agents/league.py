@@ -50,6 +50,7 @@ from agents.twoplayer.league import (
     tables,
     write_outputs,
 )
+from agents.twoplayer.players import arena_of
 from ballenvs.reference import reference_for
 
 DEFAULT_ENV = "BallDuel-v0"
@@ -99,14 +100,14 @@ def main(argv: list[str] | None = None) -> Path:
         folder, _ = write(args, league, results, env_id)
         raise Interrupted(f"the {played} of {pairs} pairs played so far are rated in {folder}", signal_of(stop)) from None
     console.close()
-    with deferring_stops() as stop:  # a stop now waits for the files, then says where they are
+    with deferring_stops() as stopped:  # a stop now waits for the files, then says where they are
         folder, ratings = write(args, league, results, env_id)
-    if stop.signum is not None:
-        raise Interrupted(f"all {pairs} pairs were played and are rated in {folder}", stop.signum)
+    if stopped.signum is not None:
+        raise Interrupted(f"all {pairs} pairs were played and are rated in {folder}", stopped.signum)
     print(f"wrote {folder / 'league.csv'}, {folder / 'results.csv'}, {folder / 'report.md'}, {folder / 'elo.png'}")
     if video:
         best, second = np.argsort(-ratings)[:2]
-        frames = reference_for(env_id).arena.film(players[best], players[second], args.seed, env_kwargs)
+        frames = arena_of(env_id).film(players[best], players[second], args.seed, env_kwargs)
         print(
             f"wrote {write_video(video, frames, render_fps(env_id))}: {league[best].name} (left) against {league[second].name}"
         )

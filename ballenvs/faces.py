@@ -12,7 +12,8 @@ or the one given to ``gym.make``), a vector env by its ``max_episode_steps`` (wh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -66,7 +67,8 @@ FACE_OPTIONS = ("render_mode", "max_episode_steps")
 
 def _make_game(game_class: type[Game], num_games: int | None, options: dict[str, Any]) -> Game:
     check_options(game_class.NAME, options, (*FACE_OPTIONS, *game_class.OPTIONS))
-    return game_class(num_games, **options)
+    make: Callable[..., Game] = game_class  # each game's __init__ takes num_games and its options
+    return make(num_games, **options)
 
 
 class GameEnv(gym.Env):
@@ -104,7 +106,7 @@ class GameEnv(gym.Env):
         if self._episode_over is not False:
             when = "before the first reset()" if self._episode_over is None else "after the episode ended"
             raise ResetNeeded(f"{self.game.NAME}: step() called {when}; call reset() first")
-        action = check_action(action, int(self.action_space.n))
+        action = check_action(action, int(self.game.action_space.n))
         reward, terminated, info = self.game.step(action, [self.np_random])
         truncated = self.max_episode_steps is not None and self.game.steps >= self.max_episode_steps
         self._episode_over = bool(terminated or truncated)
@@ -181,20 +183,22 @@ class GameVectorEnv(VectorEnv):
 
     # -- seeding -------------------------------------------------------------------------------
 
+    # One seed and one generator per env, as SyncVectorEnv gives them (VectorEnv declares one).
     @property
-    def np_random_seed(self) -> tuple[int, ...]:
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
         """Each env's seed, as SyncVectorEnv gives them."""
         self._ensure_seeded()
         return tuple(self._seeds)
 
-    @property
-    def np_random(self) -> tuple[np.random.Generator, ...]:
+    @property  # type: ignore[misc]
+    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
         """Each env's generator, as SyncVectorEnv gives them."""
         return tuple(self._ensure_seeded())
 
     def _ensure_seeded(self) -> list[np.random.Generator]:
         if self._rngs is None:
             self._reseed([None] * self.num_envs, self._every_env)
+        assert self._rngs is not None  # made by _reseed
         return self._rngs
 
     def _reseed(self, seeds: Sequence[int | None], envs: np.ndarray) -> None:
@@ -204,7 +208,7 @@ class GameVectorEnv(VectorEnv):
             made = [seeding.np_random(seed) for seed in seeds]
             self._rngs, self._seeds = [rng for rng, _ in made], [seed for _, seed in made]
             return
-        for i in np.flatnonzero(envs):
+        for i in np.flatnonzero(envs).tolist():
             if seeds[i] is not None:
                 self._rngs[i], self._seeds[i] = seeding.np_random(seeds[i])
 
@@ -233,7 +237,7 @@ class GameVectorEnv(VectorEnv):
             raise ValueError(f"{self.game.NAME} takes no reset options besides reset_mask, got {options!r}")
         envs = self._every_env if mask is None else self._check_reset_mask(mask)
         self._reseed(self._per_env_seeds(seed), envs)
-        self.game.reset(self._rngs, None if mask is None else envs)
+        self.game.reset(self._ensure_seeded(), None if mask is None else envs)
         self._ended[envs] = False
         return self._observe(), self._sync_info([(self.game.reset_info(), envs)])
 
@@ -278,16 +282,17 @@ class GameVectorEnv(VectorEnv):
             self.render()
         return self._observe(), rewards, terminated, truncated, info
 
-    def render(self) -> list[np.ndarray] | None:
+    def render(self) -> list[np.ndarray] | None:  # type: ignore[override]  # a list, as gymnasium's vector wrappers take it
         """ "rgb_array": a picture of each of the first ``render_envs`` envs (all by default), as
         gymnasium's vector wrappers (RecordVideo, HumanRendering) expect; "human": the first env in
         a window."""
         renderer = self._renderer
         assert renderer is not None  # made by __init__
         if self.render_mode == "human":
-            return renderer.render(lambda canvas: self.game.draw(canvas, 0))
-        frames = [renderer.render(lambda canvas, i=i: self.game.draw(canvas, i)) for i in range(self.render_envs)]
-        return None if frames[0] is None else frames
+            renderer.render(functools.partial(self.game.draw, game=0))
+            return None
+        frames = [renderer.render(functools.partial(self.game.draw, game=i)) for i in range(self.render_envs)]
+        return None if frames[0] is None else [frame for frame in frames if frame is not None]
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._renderer is not None:
@@ -342,9 +347,11 @@ class GameVectorEnv(VectorEnv):
             return info | {f"_{key}": self._every_env.copy() for key in info}
         merged: dict[str, Any] = {}
         for key in dict.fromkeys(key for info, _ in parts for key in info):
-            values, reported = None, None
+            values: Any = None
+            reported: Any = None
             for info, envs in parts:
                 if key in info:
+                    assert envs is not None  # a part for every env is the common step, above
                     given = info[key]
                     rows = envs.reshape(-1, *(1,) * (np.ndim(given) - 1))  # an array per env (info["state"]): whole rows
                     values, reported = (given, envs) if values is None else (np.where(rows, given, values), reported | envs)
@@ -380,7 +387,7 @@ class GameVectorEnv(VectorEnv):
         return mask.copy()
 
     def _check_actions(self, actions: Any) -> np.ndarray:
-        n, n_actions = self.num_envs, int(self.single_action_space.n)
+        n, n_actions = self.num_envs, int(self.game.action_space.n)
         array = np.asarray(actions)
         if array.ndim != 1 or array.dtype.kind not in "iu":
             raise TypeError(f"actions must be a 1-D array of {n} ints, got {actions!r}")

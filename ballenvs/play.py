@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 import gymnasium as gym
 
@@ -51,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     pygame = import_pygame()
-    env = gym.make(args.env, render_mode="human", **({"opponent": args.opponent or "chaser"} if duel else {}))
+    options: dict[str, Any] = {"opponent": args.opponent or "chaser"} if duel else {}
+    env = gym.make(args.env, render_mode="human", **options)
     env.reset(seed=args.seed)
     wins = losses = draws = 0
     episode_return = 0.0
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             keys = pygame.key.get_pressed()
             action = keys_to_action(keys[pygame.K_UP], keys[pygame.K_DOWN], keys[pygame.K_LEFT], keys[pygame.K_RIGHT])
             _, reward, terminated, truncated, info = env.step(action)
-            episode_return += reward
+            episode_return += float(reward)
             if (terminated or truncated) and not duel:
                 print(f"episode return {episode_return:.2f}")
                 episode_return = 0.0

@@ -28,7 +28,7 @@ def import_pygame() -> Any:
     return pygame
 
 
-def check_render_mode(render_mode: str | None) -> None:
+def check_render_mode(render_mode: object) -> None:
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"unknown render_mode {render_mode!r}; valid: None, {', '.join(map(repr, RENDER_MODES))}")
 

@@ -115,7 +115,7 @@ class _Ring:
 
     def save(self, path: str | Path) -> None:
         """Write the filled part as an .npz (no pickle), atomically, to reload on resume."""
-        arrays = {name: self._to_host(store[: self.size]) for name, store in self._stores().items()}
+        arrays: dict[str, Any] = {name: self._to_host(store[: self.size]) for name, store in self._stores().items()}
         with atomic_path(path) as tmp, open(tmp, "wb") as file:
             np.savez(file, pos=self.pos, size=self.size, stride=self.stride, **arrays)
 
@@ -153,7 +153,7 @@ class ReplayBuffer(_Ring):
 
     def _allocate(self, seed: int | None) -> None:
         capacity = self.capacity
-        self.observations = {k: np.zeros((capacity, *s.shape), dtype=s.dtype) for k, s in self.parts.items()}
+        self.observations = {k: np.zeros((capacity, *(s.shape or ())), dtype=s.dtype) for k, s in self.parts.items()}
         self.next_observations = {k: np.zeros_like(a) for k, a in self.observations.items()}
         self.actions = np.zeros(capacity, dtype=np.int64)
         self.rewards = np.zeros(capacity, dtype=np.float32)
@@ -250,7 +250,7 @@ class DeviceReplayBuffer(_Ring):
         def zeros(shape: tuple[int, ...], dtype: Any) -> torch.Tensor:
             return torch.zeros((capacity, *shape), dtype=dtype, device=device)
 
-        self.observations = {k: zeros(s.shape, torch_dtype(s.dtype)) for k, s in self.parts.items()}
+        self.observations = {k: zeros(s.shape or (), torch_dtype(s.dtype)) for k, s in self.parts.items()}
         self.next_observations = {k: torch.zeros_like(a) for k, a in self.observations.items()}
         self.actions = zeros((), torch.int64)
         self.rewards = zeros((), torch.float32)

@@ -180,7 +180,7 @@ def _network(spec: dict[str, Any], weights: dict[str, Any], device: str, path: A
     return q.eval()
 
 
-def load_snapshot(path: str | Path, run_config: dict[str, Any] | None = None, device: str = "cpu") -> CustomPolicy:
+def load_snapshot(path: str | Path, run_config: dict[str, Any], device: str = "cpu") -> CustomPolicy:
     """A self-play snapshot of a run (its Q-network's spec and weights), as a policy that plays."""
 
     state = read_snapshot(Path(path), device)

@@ -59,6 +59,8 @@ class QLearner:
 
     #: Why a resume of this agent's run cannot go on exactly (None: it can, see :meth:`runtime_state`).
     INEXACT_RESUME: str | None = None
+    #: The name its checkpoints carry (:mod:`agents.custom.checkpoint`): each algorithm's own.
+    FORMAT: str
 
     def __init__(self, spec: dict[str, Any], config: Any, device: str, seed: int, amp: bool, compile: bool) -> None:
         torch.manual_seed(seed)
@@ -93,6 +95,7 @@ class QLearner:
             self._dash_left = np.zeros(len(greedy), dtype=np.int64)
             self._dash_action = np.zeros(len(greedy), dtype=np.int64)
         start = (self._dash_left == 0) & (self.rng.random(len(greedy)) < epsilon)
+        assert self._dash_action is not None  # made with _dash_left
         self._dash_action = np.where(start, self.rng.integers(self.n_actions, size=len(greedy)), self._dash_action)
         self._dash_left = np.where(start, self.rng.integers(1, repeat + 1, size=len(greedy)), self._dash_left)
         dashing = self._dash_left > 0

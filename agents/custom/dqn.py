@@ -126,7 +126,7 @@ Agent = DQNAgent
 
 def replay_buffer(
     config: CustomDQNConfig, observation_space: Any, device: str | torch.device, seed: int | None
-) -> ReplayBuffer:
+) -> ReplayBuffer | DeviceReplayBuffer:
     """The replay buffer a config asks for (its size, and n-step returns): on a GPU, resident in
     its memory (:class:`DeviceReplayBuffer`); else in host arrays."""
     kind = DeviceReplayBuffer if torch.device(device).type == "cuda" else ReplayBuffer
@@ -145,7 +145,7 @@ def learn(
     progress: Progress,
     timesteps: int,
     hooks: Hooks,
-    buffer: ReplayBuffer,
+    buffer: ReplayBuffer | DeviceReplayBuffer,
     log_every_episodes: int = 4,
 ) -> None:
     """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.environments.steps.make_steps`),

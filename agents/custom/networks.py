@@ -33,7 +33,7 @@ EXTRACTORS = {"NatureCNN": "nature", "LeanCNN": "lean"}
 
 def part_spec(space: spaces.Space, name: str, extractor: dict[str, Any] | None = None) -> dict[str, Any]:
     if is_image(space):
-        return {"kind": "image", "shape": list(space.shape), **(extractor or {})}
+        return {"kind": "image", "shape": list(space.shape or ()), **(extractor or {})}
     if isinstance(space, spaces.MultiDiscrete):
         return {"kind": "multi_discrete", "nvec": [int(n) for n in space.nvec.ravel()]}
     if isinstance(space, spaces.Discrete):
@@ -135,7 +135,8 @@ class OneHot(nn.Module):
 
     def forward(self, values: torch.Tensor) -> torch.Tensor:
         hot = torch.zeros(values.shape[0], self.size, device=values.device)
-        return hot.scatter_(1, values.long().reshape(values.shape[0], -1) + self.offsets, 1.0)
+        offsets = self.get_buffer("offsets")
+        return hot.scatter_(1, values.long().reshape(values.shape[0], -1) + offsets, 1.0)
 
 
 def _encoder(spec: dict[str, Any], layer_norm: bool) -> tuple[nn.Module, int]:

@@ -26,7 +26,7 @@ class DictNStepReplayBuffer(DictReplayBuffer):
         super().__init__(*args, **kwargs)
         self.n_steps, self.gamma = n_steps, gamma
 
-    def _get_samples(self, batch_inds: np.ndarray, env: Any = None) -> DictReplayBufferSamples:
+    def _get_samples(self, batch_inds: np.ndarray, env: Any = None) -> DictReplayBufferSamples:  # type: ignore[override]  # SB3's own Dict buffer returns these too
         envs = np.random.randint(0, self.n_envs, size=batch_inds.shape)
         rows = (batch_inds[:, None] + np.arange(self.n_steps)) % self.buffer_size  # the env's next steps
         stored_after = (self.pos - 1 - batch_inds) % self.buffer_size
@@ -36,8 +36,8 @@ class DictNStepReplayBuffer(DictReplayBuffer):
         last_rows = rows[np.arange(len(batch_inds)), last]
         # A time-limit end is not a termination: the target bootstraps through it.
         dones = self.dones[last_rows, envs] * (1.0 - self.timeouts[last_rows, envs])
-        obs = self._normalize_obs({key: o[batch_inds, envs] for key, o in self.observations.items()}, env)
-        next_obs = self._normalize_obs({key: o[last_rows, envs] for key, o in self.next_observations.items()}, env)
+        obs: Any = self._normalize_obs({key: o[batch_inds, envs] for key, o in self.observations.items()}, env)
+        next_obs: Any = self._normalize_obs({key: o[last_rows, envs] for key, o in self.next_observations.items()}, env)
         return DictReplayBufferSamples(
             observations={key: self.to_torch(o) for key, o in obs.items()},
             actions=self.to_torch(self.actions[batch_inds, envs]),

@@ -42,7 +42,13 @@ TRANSLATED_KEYS = ("augment_shift",)
 _OUR_BUFFERS = (DictNStepReplayBuffer, RandomShiftReplayBuffer)
 
 #: The policy_kwargs stable-baselines3's DQN policies take.
-POLICY_KWARGS = ("net_arch", "activation_fn", "features_extractor_class", "features_extractor_kwargs", "normalize_images")
+POLICY_KWARGS: tuple[str, ...] = (
+    "net_arch",
+    "activation_fn",
+    "features_extractor_class",
+    "features_extractor_kwargs",
+    "normalize_images",
+)
 POLICY_KWARGS += ("optimizer_class", "optimizer_kwargs")
 
 
@@ -151,7 +157,8 @@ def build_dqn(section: Section, env: Any, seed: int | None, device: str, **overr
     if isinstance(env, tuple):
         observation_space, action_space = env
         kwargs = dqn_kwargs({**section.algo_kwargs, **overrides}, observation_space)
-        model = DQN(section.policy, None, seed=seed, device=device, _init_setup_model=False, **kwargs)
+        no_env: Any = None  # spaces only: set below, as the model is set up
+        model = DQN(section.policy, no_env, seed=seed, device=device, _init_setup_model=False, **kwargs)
         model.observation_space, model.action_space, model.n_envs = observation_space, action_space, 1
         model._setup_model()
         return model
@@ -264,7 +271,8 @@ def from_q_network(section: Section, spaces_: tuple[Any, Any], weights: dict[str
 def save_replay_buffer(model: DQN, path: Path) -> None:
     """The replay buffer's arrays as an .npz (no pickle), atomically."""
     buffer = model.replay_buffer
-    arrays: dict[str, np.ndarray] = {"pos": np.array(buffer.pos), "full": np.array(buffer.full)}
+    assert buffer is not None  # a DQN has one
+    arrays: dict[str, Any] = {"pos": np.array(buffer.pos), "full": np.array(buffer.full)}
     for name in _BUFFER_ARRAYS:
         value = getattr(buffer, name, None)
         if isinstance(value, dict):
@@ -279,8 +287,9 @@ def load_replay_buffer(model: DQN, path: Path) -> int:
     """Fill the model's replay buffer from an .npz of :func:`save_replay_buffer`; returns how many
     transitions. Every array must have the run's shape and kind, its position fit the buffer."""
     buffer = model.replay_buffer
+    assert buffer is not None  # a DQN has one
     what = f"replay buffer {str(path)!r}"
-    targets = {}
+    targets: dict[str, np.ndarray] = {}
     for name in _BUFFER_ARRAYS:
         target = getattr(buffer, name, None)
         parts = target.items() if isinstance(target, dict) else [(None, target)] if target is not None else []

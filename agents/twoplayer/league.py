@@ -26,7 +26,7 @@ from agents.common.artifacts.runs import (
     read_summary,
 )
 from agents.common.errors import UsageError
-from agents.twoplayer.players import QPlayer
+from agents.twoplayer.players import QPlayer, arena_of
 from ballenvs.reference import reference_for
 
 ELO_SCALE = 400.0
@@ -111,7 +111,7 @@ def model_env_id(entrant: Entrant) -> str | None:
 def make_entrant_player(entrant: Entrant, device: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
     """A :class:`ballenvs.game.Player` of ``env_id``'s game: a built-in one, or a model that sees
     the game through its own observation settings and frame stack."""
-    arena = reference_for(env_id).arena
+    arena = arena_of(env_id)
     if isinstance(entrant.spec, str):
         try:
             return arena.make_player(entrant.spec, env_kwargs)
@@ -206,7 +206,7 @@ def play_league(
     draws, losses) of i against j, written into ``results`` (if given) pair by pair, so that an
     interrupted league keeps the pairs it played; ``on_pair(i, j, count)`` after each pair,
     ``on_games(played)`` after every step with the games over so far, every pair's counted."""
-    arena = reference_for(env_id).arena
+    arena = arena_of(env_id)
     n = len(players)
     results = np.zeros((n, n, 3), dtype=np.int64) if results is None else results
     count = 0

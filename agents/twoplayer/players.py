@@ -11,7 +11,16 @@ import torch
 from agents.common.environments.frames import FrameStack
 from ballenvs.backend import SCALAR
 from ballenvs.game import Player, Seat
+from ballenvs.reference import Arena, reference_for
 from ballenvs.state import parts
+
+
+def arena_of(env_id: str) -> Arena:
+    """The arena of a two-player game (the command lines check ``env_id`` is one first)."""
+    arena = reference_for(env_id).arena
+    if arena is None:
+        raise ValueError(f"{env_id} is a one-player game")
+    return arena
 
 
 class QPlayer(Player):
@@ -46,5 +55,6 @@ class QPlayer(Player):
         """The seat's observation through the frame stack and the network: (N, actions)."""
         observations = self.observer(seat.view, seat.xp) if self.observer is not None else seat.observe()
         batch = self.frames.push(observations[None] if seat.xp is SCALAR else observations)
+        assert self.q is not None, "a Q player plays once its network is bound"
         with torch.inference_mode():
             return self.q(torch.as_tensor(batch, device=self.device))

@@ -19,6 +19,7 @@ the native vector env in one forward pass, in the trainer's process: it is the e
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,8 @@ class SelfPlayOpponent(QPlayer):
             if len(games):  # each player sees its own games only: a planner plans for those alone
                 view = type(seat.view)(*(None if field is None else field[games] for field in seat.view))
                 rngs = [seat.rngs[i] for i in games]
-                actions[games] = player.act(Seat(view, seat.xp, lambda games=games: seat.observe()[games], rngs))
+                observe = functools.partial(_rows, seat.observe, games)
+                actions[games] = player.act(Seat(view, seat.xp, observe, rngs))
         return actions
 
     def reset(self, games: np.ndarray | None) -> None:
@@ -91,6 +93,10 @@ class SelfPlayOpponent(QPlayer):
             self.tally(-np.asarray(scores)[played])
 
 
+def _rows(observe: Callable[[], Any], games: np.ndarray) -> Any:
+    return observe()[games]
+
+
 class SnapshotPool:
     """The learner's snapshots and the choice of the opponent (see the module docstring). With
     ``sampling="pfsp"`` (prioritised fictitious self-play) a snapshot is drawn with weight
@@ -106,7 +112,9 @@ class SnapshotPool:
         self.snapshots: list[tuple[int, dict[str, torch.Tensor]]] = []  # the last `window`, in memory
         self.opponent_steps: int | None = None  # the opponent's snapshot; None: the learner as it was at the swap
         self.scores: dict[int, list[float]] = {}  # snapshot steps -> [the learner's points against it, games]
-        opponent.q = copy.deepcopy(learner).eval().requires_grad_(False)
+        # The opponent's network, whose weights the swaps replace.
+        self.network: torch.nn.Module = copy.deepcopy(learner).eval().requires_grad_(False)
+        opponent.q = self.network
         opponent.tally = self.record
         for player in opponent.scripted:  # a search exploiter plans against the learner as it is now
             model = getattr(player, "model", None)
@@ -163,7 +171,7 @@ class SnapshotPool:
             "snapshots": [steps for steps, _ in self.snapshots],
             "snapshot_weights": [weights for _, weights in self.snapshots],
             "opponent_steps": self.opponent_steps,
-            "opponent": {k: v.detach().clone() for k, v in self.opponent.q.state_dict().items()},
+            "opponent": {k: v.detach().clone() for k, v in self.network.state_dict().items()},
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -184,12 +192,12 @@ class SnapshotPool:
             raise ValueError(f"state self-play pool opponent_steps: {opponent_steps!r} is none of its snapshots")
         for name, weights in [("opponent", state["opponent"]), *(("snapshot_weights", weights) for weights in held)]:
             try:  # on the opponent's network: each must fit it
-                self.opponent.q.load_state_dict(weights)
+                self.network.load_state_dict(weights)
             except (RuntimeError, TypeError, AttributeError, ValueError) as error:
                 raise ValueError(
                     f"state self-play pool {name}: not this run's network ({str(error).splitlines()[0]})"
                 ) from None
-        self.opponent.q.load_state_dict(state["opponent"])
+        self.network.load_state_dict(state["opponent"])
         snapshots = list(zip(steps_held, held))
         set_generator_state(self.rng, state["rng"], "self-play pool rng")
         self.snapshots, self.opponent_steps = snapshots, opponent_steps
@@ -198,11 +206,11 @@ class SnapshotPool:
     def swap(self) -> None:
         choice = self.choose()
         if choice is None:
-            self.opponent.q.load_state_dict(self.learner.state_dict())
+            self.network.load_state_dict(self.learner.state_dict())
             self.opponent_steps = None
         else:
             self.opponent_steps, weights = self.snapshots[choice]
-            self.opponent.q.load_state_dict(weights)
+            self.network.load_state_dict(weights)
 
 
 def _is_count(value: Any) -> bool:

@@ -83,7 +83,7 @@ class DuelCore:
         self.xp = SCALAR if num_games is None else NUMPY
         zero = 0.0 if num_games is None else np.zeros(num_games)
         self.state = DuelState(*([zero] * 8))
-        self.steps = 0 if num_games is None else np.zeros(num_games, dtype=np.int64)
+        self.steps: Any = 0 if num_games is None else np.zeros(num_games, dtype=np.int64)  # an int, or (N,) int64
         # Python floats stay Python floats in the scalar backend (numpy scalars are slower).
         self._thrust_x = THRUST_X.tolist() if num_games is None else THRUST_X
         self._thrust_y = THRUST_Y.tolist() if num_games is None else THRUST_Y

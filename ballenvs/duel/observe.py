@@ -58,8 +58,8 @@ def state_of_view(view: SideView) -> np.ndarray:
 
 def view_of_state(states: np.ndarray) -> SideView:
     """The views (N, d) rows of :func:`state_of_view` hold: its inverse, bit for bit."""
-    columns = np.asarray(states, dtype=np.float64).T
-    return SideView(*columns[:8], time_left=columns[8] if len(columns) > 8 else None)
+    c = np.asarray(states, dtype=np.float64).T  # the 8 balls' columns, then the clock's if there is one
+    return SideView(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8] if len(c) > 8 else None)
 
 
 class StateObserver:
@@ -75,8 +75,8 @@ class StateObserver:
         pos_bound = physics.position_bound / physics.ring_radius
         # Velocities are capped at 1; the margin absorbs float rounding at the cap.
         vel_bound = 1.0 + 1e-4
-        high = [pos_bound] * 2 + [vel_bound] * 2 + [pos_bound] * 2 + [vel_bound] * 2 + [1.0, 1.0] + [1.0] * clock
-        high = np.array(high, dtype=np.float32)
+        bounds = [pos_bound] * 2 + [vel_bound] * 2 + [pos_bound] * 2 + [vel_bound] * 2 + [1.0, 1.0] + [1.0] * clock
+        high = np.array(bounds, dtype=np.float32)
         low = -high
         low[8:10] = 1.0 - pos_bound
         low[10:] = 0.0

@@ -79,8 +79,8 @@ class BallDuelParallelEnv(ParallelEnv):
             raise ResetNeeded(f"{NAME}: step() called with no game running; call reset() first")
         if set(actions) != set(self.agents):
             raise ValueError(f"{NAME}: actions must be given for {self.agents}, got {sorted(actions)}")
-        left = check_action(actions["left"], self._action_spaces["left"].n)
-        right = check_action(actions["right"], self._action_spaces["right"].n)
+        left = check_action(actions["left"], int(self._action_spaces["left"].n))
+        right = check_action(actions["right"], int(self._action_spaces["right"].n))
         reward, terminated = self.duel.play(left, right)
         truncated = self.duel.steps >= self.max_cycles
         winner = WINNER_NAMES[self.duel.winner]

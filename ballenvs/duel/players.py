@@ -147,14 +147,15 @@ class Sprinter(Player):
     def act(self, seat: Seat) -> Any:
         balls = [np.atleast_1d(np.asarray(field, dtype=np.float64)) for field in seat.view[:8]]
         n = len(balls[0])
-        if self.age is None or len(self.age) != n:
+        if self.age is None or self.actions is None or len(self.age) != n:
             self.actions, self.age = np.zeros(n, dtype=np.int64), np.full(n, self.REPLAN)
-        stale = np.flatnonzero(self.age >= self.REPLAN)
+        actions, age = self.actions, self.age
+        stale = np.flatnonzero(age >= self.REPLAN)
         if len(stale):
-            self.actions[stale] = self._plan([field[stale] for field in balls])
-            self.age[stale] = 0
-        self.age += 1
-        return int(self.actions[0]) if seat.xp is SCALAR else self.actions.copy()
+            actions[stale] = self._plan([field[stale] for field in balls])
+            age[stale] = 0
+        age += 1
+        return int(actions[0]) if seat.xp is SCALAR else actions.copy()
 
     def _plan(self, balls: list[np.ndarray]) -> np.ndarray:
         """The first action of the best plan for each of k games (balls seen from this side)."""

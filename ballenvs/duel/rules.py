@@ -22,7 +22,7 @@ from ballenvs.game import Player, RenderSpec, Seat
 from ballenvs.state import copied, fitting, parts
 
 #: The options of both players' game (BallDuel's, less the opponent).
-DUEL_OPTIONS = ("obs_type", "obs_size", "subpixel", "shaping", "ring_radius", "ball_radius")
+DUEL_OPTIONS: tuple[str, ...] = ("obs_type", "obs_size", "subpixel", "shaping", "ring_radius", "ball_radius")
 DUEL_OPTIONS += ("floor_slope", "time_limit_rule", "game_steps")
 #: What decides a game still running after ``game_steps``: nothing (a draw, and the time limit
 #: truncates it: BallDuel-v0) or the ball nearer the centre (it terminates with a result: BallSumo-v0).
@@ -123,7 +123,7 @@ class TwoPlayerDuel:
             return
         indices = np.arange(len(rngs)) if games is None else np.flatnonzero(games)
         draws = np.empty((len(indices), 4))
-        for row, i in zip(draws, indices):
+        for row, i in zip(draws, indices.tolist()):
             rngs[i].random(out=row)
         # What uniform(-1.0, 1.0) computes from the same draws, bit for bit, for all games at once.
         self.core.reset((-1.0 + 2.0 * draws).T, None if games is None else indices)

@@ -99,7 +99,7 @@ class UAVCore:
         uav = 0 if num_games is None else np.zeros((num_games, 1), dtype=np.int64)
         ues = np.zeros(lead + (params.n_ues,), dtype=np.int64)
         self.state = UAVState(uav, uav, ues, ues, ues, ues)
-        self.steps = 0 if num_games is None else np.zeros(num_games, dtype=np.int64)
+        self.steps: Any = 0 if num_games is None else np.zeros(num_games, dtype=np.int64)  # an int, or (N,) int64
         # Indexed by request class (0 = idle): normalised so a top-class request is worth 1.
         self.weight_of = np.array([0.0, *params.class_weights]) / max(params.class_weights)
         self.deadline_of = np.array([0, *params.deadlines], dtype=np.int64)

@@ -72,7 +72,7 @@ class UAVGame(Game):
         n_ues = self.params.n_ues
         if num_games is None:
             self._raised = np.zeros((self._block_steps, n_ues), dtype=np.int64)
-            self._any_raised = [False] * self._block_steps
+            self._any_raised: Any = [False] * self._block_steps  # a list of bools: indexing one is cheap
             self._next_step: Any = 0
         else:
             self._raised = np.zeros((num_games, self._block_steps, n_ues), dtype=np.int64)
@@ -113,7 +113,7 @@ class UAVGame(Game):
         initial = np.zeros((n, 2, n_ues))
         restarted = np.flatnonzero(games)
         blocks = np.empty((len(restarted), self._block_steps, 2, n_ues))
-        for block, i in zip(blocks, restarted):
+        for block, i in zip(blocks, restarted.tolist()):
             uav_x[i], uav_y[i], ue_x[i], ue_y[i], initial[i] = self._draw_start(rngs[i], block)
         core.reset(games, uav_x, uav_y, ue_x, ue_y, core.request_classes(initial, p.initial_request_prob))
         self._raised[restarted] = core.request_classes(blocks, p.request_prob)
@@ -144,7 +144,7 @@ class UAVGame(Game):
             if exhausted.any():
                 for i in np.flatnonzero(
                     exhausted if active is None else exhausted & active
-                ):  # games being reset need no draws
+                ).tolist():  # games being reset need no draws
                     self._raised[i] = self.core.request_classes(
                         rngs[i].random(out=self._new_block()), self.params.request_prob
                     )

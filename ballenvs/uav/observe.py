@@ -66,7 +66,7 @@ class ImageObserver:
         if core.num_games is None:
             images = np.zeros(self.space.shape, dtype=np.uint8)
             outside_rows, outside_cols = self._outside_row[s.uav_y][:, None], self._outside_col[s.uav_x]
-            where = (np.flatnonzero(s.request),)
+            where: tuple[np.ndarray, ...] = (np.flatnonzero(s.request),)
             shift_x, shift_y = size - s.uav_x, size + s.uav_y
         else:
             images = np.zeros((core.num_games, *self.space.shape), dtype=np.uint8)

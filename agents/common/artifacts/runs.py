@@ -258,5 +258,5 @@ def latest_model(run_dir: Path, suffixes: tuple[str, ...]) -> Path | None:
         found = model_file(run_dir, name, suffixes)
         if found is not None:
             return found
-    found = [entry for suffix in suffixes for entry in checkpoints(run_dir / CHECKPOINTS, suffix)]
-    return max(found)[1] if found else None
+    saved = [entry for suffix in suffixes for entry in checkpoints(run_dir / CHECKPOINTS, suffix)]
+    return max(saved)[1] if saved else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +28,10 @@ def write_video(path: str | Path, frames: Sequence[np.ndarray], fps: int, every:
     kept = [np.asarray(frame) for frame in frames[::every] if frame is not None]
     if not kept:
         raise UsageError(f"--video {str(path)!r}: no frames were drawn")
+    pictures: list[Any] = kept  # imageio's stubs take a list of array-likes
     with atomic_path(path) as tmp:
         if path.suffix.lower() == ".gif":
-            imageio.mimsave(tmp, kept, format="GIF", duration=1000 * every / fps, loop=0)
+            imageio.mimsave(tmp, pictures, format="GIF", duration=1000 * every / fps, loop=0)
         else:
-            imageio.mimsave(tmp, kept, format="FFMPEG", fps=max(1, fps // every), macro_block_size=8)
+            imageio.mimsave(tmp, pictures, format="FFMPEG", fps=max(1, fps // every), macro_block_size=8)
     return path

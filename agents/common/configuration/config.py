@@ -178,15 +178,16 @@ def parse_kwargs(key: str, value: Any) -> dict[str, Any]:
             items = [literal(item) for item in node.elts]
             return items if isinstance(node, ast.List) else tuple(items)
         if isinstance(node, ast.Dict) and None not in node.keys:
-            keys = [literal(k) for k in node.keys]
+            keys = [literal(k) for k in node.keys if k is not None]
             if all(isinstance(k, (int, float, str, bool, type(None))) for k in keys):
                 return dict(zip(keys, (literal(v) for v in node.values)))
             raise ConfigError(f"{key} {value!r}: a dict's keys must be numbers or strings, got {ast.unparse(node)!r}")
         if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
             if all(keyword.arg is not None for keyword in node.keywords):
-                return {keyword.arg: literal(keyword.value) for keyword in node.keywords}
-        if _dotted(node) in names:
-            return names[_dotted(node)]
+                return {str(keyword.arg): literal(keyword.value) for keyword in node.keywords}
+        dotted = _dotted(node)
+        if dotted is not None and dotted in names:
+            return names[dotted]
         shown = sorted(name for name in names if not name.startswith(("th.", "torch.")))
         raise ConfigError(
             f"{key} {value!r}: {ast.unparse(node)!r} is not allowed; a kwargs string may hold numbers, strings, "

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 import gymnasium as gym
+from gymnasium import spaces
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.preprocessing import is_image_space, is_image_space_channels_first
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
@@ -84,6 +85,7 @@ def make_vec(
     """
     if vec_env not in VEC_ENVS:
         raise UsageError(f"unknown vec env {vec_env!r}; valid: {', '.join(VEC_ENVS)}")
+    env: VecEnv
     if vec_env == "native":
         env = NativeVecEnv(make_native(env_id, n_envs, env_kwargs))
         env.seed(seed)
@@ -103,7 +105,7 @@ def make_vec(
     if frame_stack:
         env = VecFrameStack(env, frame_stack)
     space = env.observation_space
-    if is_image_space(space) and not is_image_space_channels_first(space):
+    if isinstance(space, spaces.Box) and is_image_space(space) and not is_image_space_channels_first(space):
         env = VecTransposeImage(env)
     return env
 

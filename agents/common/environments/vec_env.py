@@ -23,7 +23,7 @@ from ballenvs.faces import GameVectorEnv
 def make_native(env_id: str, num_envs: int, env_kwargs: dict[str, Any]) -> GameVectorEnv:
     """A ballenvs native vector env that resets finished envs within the step (SAME_STEP), as
     the trainers consume it: stable-baselines3 through :class:`NativeVecEnv`, the custom agent directly."""
-    return gym.make_vec(
+    return gym.make_vec(  # type: ignore[return-value]  # the id's vector entry point makes a GameVectorEnv
         f"ballenvs:{env_id}",
         num_envs=num_envs,
         vectorization_mode="vector_entry_point",
@@ -101,7 +101,7 @@ class NativeVecEnv(VecEnv):
         self.venv.close()
 
     def _count(self, indices: VecEnvIndices) -> int:
-        return len(self._get_indices(indices))
+        return len(list(self._get_indices(indices)))
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         return [getattr(self.venv, attr_name)] * self._count(indices)

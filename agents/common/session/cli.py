@@ -33,7 +33,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         text = action.help or ""
         if "default" in text or action.default in (None, False, [], argparse.SUPPRESS):
             return text
-        return super()._get_help_string(action)
+        return super()._get_help_string(action) or text
 
 
 class Parser(argparse.ArgumentParser):
@@ -41,7 +41,7 @@ class Parser(argparse.ArgumentParser):
     (argparse's own would add a usage block)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, formatter_class=HelpFormatter, **kwargs)
+        super().__init__(*args, **{"formatter_class": HelpFormatter, **kwargs})
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
@@ -155,7 +155,7 @@ def check_flags(args: argparse.Namespace) -> None:
             raise UsageError(f"--{flag.replace('_', '-')} must be in 1..{MAX_COUNT - 1}, got {value}")
     for flag in ("save_freq", "eval_freq"):
         value = getattr(args, flag, 0)
-        if not 0 <= value < MAX_COUNT:
+        if value is not None and not 0 <= value < MAX_COUNT:
             raise UsageError(f"--{flag.replace('_', '-')} must be in 0..{MAX_COUNT - 1}, got {value}")
     if getattr(args, "log_dir", None) == "":
         raise UsageError("--log-dir '': name a folder (the default is runs)")

@@ -46,7 +46,8 @@ def play_episodes(
     seed ``seed + k``, so the result does not depend on n. Returns the episodes and their lengths.
     ``frames``: a list to append the first env's picture to before every step (a rendered env)."""
     n = env.num_envs
-    returns, lengths, final_infos = np.zeros(episodes), np.zeros(episodes, dtype=np.int64), [{}] * episodes
+    returns, lengths = np.zeros(episodes), np.zeros(episodes, dtype=np.int64)
+    final_infos: list[dict[str, Any]] = [{}] * episodes
     for first in range(0, episodes, n):
         count = min(n, episodes - first)
         env.seed(seed + first)
@@ -98,7 +99,8 @@ class Evaluator:
         self.history["results"].append(returns)
         self.history["ep_lengths"].append(lengths)
         with atomic_path(self.run_dir / EVALUATIONS) as tmp, open(tmp, "wb") as file:
-            np.savez(file, **{key: np.array(values) for key, values in self.history.items()})
+            arrays: dict[str, Any] = {key: np.array(values) for key, values in self.history.items()}
+            np.savez(file, **arrays)
         mean = float(returns.mean())
         # Steps and seconds beside each evaluation: agents.compare draws curves against both.
         self.logger.record("time/total_timesteps", num_timesteps)

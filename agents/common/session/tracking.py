@@ -70,7 +70,9 @@ def record_final_model(run_dir: Path, episodes: int = 1) -> Path:
     from agents.common.session.evaluation import evaluate
 
     config = read_config(run_dir)
-    model = algorithm(config["algo"]).load(model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES), config, "cpu")
+    final = model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES)
+    assert final is not None, "called for a finished run, which has its final model"
+    model = algorithm(config["algo"]).load(final, config, "cpu")
     frames: list = []
     evaluate(model, config, episodes, seed=0, env_overrides={"render_mode": "rgb_array"}, frames=frames)
     return write_video(run_dir / VIDEO_NAME, frames, render_fps(config["env_id"]))
@@ -130,6 +132,7 @@ class Tracker:
         import wandb
 
         if video is not None and video.is_file():
-            self.run.log({"video/final_model": wandb.Video(str(video), format=video.suffix.lstrip("."))})
+            kind: Any = video.suffix.lstrip(".")  # .mp4 or .gif: check_video_path's
+            self.run.log({"video/final_model": wandb.Video(str(video), format=kind)})
         self.run.finish()
         self.run = None
