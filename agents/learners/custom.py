@@ -16,7 +16,7 @@ from agents.common.artifacts.runs import read_config
 from agents.common.configuration.algorithms import Algorithm
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import DQNConfig, QConfig
-from agents.common.environments.steps import make_steps
+from agents.common.environments.steps import VecEnvSteps, make_steps
 from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
@@ -100,11 +100,12 @@ class CustomLearner:
         being exact (the run then goes on from fresh games where it must)."""
         assert self.state is not None
         saved = self.state.get("run_state")
+        restorable = not isinstance(self.env, VecEnvSteps)  # games in other processes are not saved
         inexact = [] if self.agent.INEXACT_RESUME is None else [self.agent.INEXACT_RESUME]
         if saved is None:
             inexact.append("its checkpoint holds no games in progress (written by an earlier version)")
             saved = {}
-        elif saved.get("envs") is None or self.env.get_state() is None:
+        elif saved.get("envs") is None or not restorable:
             inexact.append(f"the games in progress are not saved with --vec-env {setup.vec_env} (native: they are)")
         if self.buffer is not None and setup.resume_buffer is None:
             inexact.append("no replay buffer was saved, it starts empty (--save-replay-buffer keeps it)")
@@ -112,7 +113,7 @@ class CustomLearner:
             saved = tensors_as_arrays(saved)
             if "agent" in saved:
                 self.agent.load_runtime_state(saved["agent"])
-            if saved.get("envs") is not None and self.env.get_state() is not None:
+            if saved.get("envs") is not None and restorable:
                 self.env.set_state(saved["envs"])
             if self.buffer is not None and setup.resume_buffer is not None and saved.get("buffer") is not None:
                 self.buffer.set_sampler_state(saved["buffer"])

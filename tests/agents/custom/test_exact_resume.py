@@ -172,3 +172,12 @@ def test_a_resumed_run_shorter_than_its_eval_freq_is_evaluated_at_its_end(tmp_pa
     train_run(resume, tmp_path)
     evaluations = [line.split(":")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("eval at")]
     assert evaluations == ["eval at 300 steps"]  # its end: 200 trained before, 100 now
+
+
+def test_a_resume_of_games_in_other_vector_envs_says_it_is_not_exact(tmp_path, capsys):
+    argv, steps = RUNS["dqn"]
+    cut = train_run([*argv, *QUIET, "--vec-env", "dummy", "--save-replay-buffer", "--timesteps", str(steps)], tmp_path, 200)
+    capsys.readouterr()
+    train_run(["--resume", str(cut), "--timesteps", "100", *QUIET], tmp_path)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "not exact" in line]
+    assert lines == ["resume is not exact: the games in progress are not saved with --vec-env dummy (native: they are)"]
