@@ -8,6 +8,7 @@ import json
 import pytest
 
 import benchmarks.__main__ as runner
+from tests.helpers import REPO
 
 
 @pytest.mark.slow
@@ -85,3 +86,16 @@ def test_eval_curves_draws_each_runs_win_rates_and_names_a_missing_metric(tmp_pa
     assert run_cli(curves_main, [str(run), "--metric", "eval/win_rate_vs_pusher", "--out", str(tmp_path / "d.png")]) == 2
     assert "no 'eval/win_rate_vs_pusher' in its progress.csv" in capsys.readouterr().err
     assert not (tmp_path / "d.png").exists()
+
+
+@pytest.mark.slow
+def test_the_docs_figures_are_drawn_by_the_documented_commands_and_shown_in_the_docs(tmp_path, capsys):
+    from benchmarks import docs_figures
+
+    argv = ["--out", str(tmp_path), "--timesteps", "1000", "--games", "2", "--no-progress"]
+    written = docs_figures.main(argv)
+    assert sorted(path.name for path in written) == ["example_curves.png", "example_elo.png", "example_profiles.png"]
+    assert all(path.stat().st_size > 10_000 for path in written)
+    pages = (REPO / "docs" / "evaluating.md").read_text() + (REPO / "docs" / "two-players.md").read_text()
+    for path in written:  # each shown, and the shipped one is there to show
+        assert f"benchmarks/figures/{path.name}" in pages and (REPO / "benchmarks" / "figures" / path.name).is_file()

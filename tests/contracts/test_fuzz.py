@@ -49,6 +49,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.floor": ["--envs", "UAVGrid-v0", "--threads", "1"],
     "benchmarks.outsiders": ["chaser", "--games", "2"],
     "benchmarks.eval_curves": ["{run}", "--metric", "eval/win_rate_vs_chaser", "--out", "curves.png"],
+    "benchmarks.docs_figures": ["--out", "{folder}", "--timesteps", "1000", "--games", "2", "--no-progress"],
     "agents.tune": ["--env", "UAVGrid-v0", "--trainer", "custom", "--timesteps", "400", "--eval-freq", "200"]
     + ["--trials", "1", "--log-dir", "tune", "--hyperparams", "learning_starts=100", "buffer_size=500"],
 }
@@ -74,6 +75,7 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.floor": [("benchmarks.floor", "dqn_floor"), ("benchmarks.floor", "pqn_floor")],
     "benchmarks.outsiders": [("benchmarks.outsiders", "play_pairs")],
     "benchmarks.eval_curves": [],  # it reads the runs' progress.csv and draws: seconds
+    "benchmarks.docs_figures": [("agents.compare", "main")],
     "agents.tune": [("agents.tune", "run_workers")],
 }
 #: Flags left out: they reach services (Weights & Biases, a database) rather than checks of ours.
