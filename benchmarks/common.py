@@ -55,4 +55,4 @@ def check_ranges(ranges: Iterable[tuple[str, Any, tuple[int, int]]]) -> None:
     for flag, values, (low, high) in ranges:
         bad = [value for value in (values if isinstance(values, list) else [values]) if not low <= value <= high]
         if bad:
-            raise UsageError(f"{flag} must be in {low:,}..{high:,}, got {bad[0]}")
+            raise UsageError(f"{flag} must be in {low}..{high}, got {bad[0]}")

@@ -105,8 +105,10 @@ class CustomLearner:
         if saved is None:
             inexact.append("its checkpoint holds no games in progress (written by an earlier version)")
             saved = {}
-        elif saved.get("envs") is None or not restorable:
+        elif not restorable:
             inexact.append(f"the games in progress are not saved with --vec-env {setup.vec_env} (native: they are)")
+        elif saved.get("envs") is None:
+            inexact.append(f"{setup.section.env_id}'s game cannot save its games in progress (ballenvs.game.Game.get_state)")
         if self.buffer is not None and setup.resume_buffer is None:
             inexact.append("no replay buffer was saved, it starts empty (--save-replay-buffer keeps it)")
         try:

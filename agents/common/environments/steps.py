@@ -142,10 +142,15 @@ class NativeSteps:
         self.reset_info = self.env.game.reset_info()  # the state of the games as they are now
         return self.env.game.observe()
 
-    def get_state(self) -> dict[str, Any]:
-        """The games in progress (:meth:`ballenvs.faces.GameVectorEnv.get_state`) and this wrapper's counts."""
+    def get_state(self) -> dict[str, Any] | None:
+        """The games in progress (:meth:`ballenvs.faces.GameVectorEnv.get_state`) and this wrapper's
+        counts; None for a game that cannot save its games (:meth:`ballenvs.game.Game.get_state`)."""
+        try:
+            games = self.env.get_state()
+        except NotImplementedError:
+            return None
         return {
-            "env": self.env.get_state(),
+            "env": games,
             "returns": self._returns.copy(),
             "lengths": self._lengths.copy(),
             "first_ends": self._first_ends.copy(),
@@ -220,8 +225,9 @@ class StackedSteps:
         self.steps.first_observations()
         return self.frames.view()
 
-    def get_state(self) -> dict[str, Any]:
-        return {"steps": self.steps.get_state(), "frames": self.frames.get_state()}
+    def get_state(self) -> dict[str, Any] | None:
+        games = self.steps.get_state()
+        return None if games is None else {"steps": games, "frames": self.frames.get_state()}
 
     def set_state(self, state: dict[str, Any]) -> None:
         state = parts(state, ("steps", "frames"), "stacked envs")
