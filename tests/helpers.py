@@ -59,3 +59,15 @@ def train(trainer, log_dir, *extra, timesteps=300):
     assert run_cli(trainer.main, argv) == 0
     algo = trained_by(trainer.__name__)[0]  # the trainer's default algorithm names its run folders
     return max((Path(log_dir) / algo).iterdir(), key=lambda p: int(p.name.rsplit("_", 1)[1]))
+
+
+def keep_gymnasium_time_limit(monkeypatch) -> None:
+    """Importing rl_zoo3 replaces gymnasium's TimeLimit for the whole process (its gym_patches adds
+    ``TimeLimit.truncated`` to infos): a test that imports it in process gives the later tests the
+    original back."""
+    import gymnasium.envs.registration
+    import gymnasium.wrappers
+    import gymnasium.wrappers.common
+
+    for module in (gymnasium.wrappers, gymnasium.wrappers.common, gymnasium.envs.registration):
+        monkeypatch.setattr(module, "TimeLimit", getattr(module, "TimeLimit", None), raising=False)

@@ -19,7 +19,7 @@ import ballenvs
 from agents import custom_train, sb3_train
 from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
-from tests.helpers import REPO, SHORT
+from tests.helpers import REPO, SHORT, keep_gymnasium_time_limit
 
 #: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
 pytestmark = pytest.mark.slow
@@ -89,12 +89,7 @@ def test_push_to_hub_builds_the_repo_folder_and_model_card_up_to_the_upload(runs
     argv = ["push_to_hub", "--algo", "dqn", "--env", env_id, "-f", folder, "--exp-id", "1"]
     argv += ["--repo-name", "dqn-UAVGrid-v0", "-orga", "someone", "-m", "first upload", "--n-timesteps", "300"]
     monkeypatch.setattr(sys, "argv", list(sys.argv))  # rlzoo sets the zoo's command line
-    # Importing rl_zoo3 replaces gymnasium's TimeLimit for the whole process: the later tests get it back.
-    import gymnasium.envs.registration
-    import gymnasium.wrappers.common
-
-    for module in (gymnasium.wrappers, gymnasium.wrappers.common, gymnasium.envs.registration):
-        monkeypatch.setattr(module, "TimeLimit", getattr(module, "TimeLimit", None), raising=False)
+    keep_gymnasium_time_limit(monkeypatch)
     rlzoo.main(argv)
     assert uploaded["repo_id"] == "someone/dqn-UAVGrid-v0"
     assert {"README.md", "config.yml", "dqn-UAVGrid-v0.zip", "results.json"} <= set(uploaded["files"])
