@@ -12,6 +12,7 @@ reset with seed ``--seed + k``.
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.algorithms import algorithm
 from agents.common.environments.envs import check_env_id
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
+from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, describe_device, resolve_device, run_cli
+from agents.common.session.console import Console
 from agents.common.session.evaluation import EvalResult, evaluate
 from agents.common.session.tracking import render_fps
 from agents.twoplayer.players import arena_of
@@ -41,10 +43,17 @@ def model_opponent(path: str, device: str, env_id: str, env_kwargs: dict[str, An
 
 
 def against_every_builtin(
-    model_path: Path, device: str, env_id: str, env_kwargs: dict[str, Any], games: int, seed: int
+    model_path: Path,
+    device: str,
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    games: int,
+    seed: int,
+    progress: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """``--opponent all``: the model against each built-in player of its game, ``games`` games a
-    player, half from each side (the model seeing the game as it was trained to), as a table."""
+    player, half from each side (the model seeing the game as it was trained to), as a table;
+    ``progress``: the games played so far shown as they go."""
     from agents.twoplayer.league import make_entrant_player, model_entrant
 
     arena = arena_of(env_id)
@@ -53,10 +62,11 @@ def against_every_builtin(
         f"{model_path} against every built-in player of {env_id} but the planner: {games} games each, "
         f"half from each side, seed {seed}"
     )
-    print("| opponent | wins | draws | losses | time-outs | win rate |\n|---|---:|---:|---:|---:|---:|")
+    print("| opponent | wins | draws | losses | time-outs | win rate |\n|---|---:|---:|---:|---:|---:|", flush=True)
     table = {}
-    for name in arena.yardstick_players:
-        table[name] = arena.play_pairs(player, name, games, seed, env_kwargs)
+    console = Console(games * len(arena.yardstick_players), unit="game", enabled=progress)
+    for k, name in enumerate(arena.yardstick_players):
+        table[name] = arena.play_pairs(player, name, games, seed, env_kwargs, console.counting_from(k * games))
         row = table[name]
         cells = (
             name,
@@ -66,7 +76,8 @@ def against_every_builtin(
             row["time_outs"],
             f"{row['first_wins'] / games:.0%}",
         )
-        print("| " + " | ".join(map(str, cells)) + " |")
+        console.note("| " + " | ".join(map(str, cells)) + " |")
+    console.close()
     return table
 
 
@@ -125,6 +136,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
     parser.add_argument(
         "--video", default=None, metavar="FILE", help="record the episodes played, headless: an .mp4 or a .gif file"
     )
+    add_progress_flag(parser, "the result is still printed")
     args = parser.parse_args(argv)
     if args.episodes < 1:
         raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
@@ -145,14 +157,18 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         if not reference_for(env_id).players:
             raise UsageError(f"--opponent {args.opponent!r}: {env_id} has no opponent to choose")
         if args.opponent == "all":
-            return against_every_builtin(model_path, device, env_id, env_kwargs, args.episodes, args.seed)
+            return against_every_builtin(
+                model_path, device, env_id, env_kwargs, args.episodes, args.seed, not args.no_progress
+            )
         builtin = args.opponent in reference_for(env_id).players
         overrides["opponent"] = args.opponent if builtin else model_opponent(args.opponent, device, env_id, env_kwargs)
     if args.render or video:
         overrides["render_mode"] = args.render or "rgb_array"
     print(f"{model_path} ({config['algo']}) on {describe_device(device)}")
     frames: list = []
-    result = evaluate(model, config, args.episodes, args.seed, args.deterministic, overrides, frames if video else None)
+    with closing(Console(args.episodes, unit="game", enabled=not args.no_progress)) as console:
+        played = frames if video else None
+        result = evaluate(model, config, args.episodes, args.seed, args.deterministic, overrides, played, console.update)
     print(result.summary(config["env_id"]))
     if video:
         print(f"wrote {write_video(video, frames, render_fps(config['env_id']))} ({len(frames)} frames)")

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from agents import compare, exploit, league, record
+from agents import compare, evaluate, exploit, league, record, train
 from agents.common.session import console
 from agents.common.session.cli import run_cli
 
@@ -16,6 +16,8 @@ from agents.common.session.cli import run_cli
 COMMANDS = {
     "record": (record.main, ["chaser", "--episodes", "3", "--env-kwargs", "obs_type=state"], "game", 3),
     "league": (league.main, ["chaser", "pusher", "still", "--games", "4"], "game", 12),
+    "evaluate": (evaluate.main, ["{run}", "--episodes", "3"], "game", 3),
+    "evaluate all": (evaluate.main, ["{run}", "--opponent", "all", "--episodes", "2"], "game", 14),
     "exploit search": (exploit.main, ["chaser", "--search-only", "--games", "4"], "game", 4),
     "exploit learned": (exploit.main, ["chaser", "--learned-only", "--games", "2", "--budget", "256"], "step", 256),
 }
@@ -26,10 +28,28 @@ def every_update(monkeypatch):
     monkeypatch.setattr(console, "PLAIN_EVERY_S", 0.0)
 
 
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A short self-play run of our DQN on BallSumo-v0's state, for agents.evaluate to play."""
+    folder = tmp_path_factory.mktemp("run")
+    argv = ["--env", "BallSumo-v0", "--algo", "custom", "--timesteps", "64", "--n-envs", "2", "--eval-freq", "0"]
+    assert (
+        run_cli(
+            train.main,
+            [*argv, "--no-progress", "--hyperparams", "learning_starts=32", "buffer_size=100", "--log-dir", str(folder)],
+        )
+        == 0
+    )
+    return folder / "custom" / "BallSumo-v0_1"
+
+
 @pytest.mark.parametrize("name", COMMANDS)
-def test_a_long_command_prints_its_progress_and_no_progress_silences_it(name, every_update, tmp_path, monkeypatch, capsys):
+def test_a_long_command_prints_its_progress_and_no_progress_silences_it(
+    name, every_update, run, tmp_path, monkeypatch, capsys
+):
     monkeypatch.chdir(tmp_path)  # record's datasets, league's folders
     main, argv, unit, total = COMMANDS[name]
+    argv = [str(run) if arg == "{run}" else arg for arg in argv]
     assert run_cli(main, argv) == 0
     counts = [
         int(m.group(1).replace(",", ""))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 #: Seconds between plain progress lines when the output is not a terminal: no command is silent longer.
@@ -100,6 +101,10 @@ class Console:
                 flush=True,
             )
             self._next_draw = now + self.plain_every
+
+    def counting_from(self, done: int) -> Callable[[int], None]:
+        """The update of one part of the work, which counts its own: ``done`` were counted before it."""
+        return lambda count: self.update(done + count)
 
     def note(self, text: str) -> None:
         if self._bar is not None:

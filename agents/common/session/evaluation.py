@@ -39,12 +39,19 @@ def listening(listener: Callable[[int, float], None]) -> Iterator[None]:
 
 
 def play_episodes(
-    policy: Any, env: Any, episodes: int, seed: int, deterministic: bool = True, frames: list | None = None
+    policy: Any,
+    env: Any,
+    episodes: int,
+    seed: int,
+    deterministic: bool = True,
+    frames: list | None = None,
+    on_games: Callable[[int], None] | None = None,
 ) -> tuple[Episodes, np.ndarray]:
     """Play ``episodes`` episodes with ``policy.predict`` on a stable-baselines3 VecEnv of n envs,
     n at a time (one forward pass for all): episode k is the first episode of an env reset with
     seed ``seed + k``, so the result does not depend on n. Returns the episodes and their lengths.
-    ``frames``: a list to append the first env's picture to before every step (a rendered env)."""
+    ``frames``: a list to append the first env's picture to before every step (a rendered env);
+    ``on_games(finished)`` after every step, with the episodes over so far."""
     n = env.num_envs
     returns, lengths = np.zeros(episodes), np.zeros(episodes, dtype=np.int64)
     final_infos: list[dict[str, Any]] = [{}] * episodes
@@ -64,6 +71,8 @@ def play_episodes(
             for i in np.flatnonzero(playing & dones):
                 final_infos[first + i] = infos[i]
             playing &= ~dones
+            if on_games is not None:
+                on_games(first + count - int(np.count_nonzero(playing)))
     return Episodes(returns, final_infos, seed), lengths
 
 
@@ -160,9 +169,11 @@ def evaluate(
     deterministic: bool = True,
     env_overrides: dict[str, Any] | None = None,
     frames: list | None = None,
+    on_games: Callable[[int], None] | None = None,
 ) -> EvalResult:
     """Play ``episodes`` episodes of the run's env (with ``env_overrides``) with ``model.predict``;
-    ``frames``: a list to collect every step's picture in (the env must render "rgb_array")."""
+    ``frames``: a list to collect every step's picture in (the env must render "rgb_array");
+    ``on_games``: as :func:`play_episodes`'."""
     hyper = config["hyperparams"]
     env_kwargs = {**(hyper.get("env_kwargs") or {}), **(env_overrides or {})}
     try:
@@ -170,7 +181,7 @@ def evaluate(
     except (ValueError, TypeError) as error:
         raise UsageError(f"{config['env_id']} options {env_kwargs}: {error}") from None
     try:
-        played, lengths = play_episodes(model, env, episodes, seed, deterministic, frames)
+        played, lengths = play_episodes(model, env, episodes, seed, deterministic, frames, on_games)
     finally:
         env.close()
     outcomes = Counter(info["winner"] or "time-out" for info in played.final_infos if "winner" in info)
