@@ -38,7 +38,8 @@ class UAVGridEnv(GameEnv):
       channel-first, centred on the UAV and spanning twice the grid, so the whole grid is
       always in view: channels 0 to 2 mark requests of class 1 to 3, brighter the more time
       they have left; channel 3 marks what lies outside the grid. ``obs_size`` (at least 36)
-      sets the side. Policy: ``CnnPolicy``.
+      sets the side; ``channels_last=True`` gives ``(64, 64, 4)``, the same picture with the
+      channels last (Keras's and RLlib's layout, and the duel's frames'). Policy: ``CnnPolicy``.
 
     ## Rewards
 

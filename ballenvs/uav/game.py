@@ -20,7 +20,7 @@ from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorO
 
 PARAM_NAMES = tuple(f.name for f in fields(UAVParams))
 #: The options of UAVGrid-v0, besides render_mode and max_episode_steps.
-OPTIONS = ("obs_type", "obs_size", "layout_seed", "random_layout", "random_start", *PARAM_NAMES)
+OPTIONS = ("obs_type", "obs_size", "channels_last", "layout_seed", "random_layout", "random_start", *PARAM_NAMES)
 # Each grid's request draws are made this many steps at a time: one generator call per default
 # episode. Fixed, not the time limit: a single env under gym.make does not know its TimeLimit,
 # and the vector env must draw exactly as it does.
@@ -41,6 +41,7 @@ class UAVGame(Game):
         num_games: int | None = None,
         obs_type: str = "vector",
         obs_size: int | None = None,
+        channels_last: bool = False,
         layout_seed: int = 0,
         random_layout: bool = False,
         random_start: bool = False,
@@ -53,13 +54,18 @@ class UAVGame(Game):
         self.num_games = num_games
         self.layout = make_layout(self.params, np.random.default_rng(check_int("layout_seed", layout_seed, 0)))
         self.core = UAVCore(self.params, num_games, fixed_layout=None if self.random_layout else self.layout)
+        channels_last = check_bool("channels_last", channels_last)
         if obs_type == "vector":
-            if obs_size is not None:
-                raise ValueError(f"obs_size={obs_size!r} applies to obs_type='image' only; the vector observation has no size")
+            for name, value, unset in (("obs_size", obs_size, None), ("channels_last", channels_last, False)):
+                if value != unset:
+                    raise ValueError(
+                        f"{name}={value!r} applies to obs_type='image' only; the vector observation has no picture"
+                    )
             self.observer: VectorObserver | ImageObserver = VectorObserver(self.params)
         else:
             size = DEFAULT_OBS_SIZE if obs_size is None else obs_size
-            self.observer = ImageObserver(self.params, check_int("obs_size", size, MIN_OBS_SIZE, MAX_OBS_SIZE))
+            size = check_int("obs_size", size, MIN_OBS_SIZE, MAX_OBS_SIZE)
+            self.observer = ImageObserver(self.params, size, channels_last)
         self.observation_space = self.observer.space
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.render_spec = RenderSpec(RENDER_SIZE, 0.0, float(self.params.size), RENDER_FPS, self.NAME)

@@ -34,17 +34,22 @@ class VectorObserver:
 
 
 class ImageObserver:
-    """(4, obs_size, obs_size) uint8 map centred on the UAV, channel-first for CNN policies.
+    """(4, obs_size, obs_size) uint8 map centred on the UAV, channel-first for CNN policies
+    (``channels_last``: (obs_size, obs_size, 4), as Keras, RLlib and the duel's frames lay images out).
 
     It spans twice the grid, so the whole grid is in view wherever the UAV is. Channels
     0..2 mark the UEs with a request of class 1..3, brighter the more time the request has
     left; channel 3 marks what lies outside the grid.
     """
 
-    def __init__(self, params: UAVParams, size: int) -> None:
+    def __init__(self, params: UAVParams, size: int, channels_last: bool = False) -> None:
         self.params = params
         self.size = size
-        self.space = spaces.Box(0, 255, (N_CLASSES + 1, size, size), np.uint8)
+        self.channels_last = channels_last
+        self.space = spaces.Box(
+            0, 255, (size, size, N_CLASSES + 1) if channels_last else (N_CLASSES + 1, size, size), np.uint8
+        )
+        self._drawn_shape = (N_CLASSES + 1, size, size)  # drawn channel-first, moved last if asked
         pixels_per_cell = size / (2 * params.size)
         # Which pixel columns (rows) lie outside the grid, for each UAV x (y): 255 or 0.
         offsets = (np.arange(size) + 0.5) / pixels_per_cell - params.size  # cells east of the UAV
@@ -64,12 +69,12 @@ class ImageObserver:
         # One grid indexes its (n_ues,) arrays with (ue,), N grids their (N, n_ues) arrays
         # with (game, ue); the stamping below serves both.
         if core.num_games is None:
-            images = np.zeros(self.space.shape, dtype=np.uint8)
+            images = np.zeros(self._drawn_shape, dtype=np.uint8)
             outside_rows, outside_cols = self._outside_row[s.uav_y][:, None], self._outside_col[s.uav_x]
             where: tuple[np.ndarray, ...] = (np.flatnonzero(s.request),)
             shift_x, shift_y = size - s.uav_x, size + s.uav_y
         else:
-            images = np.zeros((core.num_games, *self.space.shape), dtype=np.uint8)
+            images = np.zeros((core.num_games, *self._drawn_shape), dtype=np.uint8)
             outside_rows, outside_cols = (
                 self._outside_row[s.uav_y[:, 0]][:, :, None],
                 self._outside_col[s.uav_x[:, 0]][:, None, :],
@@ -82,4 +87,4 @@ class ImageObserver:
             col, row = self._pixel[s.ue_x[where] + shift_x], self._pixel[shift_y - s.ue_y[where]]
             # Requests sharing a pixel keep the brightest.
             np.maximum.at(images, (*where[:-1], cls - 1, row, col), self._brightness[cls, s.time_left[where]])
-        return images
+        return np.ascontiguousarray(np.moveaxis(images, -3, -1)) if self.channels_last else images

@@ -108,3 +108,16 @@ def test_no_milestone_when_their_frequencies_are_zero(tmp_path):
     for steps in range(1, 1000):
         milestones.on_step(steps)
     assert learner.saved == [] and milestones.evaluator is None
+
+
+@pytest.mark.parametrize("algo", ["dqn", "custom", "pqn"])
+def test_every_algorithm_trains_and_evaluates_on_channels_last_images(algo, tmp_path):
+    """UAVGridImage-v0 with channels_last=True: the networks take channels first, so the images
+    are transposed on the way in, for our loops as for stable-baselines3's."""
+    argv = ["--env", "UAVGridImage-v0", "--algo", algo, "--n-envs", "2", "--timesteps", "128", "--eval-freq", "64"]
+    argv += ["--eval-episodes", "1", "--no-progress", "--env-kwargs", "channels_last=true", "max_episode_steps=30"]
+    if algo != "pqn":
+        argv += ["--hyperparams", "learning_starts=32", "buffer_size=200"]
+    assert run_cli(train.main, [*argv, "--log-dir", str(tmp_path)]) == 0
+    run = tmp_path / algo / "UAVGridImage-v0_1"
+    assert (run / "evaluations.npz").is_file() and any(run.glob("final_model.*"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
 
 import ballenvs  # noqa: F401
 from ballenvs.uav import GreedyPolicy
@@ -144,6 +145,21 @@ def test_image_observation_is_a_channel_first_image_with_requests_and_edges():
     assert obs[3, 32, 32] == 0 and obs[3, 0, 0] == 255 and obs[3, 32, 0] == 255 and obs[3, 63, 32] == 255
 
 
+def test_channels_last_is_the_same_picture_with_its_channels_last_single_and_vector():
+    first, last = gym.make("UAVGridImage-v0"), gym.make("UAVGridImage-v0", channels_last=True)
+    assert last.observation_space == gym.spaces.Box(0, 255, (64, 64, 4), np.uint8)
+    check_env(last.unwrapped, skip_render_check=True)
+    pictures = [first.reset(seed=4)[0], last.reset(seed=4)[0]]
+    for action in [3, 3, 5, 0, 8, 1] * 5:
+        assert np.array_equal(np.moveaxis(pictures[0], 0, -1), pictures[1]) and pictures[0].any()
+        pictures = [first.step(action)[0], last.step(action)[0]]
+    vectors = [
+        gym.make_vec("UAVGridImage-v0", 3, vectorization_mode="vector_entry_point", channels_last=cl) for cl in (False, True)
+    ]
+    batches = [vector.reset(seed=1)[0] for vector in vectors]
+    assert batches[1].shape == (3, 64, 64, 4) and np.array_equal(np.moveaxis(batches[0], 1, -1), batches[1])
+
+
 def test_layout_is_fixed_by_layout_seed_and_redrawn_with_random_layout():
     def layout(env):
         s = env.unwrapped.game.core.state
@@ -197,6 +213,8 @@ def test_greedy_heads_for_a_waiting_request():
         ({"class_weights": (1e999, 1, 1)}, "class_weights must be 3 finite positive numbers"),
         ({"random_layout": "false"}, "random_layout must be True or False, got 'false'"),
         ({"obs_size": 48}, "obs_size=48 applies to obs_type='image' only"),
+        ({"channels_last": True}, "channels_last=True applies to obs_type='image' only"),
+        ({"obs_type": "image", "channels_last": "yes"}, "channels_last must be True or False, got 'yes'"),
         ({"request_prob": 1.5}, r"request_prob must be in \[0, 1\], got 1.5"),
         ({"max_steps": 40}, "max_steps=40: the time limit is now gymnasium's max_episode_steps"),
         (

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.monitor import ResultsWriter
+from stable_baselines3.common.preprocessing import is_image_space, is_image_space_channels_first
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.common.environments.envs import make_vec
@@ -255,6 +256,11 @@ class StackedSteps:
         self.steps.close()
 
 
+def channels_last_image(space: spaces.Space) -> bool:
+    """An image whose channels come last (the networks take them first)."""
+    return isinstance(space, spaces.Box) and is_image_space(space) and not is_image_space_channels_first(space)
+
+
 def make_steps(
     env_id: str,
     env_kwargs: dict[str, Any],
@@ -269,9 +275,10 @@ def make_steps(
     :class:`StackedSteps`), the others through :func:`agents.common.environments.envs.make_vec`."""
     if vec_env == "native":
         steps = NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
-        if not frame_stack:
+        if not frame_stack and not channels_last_image(steps.observation_space):
             return steps
-        if isinstance(steps.observation_space, spaces.Box) and frame_stack > 1:
+        if isinstance(steps.observation_space, spaces.Box) and frame_stack and frame_stack > 1:
             return StackedSteps(steps, frame_stack)
-        steps.close()  # a Dict observation, or a "stack" of 1 (which SB3's wrappers transpose): theirs
+        # A Dict observation, a "stack" of 1 or unstacked channels-last images (which SB3's wrappers transpose): theirs.
+        steps.close()
     return VecEnvSteps(make_vec(env_id, env_kwargs, n_envs, seed, vec_env, frame_stack, monitor_dir))
