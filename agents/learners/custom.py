@@ -106,7 +106,10 @@ class CustomLearner:
             inexact.append("its checkpoint holds no games in progress (written by an earlier version)")
             saved = {}
         elif not restorable:
-            inexact.append(f"the games in progress are not saved with --vec-env {setup.vec_env} (native: they are)")
+            inexact.append(
+                f"its games ran in stable-baselines3's vector envs (--vec-env {setup.vec_env}; also a frame stack of 1 "
+                "or over a Dict observation, and channels-last frames without one), whose games in progress are not saved"
+            )
         elif saved.get("envs") is None:
             inexact.append(f"{setup.section.env_id}'s game cannot save its games in progress (ballenvs.game.Game.get_state)")
         if self.buffer is not None and setup.resume_buffer is None:
