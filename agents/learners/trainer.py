@@ -19,7 +19,7 @@ from agents.common.errors import UsageError
 from agents.common.session.cli import describe_device, trainer_parser
 from agents.common.session.console import Console
 from agents.common.session.evaluation import Evaluator
-from agents.common.session.milestones import Milestones
+from agents.common.session.milestones import Milestones, best_model_saver
 from agents.common.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, prepare_run
 from agents.common.session.tracking import Tracker, log_hyperparameters
 from agents.common.session.training import Learner, run_training, starting
@@ -98,15 +98,15 @@ def make_milestones(setup: RunSetup, args: argparse.Namespace, learner: Learner)
     eval_freq = args.eval_freq
     if eval_freq == setup.timesteps:  # once, at the run's end (prepare_run's note): a resumed run's end is further on
         eval_freq = learner.num_timesteps + setup.timesteps
-    milestones = Milestones(learner, setup.run_dir, console, args.save_freq, None, eval_freq, learner.pool)
+    evaluator = None
     if args.eval_freq:
-        milestones.evaluator = Evaluator(
+        evaluator = Evaluator(
             make_eval_envs(setup, args.eval_episodes),
             args.eval_episodes,
             setup.seed + EVAL_SEED_OFFSET,
             setup.run_dir,
             learner.logger,
             console,
-            save_best=milestones.save_best,
+            save_best=best_model_saver(learner, setup.run_dir),
         )
-    return milestones
+    return Milestones(learner, setup.run_dir, console, args.save_freq, evaluator, eval_freq, learner.pool)

@@ -10,7 +10,7 @@ from agents import custom_train, sb3_train, train
 from agents.common.artifacts.runs import CONFIG_NAME
 from agents.common.session.cli import run_cli
 from agents.common.session.console import Console
-from agents.common.session.milestones import Milestones
+from agents.common.session.milestones import Milestones, best_model_saver
 from tests.helpers import TINY, UAV, refused
 
 #: (the alias, the --algo of agents.train that it stands for, any flags it is given)
@@ -97,7 +97,7 @@ def test_milestones_fall_on_their_grids_counted_from_the_learners_steps(tmp_path
         assert milestones.on_step(steps)
     assert learner.saved == [f"checkpoints/model_{s}_steps.pt" for s in (302, 602, 902, 1202)]
     assert evaluations.at == [502, 1002]
-    milestones.save_best()
+    best_model_saver(learner, tmp_path)()
     assert learner.saved[-1] == f"{tmp_path.name}/best_model.pt"
 
 

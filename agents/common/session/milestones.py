@@ -9,6 +9,7 @@ The grids count from the learner's own step count, so a resumed run continues on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,6 +42,11 @@ class Saves(Protocol):
         ...
 
 
+def best_model_saver(learner: Saves, run_dir: Path) -> Callable[[], None]:
+    """What the evaluator calls when an evaluation beats every one before it: the best model saved."""
+    return lambda: learner.save(run_dir / f"{BEST_MODEL}{learner.suffix}")
+
+
 class Milestones:
     """``save_freq``, ``eval_freq``: env steps between checkpoints and between evaluations (0:
     never); ``evaluator`` plays the evaluations (None when ``eval_freq`` is 0); ``pool``: the
@@ -60,10 +66,6 @@ class Milestones:
         self.save_freq, self.evaluator, self.eval_freq = save_freq, evaluator if eval_freq else None, eval_freq
         self._next_save = self._next_eval = 0.0
         self.stop = DeferredStop()  # a stop asked for during the step: run_training hands in the one it watches
-
-    def save_best(self) -> None:
-        """The evaluator's call when an evaluation beats every one before it."""
-        self.learner.save(self.run_dir / f"{BEST_MODEL}{self.learner.suffix}")
 
     def start(self, steps: int) -> None:
         """Place the grids after ``steps``, the learner's step count when its learning starts."""
