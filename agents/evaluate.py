@@ -23,7 +23,7 @@ from agents.common.configuration.algorithms import algorithm
 from agents.common.environments.envs import check_env_id
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, describe_device, resolve_device, run_cli
-from agents.common.session.console import Console
+from agents.common.session.console import Console, counting_from
 from agents.common.session.evaluation import EvalResult, evaluate
 from agents.common.session.tracking import render_fps
 from agents.twoplayer.players import arena_of
@@ -66,7 +66,7 @@ def against_every_builtin(
     table = {}
     console = Console(games * len(arena.yardstick_players), unit="game", enabled=progress)
     for k, name in enumerate(arena.yardstick_players):
-        table[name] = arena.play_pairs(player, name, games, seed, env_kwargs, console.counting_from(k * games))
+        table[name] = arena.play_pairs(player, name, games, seed, env_kwargs, counting_from(console.update, k * games))
         row = table[name]
         cells = (
             name,

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.common.artifacts.runs import atomic_path, check_output_file, read_config
+from agents.common.artifacts.figures import pyplot, save_png
+from agents.common.artifacts.runs import check_output_file, read_config
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
 
@@ -39,19 +40,13 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--out", required=True, help="the .png to write")
     args = parser.parse_args(argv)
     out = check_output_file(args.out, "--out", (".png",))
-    for run in args.runs:
-        for metric in args.metric:
-            read_curve(Path(run), metric)  # every curve there before anything is drawn
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(args.metric), figsize=(6 * len(args.metric), 4), sharey=True, squeeze=False)
+    # Every curve read before anything is drawn: a missing one is refused with nothing written.
+    curves = {(run, metric): read_curve(Path(run), metric) for run in args.runs for metric in args.metric}
+    fig, axes = pyplot().subplots(1, len(args.metric), figsize=(6 * len(args.metric), 4), sharey=True, squeeze=False)
     for ax, metric in zip(axes[0], args.metric):
-        for run in map(Path, args.runs):
-            steps, values = read_curve(run, metric)
-            ax.plot(steps, 100 * values, marker="o", markersize=3, label=f"seed {read_config(run)['seed']}")
+        for run in args.runs:
+            steps, values = curves[run, metric]
+            ax.plot(steps, 100 * values, marker="o", markersize=3, label=f"seed {read_config(Path(run))['seed']}")
         ax.axhline(90, linestyle="--", color="grey", linewidth=1)
         ax.set_title(metric.removeprefix("eval/"))
         ax.set_xlabel("env steps")
@@ -60,8 +55,7 @@ def main(argv: list[str] | None = None) -> Path:
     axes[0][0].set_ylabel("evaluation games won (%)")
     axes[0][0].legend(loc="lower right")
     fig.tight_layout()
-    with atomic_path(out) as tmp:
-        fig.savefig(tmp, dpi=80, format="png")
+    save_png(fig, out, dpi=80)
     print(f"wrote {out}")
     return out
 

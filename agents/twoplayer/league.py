@@ -26,6 +26,7 @@ from agents.common.artifacts.runs import (
     read_summary,
 )
 from agents.common.errors import UsageError
+from agents.common.session.console import counting_from
 from agents.twoplayer.players import QPlayer, arena_of
 from ballenvs.reference import reference_for
 
@@ -212,8 +213,7 @@ def play_league(
     count = 0
     for i in range(n):
         for j in range(i + 1, n):
-            done = count * games
-            progress = None if on_games is None else (lambda finished, done=done: on_games(done + finished))
+            progress = counting_from(on_games, count * games)
             outcome = arena.play_pairs(players[i], players[j], games, seed + 1000 * i + j, env_kwargs, progress)
             results[i, j] = outcome["first_wins"], outcome["draws"], outcome["second_wins"]
             count += 1

@@ -29,13 +29,19 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def counting_from(update: Callable[[int], None] | None, done: int) -> Callable[[int], None] | None:
+    """The update of one part of the work, which counts its own: ``done`` were counted before it
+    (None: nobody watches)."""
+    return None if update is None else (lambda count: update(done + count))
+
+
 class Console:
     """Progress of a run from ``start_steps`` to ``start_steps + total`` env steps (or of any
     count: ``unit`` names one, "game" for a command that plays games).
 
-        ``update(steps)`` is cheap enough for every step: it redraws at most a few times a second.
-        ``note(text)`` prints a line (above the bar in a terminal). ``close()`` is idempotent.
-        ``enabled=False`` (``--no-progress``) keeps the notes and drops the progress.
+    ``update(steps)`` is cheap enough for every step: it redraws at most a few times a second.
+    ``note(text)`` prints a line (above the bar in a terminal). ``close()`` is idempotent.
+    ``enabled=False`` (``--no-progress``) keeps the notes and drops the progress.
     """
 
     def __init__(
@@ -101,10 +107,6 @@ class Console:
                 flush=True,
             )
             self._next_draw = now + self.plain_every
-
-    def counting_from(self, done: int) -> Callable[[int], None]:
-        """The update of one part of the work, which counts its own: ``done`` were counted before it."""
-        return lambda count: self.update(done + count)
 
     def note(self, text: str) -> None:
         if self._bar is not None:

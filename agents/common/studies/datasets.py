@@ -29,6 +29,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.common.errors import UsageError
+from agents.common.session.console import counting_from
 from ballenvs.reference import reference_for
 
 #: Minari's dataset ids: ``namespace/name-v<version>``.
@@ -101,9 +102,8 @@ def record_games(
     for start in range(0, episodes, BATCH_GAMES):
         count = min(BATCH_GAMES, episodes - start)
         envs = gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point", **env_kwargs)
-        progress = None if on_games is None else (lambda finished, start=start: on_games(start + finished))
         try:
-            games += _play_batch(envs, arena, player, seed + start, progress)
+            games += _play_batch(envs, arena, player, seed + start, counting_from(on_games, start))
         finally:
             envs.close()
     return [_episode_buffer(index, game) for index, game in enumerate(games)]
