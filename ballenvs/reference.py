@@ -10,7 +10,9 @@ Trainers and tools never branch on env ids: they ask :func:`reference_for` and g
   figure with its standard error: a win rate against an opponent, or the return minus the
   heuristic's on the very same episodes;
 - ``arena``, for two-player games offered with an ``opponent`` option: the built-in players'
-  names, and how tools make players and play matches (:class:`Arena`).
+  names, and how tools make players and play matches (:class:`Arena`);
+- ``state_policies``, for one-player games: the reference policies that act from the state an
+  env's ``state_info=True`` option reports (``info["state"]``), to teach a student that sees pixels.
 
 Each game keeps its reference in ``ballenvs/<game>/reference.py``, registered beside its entry
 points (``ballenvs/__init__.py``).
@@ -116,12 +118,17 @@ class Arena(ABC):
 class Reference:
     """An env's reference policies: ``baselines`` gives each one's mean return, ``heuristic``
     names the one to beat, ``yardsticks`` score a trained policy, ``arena`` plays a two-player
-    game's sides (None for one-player games)."""
+    game's sides (None for one-player games). ``state_policies``: name -> ``make(env_kwargs)``,
+    which gives ``act(states)``: the actions (N,) of that policy in the N states (rows of
+    ``info["state"]``) of an env made with ``env_kwargs``."""
 
     heuristic: str
     baselines: Callable[[str, dict[str, Any]], dict[str, float]]
     yardsticks: tuple[Yardstick, ...] = field(default_factory=tuple)
     arena: Arena | None = None
+    state_policies: Mapping[str, Callable[[Mapping[str, Any]], Callable[[np.ndarray], np.ndarray]]] = field(
+        default_factory=dict
+    )
 
     @property
     def players(self) -> tuple[str, ...]:

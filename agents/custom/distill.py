@@ -11,18 +11,20 @@ itself, which is what DAgger corrects.
 
 The teacher (``teacher`` in the config section):
 
-- a built-in player of the game: its actions are the labels (cross-entropy on a one-hot target),
-  except a player that also values every action (the planner): then the labels are
+- a built-in player of a two-player game: its actions are the labels (cross-entropy on a one-hot
+  target), except a player that also values every action (the planner): then the labels are
   ``softmax(values / temperature)`` and the loss is KL to them (Rusu et al., 2015);
-- a model of the same env trained on ``obs_type="state"`` (a file or run folder): its Q-values
-  on the observation that state makes, through the same softmax.
+- a model of the same two-player env trained on ``obs_type="state"`` (a file or run folder): its
+  Q-values on the observation that state makes, through the same softmax;
+- a one-player game's reference policy that reads the state (UAVGrid's ``greedy``: the env's
+  ``state_policies``): its actions, one-hot.
 
 The student's outputs are logits trained towards the teacher's policy; it acts greedily on them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,20 @@ class PlayerTeacher:
 
     def reset(self, games: np.ndarray) -> None:
         self.player.reset(games)
+
+
+class PolicyTeacher:
+    """A one-player game's reference policy labels the states with its actions."""
+
+    def __init__(self, act: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.act = act
+
+    def label(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        actions = self.act(states)
+        return actions, np.eye(N_ACTIONS, dtype=np.float32)[actions]
+
+    def reset(self, games: np.ndarray) -> None:
+        """A reference policy of ours reads the state alone."""
 
 
 class ModelTeacher:
@@ -134,10 +150,19 @@ def check_model_teacher(path: str, game: TeacherGame) -> tuple[Path, Path]:
     return model, run_dir
 
 
-def make_teacher(config: Teaching, device: str, seed: int) -> PlayerTeacher | ModelTeacher:
+def make_teacher(config: Teaching, device: str, seed: int) -> PlayerTeacher | ModelTeacher | PolicyTeacher:
     """The teacher ``config.teacher`` names, or one line saying why it cannot teach here."""
     game, name = config.game, config.teacher
-    arena = arena_of(game)
+    reference = reference_for(game.env_id)
+    if reference.arena is None:
+        if name not in reference.state_policies:
+            known = ", ".join(reference.state_policies) or "none"
+            raise UsageError(
+                f"teacher {name!r}: {game.env_id} is a one-player game, taught by a reference policy that "
+                f"reads its state: {known}"
+            )
+        return PolicyTeacher(reference.state_policies[name](game.env_kwargs))
+    arena = reference.arena
     if name in arena.players:
         return PlayerTeacher(name, game, config.temperature, seed)
     if not Path(name).exists():
@@ -166,7 +191,7 @@ def check_teaching(config: Teaching, section: Section, action_space: Any) -> Non
             f"the teacher reads the state the env reports; add --env-kwargs {STATE_OPTION}=true (the shipped sections have it)"
         )
     config.game = TeacherGame(section.env_id, dict(section.env_kwargs))
-    if Path(config.teacher).exists():
+    if Path(config.teacher).exists() and reference_for(section.env_id).arena is not None:
         check_model_teacher(config.teacher, config.game)
     else:
         make_teacher(config, "cpu", 0)  # a name: refused here, before any folder, if unknown

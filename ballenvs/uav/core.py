@@ -145,6 +145,26 @@ class UAVCore:
         s = self.state
         return UAVState(int(s.uav_x[i, 0]), int(s.uav_y[i, 0]), s.ue_x[i], s.ue_y[i], s.request[i], s.time_left[i])
 
+    def state_rows(self) -> np.ndarray:
+        """The grids' state as int64 numbers, exactly: the UAV's x, y, then each UE's x, y,
+        request class and time left, (2 + 4 * n_ues,) for one grid, (N, 2 + 4 * n_ues) for N."""
+        s = self.state
+        if self.num_games is None:
+            return np.concatenate([[s.uav_x, s.uav_y], s.ue_x, s.ue_y, s.request, s.time_left]).astype(np.int64)
+        return np.concatenate([s.uav_x, s.uav_y, s.ue_x, s.ue_y, s.request, s.time_left], axis=1).astype(np.int64)
+
+    @classmethod
+    def of_rows(cls, params: UAVParams, rows: np.ndarray) -> UAVCore:
+        """N grids in the states ``rows`` (N, 2 + 4 * n_ues) of :meth:`state_rows` hold: its inverse."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n_ues = params.n_ues
+        if rows.ndim != 2 or rows.shape[1] != 2 + 4 * n_ues:
+            raise ValueError(f"UAV state rows: expected (N, {2 + 4 * n_ues}) for n_ues={n_ues}, got {rows.shape}")
+        core = cls(params, len(rows))
+        ues = [rows[:, 2 + k * n_ues : 2 + (k + 1) * n_ues] for k in range(4)]
+        core.state = UAVState(rows[:, :1], rows[:, 1:2], *ues)
+        return core
+
     def step(self, actions: Any, raised: np.ndarray | None) -> tuple[Any, Any, Any]:
         """Move, serve, expire, raise new requests. ``actions``: int or (N,) ints; ``raised``:
         the class of the request each UE raises this step if it is idle (see

@@ -57,7 +57,10 @@ class UAVGridEnv(GameEnv):
 
     ## Info
 
-    ``served`` and ``served_weight`` of the step, ``episode_served`` and ``episode_weight`` so far.
+    ``served`` and ``served_weight`` of the step, ``episode_served`` and ``episode_weight`` so far;
+    with ``state_info=True``, ``state``: the grid's state, exactly (int64: the UAV's x and y, then
+    every UE's x, y, request class and time left), which ``greedy`` reads to teach a student that
+    sees the image (``python -m agents.train --algo distill --env UAVGridImage-v0``).
 
     ## Arguments
 
@@ -65,8 +68,8 @@ class UAVGridEnv(GameEnv):
       the vector observation refuses it).
     - ``layout_seed``: the seed of the fixed UE layout, 0 by default; ``random_layout=True``
       draws a new layout at every reset (use the image observation then: the vector one does
-      not say where the UEs are); ``random_start=True``: the UAV starts on a random cell. Both
-      take True or False, not strings.
+      not say where the UEs are); ``random_start=True``: the UAV starts on a random cell;
+      ``state_info=True``: the state in the info (above). Each takes True or False, not strings.
     - ``**params``: any field of :class:`ballenvs.uav.core.UAVParams` (``size``, ``n_ues``,
       ``speed``, ``coverage_radius``, ``request_prob``, ``class_probs``, ``deadlines``,
       ``class_weights``, ``move_cost``, ``n_hotspots``, ``hotspot_spread``,

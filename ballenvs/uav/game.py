@@ -20,7 +20,7 @@ from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorO
 
 PARAM_NAMES = tuple(f.name for f in fields(UAVParams))
 #: The options of UAVGrid-v0, besides render_mode and max_episode_steps.
-OPTIONS = ("obs_type", "obs_size", "channels_last", "layout_seed", "random_layout", "random_start", *PARAM_NAMES)
+OPTIONS = ("obs_type", "obs_size", "channels_last", "layout_seed", "random_layout", "random_start", "state_info", *PARAM_NAMES)
 # Each grid's request draws are made this many steps at a time: one generator call per default
 # episode. Fixed, not the time limit: a single env under gym.make does not know its TimeLimit,
 # and the vector env must draw exactly as it does.
@@ -31,7 +31,12 @@ DEFAULT_OBS_SIZE = 64
 
 
 class UAVGame(Game):
-    """``num_games=None``: one grid (UAV cell as Python ints); else N grids (arrays)."""
+    """``num_games=None``: one grid (UAV cell as Python ints); else N grids (arrays).
+
+    ``state_info=True`` adds ``info["state"]``: the grid's state at that moment, exactly (int64,
+    :meth:`ballenvs.uav.core.UAVCore.state_rows`: the UAV's cell, then each UE's cell, request
+    class and time left). A teacher that reads the grid (greedy) labels it while its student sees
+    the image. Off by default: nothing extra is computed."""
 
     NAME = "UAVGrid-v0"
     OPTIONS = OPTIONS
@@ -45,12 +50,14 @@ class UAVGame(Game):
         layout_seed: int = 0,
         random_layout: bool = False,
         random_start: bool = False,
+        state_info: bool = False,
         **params: Any,
     ) -> None:
         self.params = UAVParams(**params)
         self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
         self.random_layout = check_bool("random_layout", random_layout)
         self.random_start = check_bool("random_start", random_start)
+        self.state_info = check_bool("state_info", state_info)
         self.num_games = num_games
         self.layout = make_layout(self.params, np.random.default_rng(check_int("layout_seed", layout_seed, 0)))
         self.core = UAVCore(self.params, num_games, fixed_layout=None if self.random_layout else self.layout)
@@ -189,7 +196,10 @@ class UAVGame(Game):
         episode_served, episode_weight = self.episode_served, self.episode_weight
         if self.num_games is None:
             episode_served, episode_weight = int(episode_served), float(episode_weight)
-        return {"served": served, "served_weight": weight, "episode_served": episode_served, "episode_weight": episode_weight}
+        info = {"served": served, "served_weight": weight, "episode_served": episode_served, "episode_weight": episode_weight}
+        if self.state_info:
+            info["state"] = self.core.state_rows()
+        return info
 
     def reset_info(self) -> dict[str, Any]:
         if self.num_games is None:

@@ -5,7 +5,7 @@ greedy policy's on the same seeded episodes (episode k seeded with k, the same f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -13,6 +13,8 @@ import numpy as np
 
 import ballenvs  # noqa: F401  (registers the ids)
 from ballenvs.reference import Reference, Yardstick, paired_difference
+from ballenvs.uav.core import UAVCore, UAVParams
+from ballenvs.uav.game import PARAM_NAMES
 from ballenvs.uav.greedy import GreedyPolicy
 
 POLICIES = ("random", "stay", "greedy")
@@ -61,8 +63,20 @@ def baselines(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, float]:
     }
 
 
+def greedy_on_states(env_kwargs: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """The greedy policy's actions (N,) in N grids' states (``info["state"]`` rows of an env made
+    with ``env_kwargs``, its ``state_info=True`` option): what it plays in those grids."""
+    params = UAVParams(**{name: value for name, value in env_kwargs.items() if name in PARAM_NAMES})
+
+    def act(states: np.ndarray) -> np.ndarray:
+        return np.asarray(GreedyPolicy(UAVCore.of_rows(params, states)).act(), dtype=np.int64)
+
+    return act
+
+
 REFERENCE = Reference(
     heuristic=HEURISTIC,
     baselines=baselines,
     yardsticks=(Yardstick(f"minus {HEURISTIC} (same episodes)", {}, paired_difference(episode_returns, HEURISTIC)),),
+    state_policies={HEURISTIC: greedy_on_states},
 )

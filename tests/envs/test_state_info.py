@@ -96,3 +96,60 @@ def test_the_planners_values_choose_its_action():
     assert values.shape == (32, 9)
     np.testing.assert_array_equal(actions, planner.act(duel.seat(LEFT, rngs)))
     np.testing.assert_array_equal(values[np.arange(32), actions], values.max(axis=1))  # its action is a best one
+
+
+def uav_rows(core) -> np.ndarray:
+    s = core.state
+    return np.concatenate([s.uav_x, s.uav_y, s.ue_x, s.ue_y, s.request, s.time_left], axis=1)
+
+
+def test_the_uav_grids_state_is_its_core_exactly_and_makes_the_same_grids_back():
+    from ballenvs.uav.core import UAVCore
+
+    native = {"vectorization_mode": "vector_entry_point", "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+    env = gym.make_vec("UAVGridImage-v0", 5, **native, state_info=True, max_episode_steps=30)
+    single = gym.make("UAVGridImage-v0", state_info=True, max_episode_steps=30)
+    _, info = env.reset(seed=4)
+    _, single_info = single.reset(seed=4)  # the vector env's first grid, reset as it is
+    core = env.unwrapped.game.core
+    rng = np.random.default_rng(0)
+    for _ in range(70):  # across two resets
+        rows = info["state"]
+        assert rows.dtype == np.int64 and rows.shape == (5, 2 + 4 * core.params.n_ues)
+        np.testing.assert_array_equal(rows, uav_rows(core))
+        np.testing.assert_array_equal(rows[0], single_info["state"])
+        back = UAVCore.of_rows(core.params, rows)
+        for rebuilt, original in zip(back.state, core.state):
+            np.testing.assert_array_equal(rebuilt, original)
+        actions = rng.integers(9, size=5)
+        _, _, _, _, info = env.step(actions)
+        _, _, terminated, truncated, single_info = single.step(int(actions[0]))
+        if terminated or truncated:
+            _, single_info = single.reset()
+
+
+def test_uavs_greedy_acts_on_the_state_as_on_the_grids_themselves():
+    from ballenvs.uav.greedy import GreedyPolicy
+
+    env = gym.make_vec("UAVGrid-v0", 8, vectorization_mode="vector_entry_point", state_info=True, max_episode_steps=100)
+    act = reference_for("UAVGrid-v0").state_policies["greedy"]({})
+    on_the_grids = GreedyPolicy(env)
+    _, info = env.reset(seed=0)
+    moved = 0
+    for _ in range(250):
+        actions = act(info["state"])
+        np.testing.assert_array_equal(actions, on_the_grids.act())
+        moved += int(np.count_nonzero(actions))
+        _, _, _, _, info = env.step(actions)
+    assert moved > 500  # it flew, not only waited
+
+
+def test_uav_state_rows_of_another_grid_size_are_refused_naming_the_shape():
+    from ballenvs.uav.core import UAVCore, UAVParams
+
+    with pytest.raises(ValueError, match=r"expected \(N, 42\) for n_ues=10, got \(3, 30\)"):
+        UAVCore.of_rows(UAVParams(), np.zeros((3, 30), dtype=np.int64))
+    _, info = gym.make("UAVGrid-v0").reset(seed=0)
+    assert "state" not in info
+    with pytest.raises(ValueError, match="state_info must be True or False, got 'true'"):
+        gym.make("UAVGrid-v0", state_info="true")

@@ -172,6 +172,40 @@ def test_the_student_plays_in_a_self_play_pool_and_resumes(student, tmp_path):
     assert (tmp_path / "distill" / "BallSumo-v0_1" / "final_model.pt").is_file()
 
 
+def test_uavs_greedy_labels_the_grids_with_its_own_actions_one_hot():
+    import gymnasium as gym
+
+    from ballenvs.uav.greedy import GreedyPolicy
+
+    game = TeacherGame("UAVGridImage-v0", {"obs_type": "image", "state_info": True})
+    teacher = distill.make_teacher(DistillConfig(teacher="greedy", game=game), "cpu", 0)
+    env = gym.make_vec("UAVGridImage-v0", 6, vectorization_mode="vector_entry_point", state_info=True)
+    greedy = GreedyPolicy(env)
+    _, info = env.reset(seed=2)
+    for _ in range(60):
+        actions, targets = teacher.label(info["state"])
+        np.testing.assert_array_equal(actions, greedy.act())
+        np.testing.assert_array_equal(targets, np.eye(9, dtype=np.float32)[actions])
+        _, _, _, _, info = env.step(actions)
+
+
+def test_a_uav_student_of_greedy_is_saved_evaluated_and_kickstarted(tmp_path, capsys):
+    from agents.evaluate import main as evaluate_main
+
+    argv = ["--algo", "distill", "--env", "UAVGridImage-v0", "--timesteps", "400", "--n-envs", "4", "--eval-freq", "0"]
+    argv += ["--no-progress", "--threads", "1", "--log-dir", str(tmp_path)]
+    argv += ["--hyperparams", "learning_starts=100", "batch_size=16", "buffer_size=1000"]
+    assert run_cli(train.main, argv) == 0
+    run = tmp_path / "distill" / "UAVGridImage-v0_1"
+    assert read_config(run)["hyperparams"]["teacher"] == "greedy"
+    assert run_cli(evaluate_main, [str(run), "--episodes", "2"]) == 0
+    assert "UAVGridImage-v0: 2 episodes" in capsys.readouterr().out
+    kickstart = ["--algo", "kickstart", *argv[2:], "--hyperparams", "learning_starts=100", "batch_size=16"]
+    kickstart += ["buffer_size=1000", f"start_from={run}"]
+    assert run_cli(train.main, kickstart) == 0  # DQN from the student, greedy's term beside the TD loss
+    assert read_config(tmp_path / "kickstart" / "UAVGridImage-v0_1")["hyperparams"]["start_from"] == str(run)
+
+
 def test_distill_is_registered_with_its_teacher_key():
     algo = ALGORITHMS["distill"]
     assert {"teacher", "temperature", "teacher_share", "teacher_share_fraction"} <= set(algo.keys)
@@ -189,6 +223,15 @@ def test_distill_is_registered_with_its_teacher_key():
         (["--algo", "distill", *SUMO, "--env-kwargs", "state_info=false"], "add --env-kwargs state_info=true"),
         (["--algo", "distill", "--env", "UAVGrid-v0"], "has no section for 'UAVGrid-v0'"),
         (["--algo", "distill", *SUMO, "--hyperparams", "temperature=0"], "temperature"),
+        (
+            ["--algo", "distill", "--env", "UAVGridImage-v0", "--teacher", "chaser"],
+            "teacher 'chaser': UAVGridImage-v0 is a one-player game, taught by a reference policy that reads its "
+            "state: greedy",
+        ),
+        (
+            ["--algo", "distill", "--env", "UAVGridImage-v0", "--env-kwargs", "state_info=false"],
+            "add --env-kwargs state_info=true",
+        ),
     ],
 )
 def test_bad_teachers_and_options_are_refused_before_any_folder(argv, message, tmp_path, capsys):
