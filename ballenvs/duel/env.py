@@ -68,7 +68,9 @@ class BallDuelEnv(GameEnv):
     - ``obs_type``: ``"pixels"`` or ``"state"``, as above; ``obs_size``: the frame's side;
       ``subpixel``: draw the balls' edges by the share of each pixel they cover (blended with
       what lies under them), so that a move of less than a pixel shows; off by default, and v0's
-      frames are unchanged without it.
+      frames are unchanged without it. ``pixel_dtype="float32"``: the same frames as float32 in
+      [0, 1] (``Box(0, 1, ..., float32)``), for libraries whose CNNs take float frames (Ray
+      RLlib's); ``"uint8"`` by default, which our trainers and stable-baselines3's CnnPolicy take.
     - ``opponent``: a built-in player, ``"still"``, ``"random"``, ``"chaser"`` (the default:
       thrusts at you), ``"pusher"`` (gets between you and the centre and pushes you out,
       retreats from the edge), ``"anchor"`` (holds the centre, braking as it comes),

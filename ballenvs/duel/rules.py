@@ -17,12 +17,21 @@ from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
 from ballenvs.duel.core import LEFT, DuelCore, DuelPhysics, DuelState
 from ballenvs.duel.drawing import draw_duel
-from ballenvs.duel.observe import MIN_OBS_SIZE, OBS_TYPES, SideView, make_observer, side_view
+from ballenvs.duel.observe import (
+    MIN_OBS_SIZE,
+    OBS_TYPES,
+    PixelObserver,
+    SideView,
+    StateObserver,
+    make_observer,
+    side_view,
+)
 from ballenvs.game import Player, RenderSpec, Seat
+from ballenvs.pixels import FloatPixels, check_pixel_dtype
 from ballenvs.state import copied, fitting, parts
 
 #: The options of both players' game (BallDuel's, less the opponent).
-DUEL_OPTIONS: tuple[str, ...] = ("obs_type", "obs_size", "subpixel", "shaping", "ring_radius", "ball_radius")
+DUEL_OPTIONS: tuple[str, ...] = ("obs_type", "obs_size", "subpixel", "pixel_dtype", "shaping", "ring_radius", "ball_radius")
 DUEL_OPTIONS += ("floor_slope", "time_limit_rule", "game_steps")
 #: What decides a game still running after ``game_steps``: nothing (a draw, and the time limit
 #: truncates it: BallDuel-v0) or the ball nearer the centre (it terminates with a result: BallSumo-v0).
@@ -75,6 +84,7 @@ class TwoPlayerDuel:
         obs_type: str = "pixels",
         obs_size: int = 64,
         subpixel: bool = False,
+        pixel_dtype: str = "uint8",
         shaping: float = 0.0,
         ring_radius: float = 1.0,
         ball_radius: float = 0.1,
@@ -101,7 +111,11 @@ class TwoPlayerDuel:
         subpixel = check_bool("subpixel", subpixel)
         if subpixel and self.obs_type != "pixels":
             raise ValueError(f"subpixel={subpixel!r} applies to obs_type='pixels' only, got obs_type={obs_type!r}")
+        self.observer: StateObserver | PixelObserver | FloatPixels
         self.observer, self.observation_space = make_observer(self.physics, obs_type, obs_size, self.clock, subpixel)
+        if check_pixel_dtype(pixel_dtype, self.obs_type == "pixels") == "float32":
+            self.observer = FloatPixels(self.observer.observe, self.observation_space)
+            self.observation_space = self.observer.space
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.winner: Any = PLAYING if num_games is None else np.zeros(num_games, dtype=np.int64)
         self._time_left_at: tuple[Any, Any] = (None, None)  # (the core's steps, the time left they give)

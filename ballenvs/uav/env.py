@@ -39,7 +39,9 @@ class UAVGridEnv(GameEnv):
       always in view: channels 0 to 2 mark requests of class 1 to 3, brighter the more time
       they have left; channel 3 marks what lies outside the grid. ``obs_size`` (at least 36)
       sets the side; ``channels_last=True`` gives ``(64, 64, 4)``, the same picture with the
-      channels last (Keras's and RLlib's layout, and the duel's frames'). Policy: ``CnnPolicy``.
+      channels last (Keras's and RLlib's layout, and the duel's frames'); ``pixel_dtype="float32"``
+      the same picture as float32 in [0, 1], for libraries whose CNNs take float frames (Ray
+      RLlib's; our trainers take the uint8 one). Policy: ``CnnPolicy``.
 
     ## Rewards
 

@@ -13,6 +13,7 @@ from gymnasium import spaces
 from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_int
 from ballenvs.directions import N_ACTIONS
 from ballenvs.game import Game, RenderSpec
+from ballenvs.pixels import FloatPixels, check_pixel_dtype
 from ballenvs.state import copied, fitting, parts
 from ballenvs.uav.core import UAVCore, UAVParams, UAVState, make_layout
 from ballenvs.uav.drawing import draw_uav
@@ -20,7 +21,17 @@ from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorO
 
 PARAM_NAMES = tuple(f.name for f in fields(UAVParams))
 #: The options of UAVGrid-v0, besides render_mode and max_episode_steps.
-OPTIONS = ("obs_type", "obs_size", "channels_last", "layout_seed", "random_layout", "random_start", "state_info", *PARAM_NAMES)
+OPTIONS = (
+    "obs_type",
+    "obs_size",
+    "channels_last",
+    "layout_seed",
+    "random_layout",
+    "random_start",
+    "state_info",
+    "pixel_dtype",
+    *PARAM_NAMES,
+)
 # Each grid's request draws are made this many steps at a time: one generator call per default
 # episode. Fixed, not the time limit: a single env under gym.make does not know its TimeLimit,
 # and the vector env must draw exactly as it does.
@@ -51,6 +62,7 @@ class UAVGame(Game):
         random_layout: bool = False,
         random_start: bool = False,
         state_info: bool = False,
+        pixel_dtype: str = "uint8",
         **params: Any,
     ) -> None:
         self.params = UAVParams(**params)
@@ -68,11 +80,15 @@ class UAVGame(Game):
                     raise ValueError(
                         f"{name}={value!r} applies to obs_type='image' only; the vector observation has no picture"
                     )
-            self.observer: VectorObserver | ImageObserver = VectorObserver(self.params)
+            check_pixel_dtype(pixel_dtype, False)
+            self.observer: VectorObserver | ImageObserver | FloatPixels = VectorObserver(self.params)
         else:
             size = DEFAULT_OBS_SIZE if obs_size is None else obs_size
             size = check_int("obs_size", size, MIN_OBS_SIZE, MAX_OBS_SIZE)
-            self.observer = ImageObserver(self.params, size, channels_last)
+            image = ImageObserver(self.params, size, channels_last)
+            self.observer = (
+                image if check_pixel_dtype(pixel_dtype, True) == "uint8" else FloatPixels(image.observe, image.space)
+            )
         self.observation_space = self.observer.space
         self.action_space = spaces.Discrete(N_ACTIONS)
         self.render_spec = RenderSpec(RENDER_SIZE, 0.0, float(self.params.size), RENDER_FPS, self.NAME)

@@ -399,6 +399,10 @@ BAD_INPUT = [
     (["--env-kwargs", "class_weights=(1e999,1,1)"], "class_weights must be 3 finite positive numbers"),
     (["--env-kwargs", "random_layout=maybe"], "random_layout must be True or False, got 'maybe'"),
     (["--env-kwargs", "obs_size=48"], "obs_size=48 applies to obs_type='image' only"),
+    (
+        ["--env-kwargs", "obs_type=image", "pixel_dtype=float32", "--hyperparams", "policy=CnnPolicy", "buffer_size=100"],
+        "leave pixel_dtype",
+    ),
     (["--seed", "-1"], "--seed must be in 0..4294967295, got -1"),
     (["--seed", "1e20"], "argument --seed: invalid int value: '1e20'"),
     (["--seed", str(2**64)], "--seed must be in 0..4294967295"),

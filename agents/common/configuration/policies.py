@@ -32,6 +32,9 @@ def check_policy(policy: str, space: spaces.Space) -> None:
         raise UsageError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
     expected = expected_policy(space)
     if policy != expected:
+        if policy == "CnnPolicy" and isinstance(space, spaces.Box) and space.dtype == np.float32 and len(space.shape) == 3:
+            # Frames scaled to [0, 1] (the envs' pixel_dtype="float32", for RLlib): these trainers learn from the bytes.
+            raise UsageError(f"CnnPolicy learns from uint8 frames, not {space}: leave pixel_dtype at 'uint8' here")
         raise UsageError(f"policy {policy!r} does not fit the observation space {space}; use {expected!r}")
 
 
