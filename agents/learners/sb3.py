@@ -13,7 +13,6 @@ from stable_baselines3.common.logger import Logger, configure
 from agents.common.artifacts.models import SNAPSHOTS
 from agents.common.configuration.algorithms import Algorithm
 from agents.common.configuration.config import Section
-from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env
 from agents.sb3.callbacks import FeedMilestones
@@ -24,10 +23,7 @@ from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 class SB3Learner:
     suffix = ".zip"
 
-    def __init__(self, algo: Algorithm, amp: bool = False, compile: bool = False) -> None:
-        for flag, given in (("--amp", amp), ("--compile", compile)):
-            if given:
-                raise UsageError(f"{flag}: our own agents' option (--algo custom or pqn), not {algo.label}'s")
+    def __init__(self, algo: Algorithm) -> None:
         self.pool: SnapshotPool | None = None
         self.envs: list[Any] = []
 

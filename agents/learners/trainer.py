@@ -24,6 +24,9 @@ from agents.common.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_en
 from agents.common.session.tracking import Tracker, log_hyperparameters
 from agents.common.session.training import Learner, run_training, starting
 
+#: The flags that go to an algorithm's Learner, each taken by those whose ``learner_flags`` name it.
+LEARNER_FLAGS = ("amp", "compile", "address")
+
 
 @dataclass(frozen=True)
 class Command:
@@ -70,7 +73,10 @@ def prepare(
         raise UsageError(f"--teacher: {algo.label} learns from no teacher; algorithms that do: {', '.join(taught) or 'none'}")
     if not algo.replay_buffer and args.save_replay_buffer:
         raise UsageError(f"--save-replay-buffer: {algo.label} keeps no replay buffer")
-    options = {flag: getattr(args, flag) for flag in ("amp", "compile") if getattr(args, flag, False)}
+    options = {flag: getattr(args, flag) for flag in LEARNER_FLAGS if getattr(args, flag, None)}
+    for flag in sorted(options.keys() - set(algo.learner_flags)):
+        takers = [name for name in command.algos if flag in ALGORITHMS[name].learner_flags]
+        raise UsageError(f"--{flag}: an option of --algo {', '.join(takers)}, not of {algo.label}")
     learner = algo.make_learner(**options)
     return args, prepare_run(args, algo, learner, make_folder), learner
 

@@ -56,7 +56,7 @@ def test_every_registered_algorithm_is_an_algo_of_agents_train_and_the_aliases_k
 
 def test_our_agents_gpu_options_are_refused_for_sb3s_dqn_before_any_folder(tmp_path, capsys):
     err = refused(capsys, train.main, ["--amp", "--log-dir", str(tmp_path)], tmp_path)
-    assert err == "error: --amp: our own agents' option (--algo custom or pqn), not SB3 DQN's"
+    assert err == "error: --amp: an option of --algo custom, pqn, distill, kickstart, not of SB3 DQN"
     assert "unrecognized arguments: --compile" in refused(capsys, sb3_train.main, ["--compile"], tmp_path)
 
 

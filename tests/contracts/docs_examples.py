@@ -69,6 +69,9 @@ BUDGETS: dict[str, dict[str, dict[str, str | None]]] = {
 }
 #: Modules run in their own process: importing rl_zoo3 patches gymnasium for the whole process.
 OWN_PROCESS = ("agents.rlzoo",)
+#: Pages whose commands need a module of an extra that pins other versions than the test install's
+#: (Ray RLlib pins gymnasium 1.2.2): CI runs them in that extra's install (.ci/run), the tests skip them here.
+NEEDS = {"docs/rllib.md": "ray"}
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.outsiders": ["chaser", "--games", "2"],
     "benchmarks.eval_curves": ["{run}", "--metric", "eval/win_rate_vs_chaser", "--out", "curves.png"],
     "benchmarks.docs_figures": ["--out", "{folder}", "--timesteps", "1000", "--games", "2", "--no-progress"],
+    "benchmarks.rllib_sampling": ["--runners", "1", "--envs", "2", "--steps", "100", "--repeats", "1"],
     "agents.tune": ["--env", "UAVGrid-v0", "--trainer", "custom", "--timesteps", "400", "--eval-freq", "200"]
     + ["--trials", "1", "--log-dir", "tune", "--hyperparams", "learning_starts=100", "buffer_size=500"],
 }
@@ -76,6 +77,7 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.outsiders": [("benchmarks.outsiders", "play_pairs")],
     "benchmarks.eval_curves": [],  # it reads the runs' progress.csv and draws: seconds
     "benchmarks.docs_figures": [("agents.compare", "main")],
+    "benchmarks.rllib_sampling": [("benchmarks.rllib_sampling", "measure")],
     "agents.tune": [("agents.tune", "run_workers")],
 }
 #: Flags left out: they reach services (Weights & Biases, a database) rather than checks of ours.

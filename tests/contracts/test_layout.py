@@ -29,8 +29,9 @@ MAY_IMPORT = {
     "sb3": {"common"},
     "custom": {"common"},
     "twoplayer": {"common"},
-    "learners": {"common", "sb3", "custom", "twoplayer"},
-    "commands": {"common", "sb3", "custom", "twoplayer", "learners"},
+    "rllib": {"common"},
+    "learners": {"common", "sb3", "custom", "twoplayer", "rllib"},
+    "commands": {"common", "sb3", "custom", "twoplayer", "rllib", "learners"},
 }
 
 

@@ -30,6 +30,7 @@ from agents.common.configuration.hyperparameters import (
     DistillConfig,
     KickstartConfig,
     PQNConfig,
+    RLlibPPOConfig,
     SB3DQNConfig,
     keys_of,
     resumable_keys,
@@ -72,6 +73,9 @@ class Algorithm:
     # Its Learner, "module:Class" (agents.common.session.training.Learner), called with the algorithm and
     # the command's --amp and --compile; ours by default.
     learner: str = "agents.learners.custom:CustomLearner"
+    # The trainer's flags its Learner takes (agents.learners.trainer.LEARNER_FLAGS): --amp and
+    # --compile for ours, --address (a Ray cluster's) for RLlib's; the trainer refuses the others.
+    learner_flags: tuple[str, ...] = ("amp", "compile")
 
     @property
     def keys(self) -> Mapping[str, Key]:
@@ -104,7 +108,7 @@ class Algorithm:
         return importlib.import_module(self.module)
 
     def make_learner(self, **options: Any) -> Any:
-        """A new Learner for a run of this algorithm (``options``: ``amp``, ``compile``)."""
+        """A new Learner for a run of this algorithm (``options``: those of its ``learner_flags`` given)."""
         module, name = self.learner.split(":")
         return getattr(importlib.import_module(module), name)(self, **options)
 
@@ -134,6 +138,7 @@ register(
         loader="agents.sb3.dqn:load_policy",
         snapshot_loader="agents.sb3.dqn:load_snapshot",
         learner="agents.learners.sb3:SB3Learner",
+        learner_flags=(),
     )
 )
 #: Our own agents: CustomLearner trains any module that offers what agents.custom.core lists.
@@ -177,6 +182,24 @@ register(
         hyperparameters=KickstartConfig,
         module="agents.custom.kickstart",
         **_CUSTOM,
+    )
+)
+
+
+register(
+    Algorithm(
+        "rllib_ppo",
+        "RLlib PPO",
+        trainer=TRAIN,
+        config="rllib_ppo.yml",
+        hyperparameters=RLlibPPOConfig,
+        module="agents.learners.rllib",
+        suffix=".npz",
+        loader="agents.rllib.network:load_policy",
+        snapshot_loader="agents.rllib.network:load_snapshot",
+        replay_buffer=False,
+        learner="agents.learners.rllib:RLlibLearner",
+        learner_flags=("address",),
     )
 )
 

@@ -146,6 +146,32 @@ class PQNConfig(QConfig):
 
 
 @dataclass
+class RLlibPPOConfig:
+    """Ray RLlib's PPO (agents.learners.rllib, zoo_configs/rllib_ppo.yml) under stable-baselines3's
+    PPO names, as the RL Zoo's ppo.yml writes them: an iteration plays ``n_steps`` in each of
+    ``n_envs`` envs on every env runner, then trains on that batch."""
+
+    learning_rate: float | str = key(
+        3e-4, "Adam's step size; lin_<x> falls linearly from x to 0 over the run", low=0, low_open=True, schedule=True,
+        resumable=True,
+    )  # fmt: skip
+    n_steps: int = key(2048, "steps each env plays per iteration (the batch: n_steps x n_envs x env runners)", low=1)
+    batch_size: int = key(64, "transitions a minibatch holds", low=1)
+    n_epochs: int = key(10, "passes over each batch", low=1)
+    gamma: float = key(0.99, "the discount", low=0, high=1)
+    gae_lambda: float = key(0.95, "GAE's lambda", low=0, high=1)
+    clip_range: float = key(0.2, "how far the policy's probability ratio may move, clipped", low=0, low_open=True)
+    ent_coef: float = key(0.0, "the entropy bonus's weight", low=0)
+    vf_coef: float = key(0.5, "the value loss's weight", low=0)
+    max_grad_norm: float = key(0.5, "gradients are clipped to this norm", low=0, low_open=True, resumable=True)
+    policy_kwargs: dict[str, Any] | str | None = key(
+        None, "the network: net_arch (hidden widths) and activation_fn (tanh, relu) for vectors, conv_filters "
+        "([[channels, kernel, stride], ...]) for pictures",
+    )  # fmt: skip
+    env_runners: int = key(0, "Ray actors that play, n_envs envs each (0: the trainer's process plays)", low=0, high=4096)
+
+
+@dataclass
 class TeacherGame:
     """Where a teacher plays: the student's env and options (set from the run's section, not a key)."""
 

@@ -137,6 +137,11 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
     parser.add_argument(
         "--save-replay-buffer", action="store_true", help="save the replay buffer with the final model, for --resume"
     )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="rllib_ppo: the Ray cluster to run on (its head's host:port, or auto; default: a local Ray of this machine)",
+    )
     add_progress_flag(parser, "evaluations are still printed")
     return parser
 

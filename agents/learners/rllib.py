@@ -1,0 +1,264 @@
+"""Ray RLlib's PPO as ``python -m agents.train --algo rllib_ppo`` drives it: one
+:class:`agents.common.session.training.Learner` around an RLlib ``Algorithm``.
+
+RLlib owns the loop: an iteration (``Algorithm.train()``) samples ``n_steps`` from every env on
+every env runner (Ray actors, on this machine or a cluster's: ``--address``) and trains on them;
+this learner feeds the milestones after each iteration, so checkpoints, evaluations and the console
+land on iteration boundaries. A one-player run plays the env id through RLlib's own env runner,
+vectorised by our batched vector env (``gym_env_vectorize_mode="vector_entry_point"``); a
+two-player run with ``--opponent self`` plays :class:`agents.rllib.envs.DuelPool`, whose snapshot
+slots this learner refreshes every ``snapshot_steps``. A model is the learning module's weights
+(``<name>.npz``, played by :mod:`agents.rllib.network` without Ray), beside RLlib's own checkpoint
+(``<name>.rllib/``, msgpack state files, from which ``--resume`` continues).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.logger import Logger, configure
+
+from agents.common.artifacts.runs import atomic_path
+from agents.common.configuration.algorithms import Algorithm
+from agents.common.configuration.config import Section, schedule
+from agents.common.configuration.hyperparameters import SelfPlay
+from agents.common.errors import UsageError
+from agents.common.session.milestones import Milestones
+from agents.common.session.setup import RunSetup, probe_spaces
+from agents.rllib.network import RLlibPolicy, network_settings, policy_network
+from ballenvs.reference import reference_for
+
+#: The model file's entry that holds the env steps trained (beside the weights).
+STEPS_KEY = "num_env_steps_trained"
+CHECKPOINT_SUFFIX = ".rllib"
+
+
+class RLlibLearner:
+    suffix = ".npz"
+
+    def __init__(self, algo: Algorithm, address: str | None = None) -> None:
+        self.address = address
+        self.pool = None  # RLlib's env runners keep the self-play pool (agents.rllib.envs)
+        self.envs: list[Any] = []
+        self._steps = 0
+
+    def check(
+        self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
+    ) -> None:
+        """What RLlib would find wrong only once its actors start: Ray missing, a frame stack, byte
+        or channels-first frames, a resume without RLlib's checkpoint."""
+        if importlib.util.find_spec("ray") is None:
+            raise UsageError('--algo rllib_ppo needs Ray RLlib: pip install "ballenvs[rllib]"')
+        if (section.frame_stack or 1) > 1:
+            raise UsageError(
+                f"frame_stack={section.frame_stack}: rllib_ppo plays single frames (RLlib stacks with its connectors)"
+            )
+        network_settings(section.algo_kwargs.get("policy_kwargs"))
+        if isinstance(observation_space, spaces.Box) and len(observation_space.shape) == 3:
+            if observation_space.dtype != np.float32:
+                raise UsageError("RLlib's CNN takes float frames: add --env-kwargs pixel_dtype=float32")
+            if observation_space.shape[-1] > observation_space.shape[0]:
+                raise UsageError(
+                    f"RLlib's CNN reads frames channels-last, not {observation_space.shape}: add channels_last=true"
+                )
+        if resume is not None and not resume.with_suffix(CHECKPOINT_SUFFIX).is_dir():
+            raise UsageError(
+                f"--resume {str(resume)!r}: no RLlib checkpoint {resume.with_suffix(CHECKPOINT_SUFFIX).name} beside it"
+            )
+        if not isinstance(action_space, spaces.Discrete):
+            raise UsageError(f"rllib_ppo plays discrete actions, not {action_space}")
+
+    def start(self, setup: RunSetup) -> None:
+        import ray
+        from ray.rllib.algorithms.ppo import PPOConfig
+        from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+        from agents.rllib import envs
+        from agents.rllib.metrics import WinRates
+
+        section, keys = setup.section, setup.section.algo_kwargs
+        self.section, self.self_play = section, setup.self_play
+        if self.self_play is not None:
+            check_pool(self.self_play, section.env_id)
+        started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
+        if started_ray:
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        self.envs = [RayRun(None, started_ray)]
+        picture = len(probe_spaces(section.env_id, section.env_kwargs, None)[0].shape or ()) == 3
+        settings = network_settings(keys.get("policy_kwargs"))
+        env_runners = int(keys.get("env_runners", 0))
+        config = (
+            PPOConfig()
+            .env_runners(
+                num_env_runners=env_runners,
+                num_envs_per_env_runner=section.n_envs,
+                rollout_fragment_length=int(keys.get("n_steps", 2048)),
+            )
+            .rl_module(model_config=DefaultModelConfig(**settings.model_config(picture)))
+            .training(
+                lr=learning_rate(keys.get("learning_rate", 3e-4), self._steps_at_start(setup) + setup.timesteps),
+                gamma=float(keys.get("gamma", 0.99)),
+                lambda_=float(keys.get("gae_lambda", 0.95)),
+                clip_param=float(keys.get("clip_range", 0.2)),
+                entropy_coeff=float(keys.get("ent_coef", 0.0)),
+                vf_loss_coeff=float(keys.get("vf_coef", 0.5)),
+                grad_clip=float(keys.get("max_grad_norm", 0.5)),
+                train_batch_size_per_learner=int(keys.get("n_steps", 2048)) * section.n_envs * max(env_runners, 1),
+                minibatch_size=int(keys.get("batch_size", 64)),
+                num_epochs=int(keys.get("n_epochs", 10)),
+            )
+            .learners(num_learners=0, num_gpus_per_learner=1 if setup.device == "cuda" else 0)
+            .callbacks(WinRates)
+            .debugging(seed=setup.seed)
+            .reporting(metrics_num_episodes_for_smoothing=100)
+        )
+        if self.self_play is None:
+            config = config.environment(f"ballenvs:{section.env_id}", env_config=dict(section.env_kwargs))
+            config = config.env_runners(gym_env_vectorize_mode="vector_entry_point")
+        else:
+            envs.register()
+            pool = {"env_id": section.env_id, "env_kwargs": dict(section.env_kwargs), "self_play": section.self_play}
+            self.snapshots = envs.snapshot_ids(self.self_play.window)
+            config = config.environment(envs.SELF_PLAY_ENV, env_config=pool).multi_agent(
+                policies={envs.LEARNER, *self.snapshots}, policy_mapping_fn=envs.module_of, policies_to_train=[envs.LEARNER]
+            )
+        self.learner_id = envs.LEARNER if self.self_play is not None else "default_policy"
+        self.algo = config.build_algo()
+        self.envs = [RayRun(self.algo, started_ray)]
+        if setup.resume is not None:
+            self.algo.restore_from_path(str(setup.resume.with_suffix(CHECKPOINT_SUFFIX).resolve()))
+            self._steps = self._steps_at_start(setup)
+            print(f"resumed from {setup.resume} at step {self._steps}")
+            print("resume is not exact: RLlib's env runners start fresh games and generators")
+        elif self.self_play is not None:
+            self._refresh_snapshots(self.snapshots)  # every slot starts as the learner: no random-network opponents
+        self._next_snapshot = self._steps + (self.self_play.snapshot_steps if self.self_play else 0)
+        self._slot = 0
+        self.logger: Logger = configure(str(setup.run_dir), ["csv", "tensorboard"])
+
+    @staticmethod
+    def _steps_at_start(setup: RunSetup) -> int:
+        """The env steps the resumed model had trained (0 for a new run), from its file."""
+        if setup.resume is None:
+            return 0
+        with np.load(setup.resume, allow_pickle=False) as saved:
+            return int(saved[STEPS_KEY]) if STEPS_KEY in saved.files else 0
+
+    @property
+    def learning_starts(self) -> int:
+        return 0
+
+    @property
+    def num_timesteps(self) -> int:
+        return self._steps
+
+    def learn(self, timesteps: int, milestones: Milestones) -> None:
+        """Iterations until ``timesteps`` more env steps are played (the last one's batch may go past)."""
+        from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
+
+        milestones.start(self._steps)
+        end = self._steps + timesteps
+        while self._steps < end:
+            result = self.algo.train()
+            runners = result.get(ENV_RUNNER_RESULTS, {})
+            self._steps += int(runners.get(NUM_ENV_STEPS_SAMPLED, 0))
+            self._log(result)
+            if self.self_play is not None and self._steps >= self._next_snapshot:
+                self._refresh_snapshots([self.snapshots[self._slot % len(self.snapshots)]])
+                self._slot += 1
+                self._next_snapshot = self._steps + self.self_play.snapshot_steps
+            if not milestones.on_step(self._steps):
+                break
+
+    def _refresh_snapshots(self, slots: list[str]) -> None:
+        """The learner's weights into these snapshot slots, on the learner and on every env runner."""
+        group = self.algo.learner_group
+        weights = group.get_weights(module_ids=[self.learner_id])[self.learner_id]
+        group.set_weights({slot: weights for slot in slots})
+        self.algo.env_runner_group.sync_weights(from_worker_or_learner_group=group, policies=slots, inference_only=True)
+
+    def _log(self, result: dict[str, Any]) -> None:
+        runners = result.get("env_runners", {})
+        learner = result.get("learners", {}).get(self.learner_id, {})
+        values = {
+            "rollout/ep_rew_mean": runners.get("episode_return_mean"),
+            "rollout/ep_len_mean": runners.get("episode_len_mean"),
+            "train/policy_loss": learner.get("policy_loss"),
+            "train/value_loss": learner.get("vf_loss"),
+            "train/entropy": learner.get("entropy"),
+            "time/iterations": result.get("training_iteration"),
+        }
+        for opponent, rate in (runners.get("win_rate") or {}).items():
+            values[f"win_rate/{opponent}"] = rate
+        for name, value in values.items():
+            if isinstance(value, (int, float, np.floating)) and np.isfinite(value):
+                self.logger.record(name, float(value))
+        self.logger.dump(self._steps)
+
+    def weights(self) -> dict[str, np.ndarray]:
+        state = self.algo.learner_group.get_weights(module_ids=[self.learner_id])[self.learner_id]
+        return {name: np.asarray(value) for name, value in state.items()}
+
+    def policy(self) -> RLlibPolicy:
+        observation_space, action_space = probe_spaces(self.section.env_id, self.section.env_kwargs, None)
+        assert isinstance(action_space, spaces.Discrete)  # check() refused any other
+        shape, n = tuple(observation_space.shape or ()), int(action_space.n)
+        return RLlibPolicy(policy_network(self.weights(), shape, n, self.section.algo_kwargs.get("policy_kwargs")), "cpu")
+
+    def save(self, path: Path) -> None:
+        """The module's weights (``path``, an .npz) and RLlib's checkpoint beside it (``.rllib``)."""
+        checkpoint = path.with_suffix(CHECKPOINT_SUFFIX)
+        staging = checkpoint.with_name(f".{checkpoint.name}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        self.algo.save_to_path(str(staging.resolve()), use_msgpack=True)
+        shutil.rmtree(checkpoint, ignore_errors=True)
+        staging.rename(checkpoint)
+        with atomic_path(path) as tmp, open(tmp, "wb") as file:
+            arrays = {**self.weights(), STEPS_KEY: np.asarray(self._steps, dtype=np.int64)}
+            np.savez(file, allow_pickle=False, **arrays)
+
+    def save_replay_buffer(self, path: Path) -> None:
+        raise UsageError("rllib_ppo keeps no replay buffer")
+
+    def save_zoo_model(self, path: Path) -> None:
+        """Nothing: the RL Zoo loads SB3 models, and this is RLlib's."""
+
+
+def learning_rate(value: float | str, end: int) -> float | list[list[float]]:
+    """Adam's step size as RLlib takes it: a number, or for ``lin_<x>`` the points of a schedule
+    from x at step 0 to 0 at the run's last step (RLlib interpolates between them)."""
+    initial, linear = schedule(value)
+    return [[0, initial], [end, 0.0]] if linear else initial
+
+
+def check_pool(settings: SelfPlay, env_id: str) -> None:
+    """RLlib's pool draws its opponents inside the env runners: built-in players only, uniformly."""
+    players = reference_for(env_id).players
+    foreign = [name for name in settings.scripted_players if name not in players]
+    if foreign:
+        raise UsageError(
+            f"self_play scripted {', '.join(foreign)}: rllib_ppo's pool takes built-in players ({', '.join(players)})"
+        )
+    if settings.sampling != "uniform":
+        raise UsageError(f"self_play sampling={settings.sampling!r}: rllib_ppo's pool draws its snapshots uniformly")
+
+
+class RayRun:
+    """What the run closes when it ends (as it closes envs): the RLlib algorithm and its actors,
+    then Ray if the run started it."""
+
+    def __init__(self, algo: Any, started_ray: bool) -> None:
+        self.algo, self.started_ray = algo, started_ray
+
+    def close(self) -> None:
+        import ray
+
+        if self.algo is not None:
+            self.algo.stop()
+        if self.started_ray:
+            ray.shutdown()
