@@ -1,5 +1,6 @@
-"""Each run's evaluation win rates against its training steps, one line per run (seed), from the
-``progress.csv`` the trainers write. The README's learning figures are drawn with it:
+"""Each run's evaluations against its training steps, one line per run (seed), from the
+``progress.csv`` the trainers write: win rates in percent beside the 90% line, any other column
+as it is. The README's learning figures are drawn with it:
 
     python -m benchmarks.eval_curves runs/dqn/BallDuel-v0_1 runs/dqn/BallDuel-v0_2 --out curves.png
     python -m benchmarks.eval_curves RUN --metric eval/win_rate_vs_pusher eval/win_rate_vs_anchor --out v1.png
@@ -12,6 +13,7 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,22 +44,44 @@ def main(argv: list[str] | None = None) -> Path:
     out = check_output_file(args.out, "--out", (".png",))
     # Every curve read before anything is drawn: a missing one is refused with nothing written.
     curves = {(run, metric): read_curve(Path(run), metric) for run in args.runs for metric in args.metric}
-    fig, axes = pyplot().subplots(1, len(args.metric), figsize=(6 * len(args.metric), 4), sharey=True, squeeze=False)
-    for ax, metric in zip(axes[0], args.metric):
-        for run in args.runs:
-            steps, values = curves[run, metric]
-            ax.plot(steps, 100 * values, marker="o", markersize=3, label=f"seed {read_config(Path(run))['seed']}")
-        ax.axhline(90, linestyle="--", color="grey", linewidth=1)
-        ax.set_title(metric.removeprefix("eval/"))
-        ax.set_xlabel("env steps")
-        ax.set_ylim(-5, 105)
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("evaluation games won (%)")
-    axes[0][0].legend(loc="lower right")
-    fig.tight_layout()
-    save_png(fig, out, dpi=80)
+    configs = {run: read_config(Path(run)) for run in args.runs}
+    labels = {run: f"{configs[run]['algo']} seed {configs[run]['seed']}" for run in args.runs}
+    env_ids = sorted({str(config["env_id"]) for config in configs.values()})
+    save_png(curves_figure(curves, args.runs, args.metric, labels, env_ids), out, dpi=80)
     print(f"wrote {out}")
     return out
+
+
+def is_win_rate(metric: str) -> bool:
+    return "win_rate" in metric
+
+
+def curves_figure(
+    curves: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]],
+    runs: list[str],
+    metrics: list[str],
+    labels: dict[str, str],
+    env_ids: list[str],
+) -> Any:
+    """One panel per metric, one line per run; win rates in percent with the 90% line, any other
+    metric as progress.csv has it. The title names the env(s)."""
+    fig, axes = pyplot().subplots(1, len(metrics), figsize=(6 * len(metrics), 4), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        wins = is_win_rate(metric)
+        for run in runs:
+            steps, values = curves[run, metric]
+            ax.plot(steps, 100 * values if wins else values, marker="o", markersize=3, label=labels[run])
+        if wins:
+            ax.axhline(90, linestyle="--", color="grey", linewidth=1)
+            ax.set_ylim(-5, 105)
+        ax.set_title(metric)
+        ax.set_xlabel("env steps")
+        ax.set_ylabel(f"{metric} (% of evaluation games)" if wins else metric)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best")
+    fig.suptitle(f"Evaluations during training on {', '.join(env_ids)}")
+    fig.tight_layout()
+    return fig
 
 
 if __name__ == "__main__":

@@ -333,7 +333,8 @@ def write_report(study: Any, folder: Path, plan_attrs: dict[str, Any]) -> str:
         tmp.write_text(text)
     with atomic_path(folder / "best.yml") as tmp:
         tmp.write_text(section)
-    plots(study, folder, bool(importances))
+    for name, figure in tuning_figures(study, plan_attrs["env"], bool(importances)).items():
+        save_png(figure, folder / name, dpi=100)
     return text
 
 
@@ -351,22 +352,27 @@ def best_section(trial: Any, plan_attrs: dict[str, Any]) -> str:
     return header + yaml.safe_dump({plan_attrs["env"]: section}, sort_keys=False)
 
 
-def plots(study: Any, folder: Path, with_importances: bool) -> None:
+def tuning_figures(study: Any, env_id: str, with_importances: bool) -> dict[str, Any]:
+    """Optuna's charts of the study (history, parallel coordinates, importances), each titled with
+    what it shows, the study and the env, by the file name it is saved under."""
     pyplot()  # the Agg backend, before optuna's views import matplotlib
     import optuna
     import optuna.visualization.matplotlib as views
 
-    charts: list[tuple[str, Any]] = [
-        ("history.png", views.plot_optimization_history),
-        ("parallel.png", views.plot_parallel_coordinate),
+    charts: list[tuple[str, str, Any]] = [
+        ("history.png", "Objective of every trial, and the best so far", views.plot_optimization_history),
+        ("parallel.png", "Each trial's hyperparameters and objective", views.plot_parallel_coordinate),
     ]
     if with_importances:
-        charts.append(("importances.png", views.plot_param_importances))
-    for name, draw in charts:
+        charts.append(("importances.png", "How much each hyperparameter moved the objective", views.plot_param_importances))
+    figures = {}
+    for name, title, draw in charts:
         with contextlib.suppress(Exception), warnings.catch_warnings():  # a chart optuna cannot draw is left out
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # the matplotlib views' tag
             axes = draw(study)
             figure = axes.figure if hasattr(axes, "figure") else pyplot().gcf()
             figure.set_size_inches(10, 6)
+            figure.suptitle(f"{title}: study {study.study_name} on {env_id}")
             figure.tight_layout()
-            save_png(figure, folder / name, dpi=100)
+            figures[name] = figure
+    return figures

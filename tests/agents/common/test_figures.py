@@ -75,3 +75,51 @@ def test_the_leagues_elo_figure_without_steps_ranks_every_player_best_on_top():
     ax = fig.axes[0]
     assert [label.get_text() for label in ax.get_yticklabels()] == ["pusher", "chaser", "still"]
     assert ax.yaxis_inverted() and ax.get_xlabel() and ax.get_ylabel() and "BallDuel-v0" in ax.get_title()
+
+
+def test_the_evaluation_curves_draw_each_run_in_its_legend_colour_and_name_the_env_and_metric():
+    from benchmarks.eval_curves import curves_figure
+
+    steps = np.array([100.0, 200.0, 300.0])
+    curves = {(run, metric): (steps, np.array([0.2, 0.5, 0.9]) * k) for k, run in enumerate(["a", "b"], 1)
+              for metric in ("eval/win_rate_vs_pusher", "eval/mean_reward")}  # fmt: skip
+    labels = {"a": "custom seed 0", "b": "custom seed 1"}
+    fig = curves_figure(curves, ["a", "b"], ["eval/win_rate_vs_pusher", "eval/mean_reward"], labels, ["BallSumo-v0"])
+    wins, reward = fig.axes
+    assert "BallSumo-v0" in fig._suptitle.get_text()
+    for ax, metric in ((wins, "eval/win_rate_vs_pusher"), (reward, "eval/mean_reward")):
+        assert ax.get_title() == metric and ax.get_xlabel() == "env steps" and metric in ax.get_ylabel()
+        lines = [line for line in ax.get_lines() if line.get_label() in labels.values()]
+        entries = {
+            text.get_text(): handle for text, handle in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)
+        }
+        assert set(entries) == set(labels.values())
+        for line in lines:
+            assert entries[line.get_label()].get_color() == line.get_color(), "each entry in its line's colour"
+    assert wins.get_lines()[0].get_ydata().tolist() == [20.0, 50.0, 90.0], "win rates in percent"
+    assert reward.get_lines()[0].get_ydata().tolist() == [0.2, 0.5, 0.9], "another metric as it is"
+
+
+def test_the_tuning_charts_are_titled_with_what_they_show_the_study_and_the_env():
+    import optuna
+
+    from agents.common.studies.tuning import tuning_figures
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(study_name="uav-custom", direction="maximize", sampler=optuna.samplers.RandomSampler(0))
+    study.optimize(
+        lambda trial: trial.suggest_float("gamma", 0.9, 0.999) + trial.suggest_int("batch_size", 16, 64), n_trials=6
+    )
+    figures = tuning_figures(study, "UAVGrid-v0", with_importances=True)
+    assert set(figures) == {"history.png", "parallel.png", "importances.png"}
+    for name, figure in figures.items():
+        title = figure._suptitle.get_text()
+        assert "study uav-custom on UAVGrid-v0" in title, (name, title)
+    parallel = figures["parallel.png"].axes[0]  # an axis per hyperparameter, named by its tick
+    assert {"Objective Value", "gamma", "batch_size"} <= {tick.get_text() for tick in parallel.get_xticklabels()}
+    importances = figures["importances.png"].axes[0]
+    assert importances.get_xlabel() and {"gamma", "batch_size"} <= {t.get_text() for t in importances.get_yticklabels()}
+    history = figures["history.png"].axes[0]
+    assert history.get_xlabel() == "Trial" and history.get_ylabel() == "Objective Value"
+    legend = {text.get_text() for text in history.get_legend().get_texts()}
+    assert {"Objective Value", "Best Value"} <= legend
