@@ -1,4 +1,6 @@
-"""Fast gymnasium environments for DQN agents: ``BallDuel-v0`` and ``UAVGrid-v0``.
+"""Fast gymnasium environments for DQN agents: ``BallDuel-v0`` and ``BallSumo-v0`` (two balls in
+a ring, from pixels or the state; also a two-player PettingZoo game), ``UAVGrid-v0`` and
+``UAVGridImage-v0`` (a UAV serving ground users, from its two inputs or a map image).
 
 Importing the package registers the ids (idempotently, so re-imports and subprocess
 workers see no "overriding environment" warning)::

@@ -22,7 +22,6 @@ MIN_OBS_SIZE = 36  # the smallest image stable-baselines3's NatureCNN accepts
 # Pixel intensities: your own ball is the brightest thing in the frame; the clock's bar (games
 # decided at the time limit) runs along the top, outside the ring.
 OUTSIDE, FLOOR, EDGE, OTHER_BALL, CLOCK, OWN_BALL = 0, 40, 100, 150, 200, 255
-STATE_SIZE = 10
 #: Rows of the clock's bar at most (fewer if the ring leaves fewer rows free at the top).
 CLOCK_ROWS = 2
 
