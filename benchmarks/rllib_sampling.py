@@ -63,15 +63,17 @@ def measure(env_id: str, env_kwargs: dict[str, Any], runners: list[int], envs: i
                     .rl_module(model_config=DefaultModelConfig(**model))
                 )
                 algos[count, label] = config.build_algo()
+                print(f"  built: {count} env runner(s), {label}", flush=True)
         per_runner = steps // max(runners)
         rates: dict[tuple[int, str], list[float]] = {key: [] for key in algos}
         for algo in algos.values():  # warm-up: the actors' first calls build and trace
             sample(algo, per_runner // 10 + envs)
-        for _ in range(repeats):
+        for turn in range(1, repeats + 1):
             for key, algo in algos.items():
                 start = time.perf_counter()
                 sampled = sample(algo, per_runner)
                 rates[key].append(sampled / (time.perf_counter() - start))
+                print(f"  turn {turn}/{repeats}: {key[0]} env runner(s), {key[1]}: {rates[key][-1]:,.0f} env steps/s", flush=True)
     finally:
         for algo in algos.values():
             algo.stop()
