@@ -73,7 +73,8 @@ def measure(env_id: str, env_kwargs: dict[str, Any], runners: list[int], envs: i
                 start = time.perf_counter()
                 sampled = sample(algo, per_runner)
                 rates[key].append(sampled / (time.perf_counter() - start))
-                print(f"  turn {turn}/{repeats}: {key[0]} env runner(s), {key[1]}: {rates[key][-1]:,.0f} env steps/s", flush=True)
+                rate = rates[key][-1]
+                print(f"  turn {turn}/{repeats}: {key[0]} env runner(s), {key[1]}: {rate:,.0f} env steps/s", flush=True)
     finally:
         for algo in algos.values():
             algo.stop()
