@@ -228,6 +228,8 @@ class RunHooks(Hooks):
         self.start_time = time.time()
 
     def on_step(self, progress: Progress) -> bool:
+        # Every row carries the exploration rate, an evaluation's too, as stable-baselines3's do.
+        self.logger.record("rollout/exploration_rate", progress.epsilon(self.agent.config))
         return self.milestones.on_step(progress.num_timesteps)
 
     def record(self, key: str, value: float) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from stable_baselines3.common.logger import Logger, configure
+from stable_baselines3.common.logger import Logger
 
 from agents.common.artifacts.models import SNAPSHOTS
 from agents.common.artifacts.runs import read_config
@@ -22,7 +22,6 @@ from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
 from agents.custom import distill, dqn, kickstart, pqn
 from agents.custom.checkpoint import (
-    SUFFIX,
     CustomPolicy,
     load_checkpoint,
     restore_agent,
@@ -41,13 +40,10 @@ class CustomLearner:
     """The algorithm's agent, its envs, replay buffer and counters; its loop feeds the milestones
     through :class:`agents.custom.core.RunHooks`."""
 
-    suffix = SUFFIX
-
     def __init__(self, algo: Algorithm, amp: bool = False, compile: bool = False) -> None:
         self.algorithm: CustomAlgorithm = custom_algorithm(algo.implementation(), algo.name)
         self.agent_kwargs = {"amp": amp, "compile": compile}
         self.pool: SnapshotPool | None = None
-        self.envs: list[Any] = []
 
     def check(self, section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str) -> None:
         self.config: QConfig
@@ -58,7 +54,7 @@ class CustomLearner:
                 f"--resume {str(resume)!r}: its network {self.state['spec']} does not match this env and config ({self.spec})"
             )
 
-    def start(self, setup: RunSetup) -> None:
+    def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
         kwargs: dict[str, Any] = {"seed": setup.seed, **self.agent_kwargs}
         self.agent: QLearner
@@ -71,7 +67,6 @@ class CustomLearner:
             self.progress = Progress(exploration_horizon=setup.timesteps)
         opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
         self.env = make_train_env(setup, functools.partial(make_steps, stagger=self.algorithm.STAGGER_ENVS), opponent)
-        self.envs = [self.env]
         space = self.env.observation_space
         self.buffer = self.algorithm.replay_buffer(self.agent.config, space, setup.device, seed=setup.seed)
         if self.buffer is not None and setup.resume_buffer is not None:
@@ -81,8 +76,8 @@ class CustomLearner:
             self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.q, opponent, self.spec, setup.seed)
         if self.state is not None:
             self.restore_run_state(setup)
-        self.logger: Logger = configure(str(run_dir), ["csv", "tensorboard"])
-        self.run_dir = run_dir
+        self.logger, self.run_dir = logger, run_dir
+        return [self.env]
 
     def run_state(self) -> dict[str, Any]:
         """Everything besides the weights that the run goes on from: the games in progress, every
@@ -140,13 +135,11 @@ class CustomLearner:
         return self.progress.num_timesteps
 
     def learn(self, timesteps: int, milestones: Milestones) -> None:
-        milestones.start(self.progress.num_timesteps)
+        milestones.start(self.progress.num_timesteps, self.pool)
         hooks = RunHooks(milestones, self.logger, self.agent)
         self.algorithm.learn(self.agent, self.env, self.progress, timesteps, hooks, self.buffer)
 
     def policy(self) -> CustomPolicy:
-        # An evaluation's dump carries the exploration rate, as stable-baselines3's does.
-        self.logger.record("rollout/exploration_rate", self.progress.epsilon(self.agent.config))
         return CustomPolicy(self.agent.q, 0.0, str(self.agent.device))
 
     def save(self, path: Path) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.logger import Logger, configure
+from stable_baselines3.common.logger import Logger
 
 from agents.common.artifacts.runs import atomic_path
 from agents.common.configuration.algorithms import Algorithm
@@ -39,12 +39,10 @@ CHECKPOINT_SUFFIX = ".rllib"
 
 
 class RLlibLearner:
-    suffix = ".npz"
+    """RLlib's env runners keep the self-play pool (agents.rllib.envs): the milestones get none."""
 
     def __init__(self, algo: Algorithm, address: str | None = None) -> None:
         self.address = address
-        self.pool = None  # RLlib's env runners keep the self-play pool (agents.rllib.envs)
-        self.envs: list[Any] = []
         self._steps = 0
 
     def check(
@@ -73,7 +71,7 @@ class RLlibLearner:
         if not isinstance(action_space, spaces.Discrete):
             raise UsageError(f"rllib_ppo plays discrete actions, not {action_space}")
 
-    def start(self, setup: RunSetup) -> None:
+    def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         import ray
         from ray.rllib.algorithms.ppo import PPOConfig
         from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
@@ -88,7 +86,7 @@ class RLlibLearner:
         started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
         if started_ray:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-        self.envs = [RayRun(None, started_ray)]
+        ray_run = RayRun(None, started_ray)
         picture = len(probe_spaces(section.env_id, section.env_kwargs, None)[0].shape or ()) == 3
         settings = network_settings(keys.get("policy_kwargs"))
         env_runners = int(keys.get("env_runners", 0))
@@ -128,8 +126,12 @@ class RLlibLearner:
                 policies={envs.LEARNER, *self.snapshots}, policy_mapping_fn=envs.module_of, policies_to_train=[envs.LEARNER]
             )
         self.learner_id = envs.LEARNER if self.self_play is not None else "default_policy"
-        self.algo = config.build_algo()
-        self.envs = [RayRun(self.algo, started_ray)]
+        try:
+            self.algo = config.build_algo()
+        except BaseException:
+            ray_run.close()  # the run folder goes (starting), and so does the Ray it started
+            raise
+        ray_run.algo = self.algo
         if setup.resume is not None:
             self.algo.restore_from_path(str(setup.resume.with_suffix(CHECKPOINT_SUFFIX).resolve()))
             self._steps = self._steps_at_start(setup)
@@ -139,7 +141,8 @@ class RLlibLearner:
             self._refresh_snapshots(self.snapshots)  # every slot starts as the learner: no random-network opponents
         self._next_snapshot = self._steps + (self.self_play.snapshot_steps if self.self_play else 0)
         self._slot = 0
-        self.logger: Logger = configure(str(setup.run_dir), ["csv", "tensorboard"])
+        self.logger = logger
+        return [ray_run]
 
     @staticmethod
     def _steps_at_start(setup: RunSetup) -> int:
@@ -148,10 +151,6 @@ class RLlibLearner:
             return 0
         with np.load(setup.resume, allow_pickle=False) as saved:
             return int(saved[STEPS_KEY]) if STEPS_KEY in saved.files else 0
-
-    @property
-    def learning_starts(self) -> int:
-        return 0
 
     @property
     def num_timesteps(self) -> int:
@@ -221,12 +220,6 @@ class RLlibLearner:
         with atomic_path(path) as tmp, open(tmp, "wb") as file:
             arrays = {**self.weights(), STEPS_KEY: np.asarray(self._steps, dtype=np.int64)}
             np.savez(file, allow_pickle=False, **arrays)
-
-    def save_replay_buffer(self, path: Path) -> None:
-        raise UsageError("rllib_ppo keeps no replay buffer")
-
-    def save_zoo_model(self, path: Path) -> None:
-        """Nothing: the RL Zoo loads SB3 models, and this is RLlib's."""
 
 
 def learning_rate(value: float | str, end: int) -> float | list[list[float]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from gymnasium import spaces
 from stable_baselines3 import DQN
-from stable_baselines3.common.logger import Logger, configure
+from stable_baselines3.common.logger import Logger
 
 from agents.common.artifacts.models import SNAPSHOTS
 from agents.common.configuration.algorithms import Algorithm
@@ -21,11 +21,8 @@ from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
 
 class SB3Learner:
-    suffix = ".zip"
-
     def __init__(self, algo: Algorithm) -> None:
         self.pool: SnapshotPool | None = None
-        self.envs: list[Any] = []
 
     def check(
         self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
@@ -36,11 +33,11 @@ class SB3Learner:
             spaces_only = (observation_space, action_space)
             restore(build_dqn(section, spaces_only, None, device, buffer_size=1, learning_starts=0), resume, device)
 
-    def start(self, setup: RunSetup) -> None:
+    def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
         opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
-        self.envs = [make_train_env(setup, opponent=opponent)]
-        self.model: DQN = build_dqn(section, self.envs[0], setup.seed, setup.device)
+        env = make_train_env(setup, opponent=opponent)
+        self.model: DQN = build_dqn(section, env, setup.seed, setup.device)
         self.resumed = setup.resume is not None
         if setup.resume is not None:
             restore(self.model, setup.resume, setup.device)
@@ -55,11 +52,8 @@ class SB3Learner:
             )
         if opponent is not None and setup.self_play is not None:  # self-play made the opponent
             self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.model.q_net, opponent, None, setup.seed)
-        self.model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
-
-    @property
-    def logger(self) -> Logger:
-        return self.model.logger
+        self.model.set_logger(logger)
+        return [env]
 
     @property
     def learning_starts(self) -> int:
@@ -71,7 +65,7 @@ class SB3Learner:
 
     def learn(self, timesteps: int, milestones: Milestones) -> None:
         # A resumed run continues its schedules over all its steps, as ours do.
-        self.model.learn(timesteps, callback=FeedMilestones(milestones), reset_num_timesteps=not self.resumed)
+        self.model.learn(timesteps, callback=FeedMilestones(milestones, self.pool), reset_num_timesteps=not self.resumed)
 
     def policy(self) -> DQN:
         return self.model

@@ -13,6 +13,8 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from stable_baselines3.common.logger import Logger, configure
+
 from agents.common.artifacts.models import resume_model
 from agents.common.configuration.algorithms import ALGORITHMS, TRAIN, check_algo, trained_by
 from agents.common.errors import UsageError
@@ -22,7 +24,7 @@ from agents.common.session.evaluation import Evaluator
 from agents.common.session.milestones import Milestones, best_model_saver
 from agents.common.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, prepare_run
 from agents.common.session.tracking import Tracker, log_hyperparameters
-from agents.common.session.training import Learner, run_training, starting
+from agents.common.session.training import Learner, QLearnerExtras, run_training, starting
 
 #: The flags that go to an algorithm's Learner, each taken by those whose ``learner_flags`` name it.
 LEARNER_FLAGS = ("amp", "compile", "address")
@@ -91,16 +93,18 @@ def main(argv: list[str] | None = None, command: Command = TRAIN_COMMAND) -> Pat
     print(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
     with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
         tracker = Tracker(args, run_dir)  # before TensorBoard's writer: W&B mirrors it
-        learner.start(setup)
-        log_hyperparameters(learner.logger, run_dir)
-        milestones = make_milestones(setup, args, learner)
-    return tracker.around(run_training, setup, learner, milestones)
+        logger = configure(str(run_dir), ["csv", "tensorboard"])
+        to_close = [*learner.start(setup, logger), logger]
+        log_hyperparameters(logger, run_dir)
+        milestones = make_milestones(setup, args, learner, logger)
+    return tracker.around(run_training, setup, learner, milestones, to_close)
 
 
-def make_milestones(setup: RunSetup, args: argparse.Namespace, learner: Learner) -> Milestones:
-    """The run's milestones from its flags: the console, checkpoints every --save-freq steps,
-    --eval-episodes games every --eval-freq steps, and the learner's self-play pool."""
-    console = Console(setup.timesteps, learner.num_timesteps, learner.learning_starts, enabled=not args.no_progress)
+def make_milestones(setup: RunSetup, args: argparse.Namespace, learner: Learner, logger: Logger) -> Milestones:
+    """The run's milestones from its flags: the console, checkpoints every --save-freq steps and
+    --eval-episodes games every --eval-freq steps, logged to ``logger``."""
+    learning_starts = learner.learning_starts if isinstance(learner, QLearnerExtras) else 0
+    console = Console(setup.timesteps, learner.num_timesteps, learning_starts, enabled=not args.no_progress)
     eval_freq = args.eval_freq
     if eval_freq == setup.timesteps:  # once, at the run's end (prepare_run's note): a resumed run's end is further on
         eval_freq = learner.num_timesteps + setup.timesteps
@@ -111,8 +115,8 @@ def make_milestones(setup: RunSetup, args: argparse.Namespace, learner: Learner)
             args.eval_episodes,
             setup.seed + EVAL_SEED_OFFSET,
             setup.run_dir,
-            learner.logger,
+            logger,
             console,
-            save_best=best_model_saver(learner, setup.run_dir),
+            save_best=best_model_saver(learner, setup.run_dir, setup.algo.suffix),
         )
-    return Milestones(learner, setup.run_dir, console, args.save_freq, evaluator, eval_freq, learner.pool)
+    return Milestones(learner, setup.run_dir, console, logger, setup.algo.suffix, args.save_freq, evaluator, eval_freq)

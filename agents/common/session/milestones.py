@@ -28,10 +28,7 @@ class Pool(Protocol):
 
 
 class Saves(Protocol):
-    """What the milestones ask of a learner: its model saved, a policy that plays it, its logger."""
-
-    suffix: str
-    logger: Any
+    """What the milestones ask of a learner: its model saved, and a policy that plays it."""
 
     def save(self, path: Path) -> None:
         """The model, written atomically (a checkpoint: continued by ``--resume``, played by the loaders)."""
@@ -42,37 +39,43 @@ class Saves(Protocol):
         ...
 
 
-def best_model_saver(learner: Saves, run_dir: Path) -> Callable[[], None]:
-    """What the evaluator calls when an evaluation beats every one before it: the best model saved."""
-    return lambda: learner.save(run_dir / f"{BEST_MODEL}{learner.suffix}")
+def best_model_saver(learner: Saves, run_dir: Path, suffix: str) -> Callable[[], None]:
+    """What the evaluator calls when an evaluation beats every one before it: the best model saved
+    (``suffix``: its algorithm's model files')."""
+    return lambda: learner.save(run_dir / f"{BEST_MODEL}{suffix}")
 
 
 class Milestones:
-    """``save_freq``, ``eval_freq``: env steps between checkpoints and between evaluations (0:
-    never); ``evaluator`` plays the evaluations (None when ``eval_freq`` is 0); ``pool``: the
-    self-play pool, if the learner plays itself."""
+    """``save_freq``, ``eval_freq``: env steps between checkpoints (``suffix``: the algorithm's
+    model files') and between evaluations (0: never); ``evaluator`` plays the evaluations (None
+    when ``eval_freq`` is 0), ``logger`` writes each one's row. A learner that plays itself hands
+    in its self-play pool when it starts learning (:meth:`start`)."""
 
     def __init__(
         self,
         learner: Saves,
         run_dir: Path,
         console: Console,
+        logger: Any,
+        suffix: str,
         save_freq: int = 0,
         evaluator: Evaluator | None = None,
         eval_freq: int = 0,
-        pool: Pool | None = None,
     ) -> None:
-        self.learner, self.run_dir, self.console, self.pool = learner, run_dir, console, pool
+        self.learner, self.run_dir, self.console, self.logger, self.suffix = learner, run_dir, console, logger, suffix
         self.save_freq, self.evaluator, self.eval_freq = save_freq, evaluator if eval_freq else None, eval_freq
+        self.pool: Pool | None = None
         self._next_save = self._next_eval = 0.0
         self.stop = DeferredStop()  # a stop asked for during the step: run_training hands in the one it watches
 
-    def start(self, steps: int) -> None:
-        """Place the grids after ``steps``, the learner's step count when its learning starts."""
+    def start(self, steps: int, pool: Pool | None = None) -> None:
+        """Place the grids after ``steps``, the learner's step count when its learning starts; ``pool``:
+        the learner's self-play pool, fed from then on."""
         self._next_save = next_multiple(steps, self.save_freq)
         self._next_eval = next_multiple(steps, self.eval_freq)
-        if self.pool is not None:
-            self.pool.start(steps)
+        self.pool = pool
+        if pool is not None:
+            pool.start(steps)
 
     def on_step(self, steps: int) -> bool:
         """After every vector-env step, with the learner's step count; False: a stop was asked
@@ -83,11 +86,11 @@ class Milestones:
         if steps >= self._next_save:
             folder = self.run_dir / CHECKPOINTS
             folder.mkdir(exist_ok=True)
-            self.learner.save(folder / checkpoint_name(steps, self.learner.suffix))
+            self.learner.save(folder / checkpoint_name(steps, self.suffix))
             self._next_save = next_multiple(steps, self.save_freq)
         if steps >= self._next_eval and self.evaluator is not None:
             self.evaluator(self.learner.policy(), steps)
-            self.learner.logger.dump(steps)
+            self.logger.dump(steps)
             self._next_eval = next_multiple(steps, self.eval_freq)
         return self.stop.signum is None  # a stop ends training here, at a step's end
 

@@ -12,29 +12,29 @@ import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agents.common.artifacts.runs import FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, read_config, write_yaml
 from agents.common.artifacts.zoo import write_zoo_files
 from agents.common.errors import UsageError
-from agents.common.session.milestones import Milestones, Pool, Saves
+from agents.common.session.milestones import Milestones, Saves
 from agents.common.session.setup import Checks, RunSetup
 from agents.common.stops import Interrupted, ignore_stops, signal_of, stopping_between_steps
 
 
 class Learner(Checks, Saves, Protocol):
-    """One algorithm family as ``python -m agents.train`` drives it (stable-baselines3's DQN:
-    :class:`agents.learners.sb3.SB3Learner`; ours, DQN and PQN: :class:`agents.learners.custom.CustomLearner`).
-    The registry names each algorithm's (:data:`agents.common.configuration.algorithms.ALGORITHMS`).
-    Besides these: ``check`` (:class:`agents.common.session.setup.Checks`: everything the algorithm
-    finds wrong, before the run folder exists, keeping what it built for :meth:`start`), and
-    ``suffix``, ``logger``, ``save`` and ``policy`` (:class:`agents.common.session.milestones.Saves`)."""
+    """One algorithm family as ``python -m agents.train`` drives it, in six members (stable-baselines3's
+    DQN: :class:`agents.learners.sb3.SB3Learner`; ours: :class:`agents.learners.custom.CustomLearner`;
+    Ray RLlib's PPO: :class:`agents.learners.rllib.RLlibLearner`). The registry names each
+    algorithm's (:data:`agents.common.configuration.algorithms.ALGORITHMS`), with the suffix of its
+    model files. Besides these: ``check`` (:class:`agents.common.session.setup.Checks`: everything the
+    algorithm finds wrong, before the run folder exists), ``save`` and ``policy``
+    (:class:`agents.common.session.milestones.Saves`). What only some learners have is a protocol of
+    its own (:class:`QLearnerExtras`)."""
 
-    pool: Pool | None  # the self-play pool, when the learner plays itself
-    envs: Sequence[Any]  # what it made that the run closes: its training envs
-
-    def start(self, setup: RunSetup) -> None:
-        """Build the envs, the model (restored when resuming) and the logger in the run folder."""
+    def start(self, setup: RunSetup, logger: Any) -> Sequence[Any]:
+        """Build the envs and the model (restored when resuming), logging to the run's ``logger``
+        (stable-baselines3's, in the run folder); returns what the run closes at its end (its envs)."""
         ...
 
     @property
@@ -42,14 +42,20 @@ class Learner(Checks, Saves, Protocol):
         """Env steps trained so far, the resumed run's included."""
         ...
 
+    def learn(self, timesteps: int, milestones: Milestones) -> None:
+        """Train ``timesteps`` more env steps, calling ``milestones.start`` once (with its self-play
+        pool, if it plays itself) and ``milestones.on_step`` after every vector-env step."""
+        ...
+
+
+@runtime_checkable
+class QLearnerExtras(Protocol):
+    """What only the Q-learners offer (ours and stable-baselines3's DQN): updates that start after a
+    number of steps, a replay buffer kept beside the model, and the Q-network as the RL Zoo's DQN."""
+
     @property
     def learning_starts(self) -> int:
         """The step its updates start at (the console says so until then)."""
-        ...
-
-    def learn(self, timesteps: int, milestones: Milestones) -> None:
-        """Train ``timesteps`` more env steps, calling ``milestones.start`` once and
-        ``milestones.on_step`` after every vector-env step."""
         ...
 
     def save_replay_buffer(self, path: Path) -> None: ...
@@ -109,11 +115,11 @@ def remove_new_run(run_dir: Path) -> None:
         run_dir.parent.rmdir()
 
 
-def run_training(setup: RunSetup, learner: Learner, milestones: Milestones) -> Path:
+def run_training(setup: RunSetup, learner: Learner, milestones: Milestones, to_close: Sequence[Any]) -> Path:
     """Let ``learner`` learn for the run's steps, feeding ``milestones``; then save the final model
     and write the summary. Ctrl-C (or SIGTERM, SIGUSR1) saves the interrupted model instead and
     raises :class:`agents.common.stops.Interrupted` with its path; the console, the milestones'
-    evaluation envs and the learner's envs and logger are closed either way."""
+    evaluation envs and ``to_close`` (the learner's envs, the logger) are closed either way."""
     start_steps, start, interrupted = learner.num_timesteps, time.perf_counter(), False
     try:
         with stopping_between_steps() as stop_asked:
@@ -129,7 +135,7 @@ def run_training(setup: RunSetup, learner: Learner, milestones: Milestones) -> P
     finally:
         milestones.console.close()
         milestones.close()
-        close_quietly([*learner.envs, learner.logger], interrupted)
+        close_quietly(to_close, interrupted)
     elapsed = time.perf_counter() - start
     save_model(setup, learner, FINAL_MODEL)
     finish_run(setup.run_dir, learner.num_timesteps - start_steps, elapsed, learner.num_timesteps)
@@ -140,12 +146,13 @@ def save_model(setup: RunSetup, learner: Learner, name: str) -> Path:
     """The replay buffer first, then the model: a model beside no buffer means none was asked for.
     The final model also gets the RL Zoo's files (:func:`agents.common.artifacts.zoo.write_zoo_files`)."""
     run_dir = setup.run_dir
-    if setup.save_replay_buffer:
-        learner.save_replay_buffer(run_dir / REPLAY_BUFFER)
-    path = run_dir / f"{name}{learner.suffix}"
+    extras = learner if isinstance(learner, QLearnerExtras) else None
+    if setup.save_replay_buffer and extras is not None:  # prepare_run refused it for a learner without a buffer
+        extras.save_replay_buffer(run_dir / REPLAY_BUFFER)
+    path = run_dir / f"{name}{setup.algo.suffix}"
     learner.save(path)
     if name == FINAL_MODEL:
-        write_zoo_files(run_dir, read_config(run_dir), learner.save_zoo_model)
+        write_zoo_files(run_dir, read_config(run_dir), None if extras is None else extras.save_zoo_model)
     return path
 
 
