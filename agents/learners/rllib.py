@@ -73,6 +73,33 @@ class RLlibLearner:
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         import ray
+
+        self.section, self.self_play, self.logger = setup.section, setup.self_play, logger
+        if self.self_play is not None:
+            check_pool(self.self_play, setup.section.env_id)
+        started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
+        if started_ray:
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        ray_run = RayRun(None, started_ray)
+        try:
+            self.algo = ray_run.algo = self._build(setup)
+            if setup.resume is not None:
+                self.algo.restore_from_path(str(setup.resume.with_suffix(CHECKPOINT_SUFFIX).resolve()))
+        except BaseException:
+            ray_run.close()  # the run folder goes (training.starting), and so does the Ray it started
+            raise
+        self._steps = self._steps_at_start(setup)
+        if setup.resume is not None:
+            print(f"resumed from {setup.resume} at step {self._steps}")
+            print("resume is not exact: RLlib's env runners start fresh games and generators")
+        elif self.self_play is not None:
+            self._refresh_snapshots(self.snapshots)  # every slot starts as the learner: no random-network opponents
+        self._next_snapshot = self._steps + (self.self_play.snapshot_steps if self.self_play else 0)
+        self._slot = 0
+        return [ray_run]
+
+    def _build(self, setup: RunSetup) -> Any:
+        """RLlib's PPO for the run's section: its env (or the self-play pool's), network and keys."""
         from ray.rllib.algorithms.ppo import PPOConfig
         from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
@@ -80,13 +107,6 @@ class RLlibLearner:
         from agents.rllib.metrics import WinRates
 
         section, keys = setup.section, setup.section.algo_kwargs
-        self.section, self.self_play = section, setup.self_play
-        if self.self_play is not None:
-            check_pool(self.self_play, section.env_id)
-        started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
-        if started_ray:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-        ray_run = RayRun(None, started_ray)
         picture = len(probe_spaces(section.env_id, section.env_kwargs, None)[0].shape or ()) == 3
         settings = network_settings(keys.get("policy_kwargs"))
         env_runners = int(keys.get("env_runners", 0))
@@ -115,34 +135,17 @@ class RLlibLearner:
             .debugging(seed=setup.seed)
             .reporting(metrics_num_episodes_for_smoothing=100)
         )
+        self.learner_id = envs.LEARNER if self.self_play is not None else "default_policy"
         if self.self_play is None:
             config = config.environment(f"ballenvs:{section.env_id}", env_config=dict(section.env_kwargs))
-            config = config.env_runners(gym_env_vectorize_mode="vector_entry_point")
-        else:
-            envs.register()
-            pool = {"env_id": section.env_id, "env_kwargs": dict(section.env_kwargs), "self_play": section.self_play}
-            self.snapshots = envs.snapshot_ids(self.self_play.window)
-            config = config.environment(envs.SELF_PLAY_ENV, env_config=pool).multi_agent(
-                policies={envs.LEARNER, *self.snapshots}, policy_mapping_fn=envs.module_of, policies_to_train=[envs.LEARNER]
-            )
-        self.learner_id = envs.LEARNER if self.self_play is not None else "default_policy"
-        try:
-            self.algo = config.build_algo()
-        except BaseException:
-            ray_run.close()  # the run folder goes (starting), and so does the Ray it started
-            raise
-        ray_run.algo = self.algo
-        if setup.resume is not None:
-            self.algo.restore_from_path(str(setup.resume.with_suffix(CHECKPOINT_SUFFIX).resolve()))
-            self._steps = self._steps_at_start(setup)
-            print(f"resumed from {setup.resume} at step {self._steps}")
-            print("resume is not exact: RLlib's env runners start fresh games and generators")
-        elif self.self_play is not None:
-            self._refresh_snapshots(self.snapshots)  # every slot starts as the learner: no random-network opponents
-        self._next_snapshot = self._steps + (self.self_play.snapshot_steps if self.self_play else 0)
-        self._slot = 0
-        self.logger = logger
-        return [ray_run]
+            return config.env_runners(gym_env_vectorize_mode="vector_entry_point").build_algo()
+        envs.register()
+        pool = {"env_id": section.env_id, "env_kwargs": dict(section.env_kwargs), "self_play": section.self_play}
+        self.snapshots = envs.snapshot_ids(self.self_play.window)
+        config = config.environment(envs.SELF_PLAY_ENV, env_config=pool).multi_agent(
+            policies={envs.LEARNER, *self.snapshots}, policy_mapping_fn=envs.module_of, policies_to_train=[envs.LEARNER]
+        )
+        return config.build_algo()
 
     @staticmethod
     def _steps_at_start(setup: RunSetup) -> int:
