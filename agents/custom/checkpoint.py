@@ -14,7 +14,7 @@ import torch
 
 from agents.common.artifacts.models import read_snapshot
 from agents.common.artifacts.runs import atomic_path
-from agents.common.configuration.algorithms import ALGORITHMS, CUSTOM_TRAINER, algorithm
+from agents.common.configuration.algorithms import ALGORITHMS, CUSTOM_LEARNER, algorithm
 from agents.common.errors import UsageError
 from agents.common.readers import count, finite, mapping_of, torch_weights
 from agents.common.session.setup import section_of, spaces_of
@@ -26,7 +26,7 @@ SUFFIX = ".pt"
 
 def agent_classes() -> dict[str, type[QLearner]]:
     """Checkpoint format -> the agent class that writes it, for every registered custom algorithm."""
-    modules = [algo.implementation() for algo in ALGORITHMS.values() if algo.trainer == CUSTOM_TRAINER]
+    modules = [algo.implementation() for algo in ALGORITHMS.values() if algo.learner == CUSTOM_LEARNER]
     return {module.Agent.FORMAT: module.Agent for module in modules}
 
 

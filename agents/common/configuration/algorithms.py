@@ -54,6 +54,8 @@ TRAIN = "agents.train"  # the one command that trains every algorithm
 #: The older command names, each ``agents.train`` with a preset: the algorithms it trains.
 SB3_TRAINER = "agents.sb3_train"
 CUSTOM_TRAINER = "agents.custom_train"
+#: The Learner of our own algorithms: an entry that names it is one of ours (a family is its Learner).
+CUSTOM_LEARNER = "agents.learners.custom:CustomLearner"
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class Algorithm:
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
     # Its Learner, "module:Class" (agents.common.session.training.Learner), called with the algorithm and
     # the command's --amp and --compile; ours by default.
-    learner: str = "agents.learners.custom:CustomLearner"
+    learner: str = CUSTOM_LEARNER
     # The trainer's flags its Learner takes (agents.learners.trainer.LEARNER_FLAGS): --amp and
     # --compile for ours, --address (a Ray cluster's) for RLlib's; the trainer refuses the others.
     learner_flags: tuple[str, ...] = ("amp", "compile")
