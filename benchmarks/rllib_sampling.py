@@ -32,7 +32,9 @@ CPU_SHARE = 0.1
 MODES = {"RLlib's sync vectorisation": "sync", "our vector env": "vector_entry_point"}
 
 
-def measure(env_id: str, env_kwargs: dict[str, Any], runners: list[int], envs: int, steps: int, repeats: int) -> list[dict]:
+def measure(
+    env_id: str, env_kwargs: dict[str, Any], picture: bool, runners: list[int], envs: int, steps: int, repeats: int
+) -> list[dict]:
     """Env steps/s of every (runners, mode), the configurations in turn ``repeats`` times."""
     if importlib.util.find_spec("ray") is None:
         raise UsageError('benchmarks.rllib_sampling needs Ray RLlib: pip install "ballenvs[rllib]"')
@@ -40,7 +42,6 @@ def measure(env_id: str, env_kwargs: dict[str, Any], runners: list[int], envs: i
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
-    picture = len(probe_spaces(env_id, env_kwargs, None)[0].shape or ()) == 3
     model = {"conv_filters": DEFAULT_CONV_FILTERS} if picture else {"fcnet_hiddens": DEFAULT_HIDDEN}
     started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
     if started_ray:
@@ -112,8 +113,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     )
     check_env_id(args.env)
     env_kwargs = parse_overrides(args.env_kwargs, "--env-kwargs")
-    probe_spaces(args.env, env_kwargs, None)  # bad options: one line, before Ray starts
-    results = measure(args.env, env_kwargs, args.runners, args.envs, args.steps, args.repeats)
+    observation_space = probe_spaces(args.env, env_kwargs, None)[0]  # bad options: one line, before Ray starts
+    picture = len(observation_space.shape or ()) == 3
+    results = measure(args.env, env_kwargs, picture, args.runners, args.envs, args.steps, args.repeats)
     print(row("env runners", "vectorisation", f"env steps/s (median of {args.repeats})", "x RLlib's sync, same runners"))
     print(row(*["---"] * 4))
     for result in results:

@@ -75,6 +75,10 @@ class RLlibLearner:
         import ray
 
         self.section, self.self_play, self.logger = setup.section, setup.self_play, logger
+        observation_space, action_space = probe_spaces(setup.section.env_id, setup.section.env_kwargs, None)
+        assert isinstance(action_space, spaces.Discrete)  # check() refused any other
+        self._shape, self._n_actions = tuple(observation_space.shape or ()), int(action_space.n)
+        self._steps = self._steps_at_start(setup)
         if self.self_play is not None:
             check_pool(self.self_play, setup.section.env_id)
         started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
@@ -88,7 +92,6 @@ class RLlibLearner:
         except BaseException:
             ray_run.close()  # the run folder goes (training.starting), and so does the Ray it started
             raise
-        self._steps = self._steps_at_start(setup)
         if setup.resume is not None:
             print(f"resumed from {setup.resume} at step {self._steps}")
             print("resume is not exact: RLlib's env runners start fresh games and generators")
@@ -107,7 +110,7 @@ class RLlibLearner:
         from agents.rllib.metrics import WinRates
 
         section, keys = setup.section, setup.section.algo_kwargs
-        picture = len(probe_spaces(section.env_id, section.env_kwargs, None)[0].shape or ()) == 3
+        picture = len(self._shape) == 3
         settings = network_settings(keys.get("policy_kwargs"))
         env_runners = int(keys.get("env_runners", 0))
         config = (
@@ -119,7 +122,7 @@ class RLlibLearner:
             )
             .rl_module(model_config=DefaultModelConfig(**settings.model_config(picture)))
             .training(
-                lr=learning_rate(keys.get("learning_rate", 3e-4), self._steps_at_start(setup) + setup.timesteps),
+                lr=learning_rate(keys.get("learning_rate", 3e-4), self._steps + setup.timesteps),
                 gamma=float(keys.get("gamma", 0.99)),
                 lambda_=float(keys.get("gae_lambda", 0.95)),
                 clip_param=float(keys.get("clip_range", 0.2)),
@@ -207,10 +210,8 @@ class RLlibLearner:
         return {name: np.asarray(value) for name, value in state.items()}
 
     def policy(self) -> RLlibPolicy:
-        observation_space, action_space = probe_spaces(self.section.env_id, self.section.env_kwargs, None)
-        assert isinstance(action_space, spaces.Discrete)  # check() refused any other
-        shape, n = tuple(observation_space.shape or ()), int(action_space.n)
-        return RLlibPolicy(policy_network(self.weights(), shape, n, self.section.algo_kwargs.get("policy_kwargs")), "cpu")
+        policy_kwargs = self.section.algo_kwargs.get("policy_kwargs")
+        return RLlibPolicy(policy_network(self.weights(), self._shape, self._n_actions, policy_kwargs), "cpu")
 
     def save(self, path: Path) -> None:
         """The module's weights (``path``, an .npz) and RLlib's checkpoint beside it (``.rllib``)."""

@@ -5,9 +5,9 @@ RLlib's default PPO module (``DefaultPPOTorchRLModule``) acts with ``pi(encoder(
 vector, an MLP encoder (``fcnet_hiddens``, ``fcnet_activation``) and a linear head; for a picture
 (height, width, channels; float frames: the envs' ``pixel_dtype="float32"``), a CNN encoder
 (``conv_filters``, each ``[channels, kernel, stride]`` with "same" padding, ReLU), flattened
-channels-last, and a linear head. :class:`PolicyNetwork` is that network, layer for layer, so RLlib's weights load into
-it by name (:func:`rllib_weights`); its outputs are the action logits, which our players play
-greedily as they play Q-values.
+channels-last, and a linear head. :class:`PolicyNetwork` is that network, layer for layer, so
+RLlib's weights load into it by name (:func:`rllib_weights`); its outputs are the action logits,
+which our players play greedily as they play Q-values.
 """
 
 from __future__ import annotations
@@ -136,7 +136,6 @@ class RLlibPolicy:
 
     def __init__(self, network: PolicyNetwork, device: str) -> None:
         self.q_net, self.device = network.to(device).eval(), torch.device(device)
-        self.rng = np.random.default_rng()
 
     def predict(
         self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = False
