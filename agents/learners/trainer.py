@@ -76,9 +76,10 @@ def prepare(
     if not algo.replay_buffer and args.save_replay_buffer:
         raise UsageError(f"--save-replay-buffer: {algo.label} keeps no replay buffer")
     options = {flag: getattr(args, flag) for flag in LEARNER_FLAGS if getattr(args, flag, None)}
-    for flag in sorted(options.keys() - set(algo.learner_flags)):
-        takers = [name for name in command.algos if flag in ALGORITHMS[name].learner_flags]
-        raise UsageError(f"--{flag}: an option of --algo {', '.join(takers)}, not of {algo.label}")
+    refused = sorted(options.keys() - set(algo.learner_flags))
+    if refused:
+        takers = [name for name in command.algos if refused[0] in ALGORITHMS[name].learner_flags]
+        raise UsageError(f"--{refused[0]}: an option of --algo {', '.join(takers)}, not of {algo.label}")
     learner = algo.make_learner(**options)
     return args, prepare_run(args, algo, learner, make_folder), learner
 
