@@ -28,7 +28,7 @@ from agents.common.artifacts.runs import (
     read_config,
 )
 from agents.common.artifacts.video import check_video_path
-from agents.common.configuration.algorithms import ALGORITHMS, algorithm
+from agents.common.configuration.registry import ALGORITHMS, algorithm
 from agents.common.errors import UsageError
 from agents.common.hardware import machine
 from agents.common.readers import count

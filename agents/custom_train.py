@@ -1,4 +1,4 @@
-"""Train our own agents (agents/custom/) on a ballenvs environment: our DQN (--algo custom), PQN (--algo pqn).
+"""Train our own agents (agents/algorithms/) on a ballenvs environment: our DQN (--algo custom), PQN (--algo pqn).
 
     python -m agents.custom_train                                # our DQN on BallDuel-v0, zoo_configs/dqn.yml
     python -m agents.custom_train --env UAVGrid-v0 --timesteps 200000 --n-envs 4
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agents.common.configuration.algorithms import CUSTOM_TRAINER
+from agents.common.configuration.registry import CUSTOM_TRAINER
 from agents.common.session.cli import run_cli
 from agents.learners import trainer as train
 

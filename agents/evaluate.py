@@ -17,12 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.artifacts.models import bare_model, find_model, run_folder_candidate, zoo_run
-from agents.common.artifacts.runs import CONFIG_NAME, check_seed, read_config
+from agents.common.artifacts.runs import CONFIG_NAME, read_config
 from agents.common.artifacts.video import check_video_path, write_video
-from agents.common.configuration.algorithms import algorithm
+from agents.common.configuration.registry import algorithm
 from agents.common.environments.envs import check_env_id
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, describe_device, resolve_device, run_cli
+from agents.common.session.cli import (
+    Parser,
+    add_device_flags,
+    add_progress_flag,
+    check_seed,
+    describe_device,
+    resolve_device,
+    run_cli,
+)
 from agents.common.session.console import Console, counting_from
 from agents.common.session.evaluation import EvalResult, evaluate
 from agents.common.session.tracking import render_fps

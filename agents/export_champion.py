@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.algorithms.checkpoint import load_checkpoint, load_policy
 from agents.common.artifacts.models import find_model
 from agents.common.artifacts.runs import FINAL_MODEL, atomic_path, check_output_file, read_config
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
-from agents.custom.checkpoint import load_checkpoint, load_policy
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "ballenvs" / "duel" / "champion.npz"
 STATE_WITH_CLOCK = 11
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> Path:
         layers = list(check_layers(tuple(layers), f"model {str(model_path)!r}"))
     except NpzError as error:
         raise UsageError(str(error)) from None
-    from agents.custom.networks import QNetwork
+    from agents.algorithms.networks import QNetwork
 
     network = QNetwork(state["spec"])
     network.load_state_dict(state["agent"]["q"])

@@ -17,11 +17,18 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from agents.common.artifacts.runs import MAX_SEED, check_seed
 from agents.common.configuration.config import parse_overrides
 from agents.common.environments.envs import check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, resolve_device, run_cli
+from agents.common.session.cli import (
+    MAX_SEED,
+    Parser,
+    add_device_flags,
+    add_progress_flag,
+    check_seed,
+    resolve_device,
+    run_cli,
+)
 from agents.common.session.console import Console
 from agents.common.session.setup import probe_spaces
 from agents.common.studies.datasets import check_data_path, check_dataset_id, record_games, refuse_existing, write_dataset

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agents.common.configuration.algorithms import SB3_TRAINER
+from agents.common.configuration.registry import SB3_TRAINER
 from agents.common.session.cli import run_cli
 from agents.learners import trainer as train
 

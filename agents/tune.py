@@ -30,12 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.common.artifacts.runs import check_seed
-from agents.common.configuration.algorithms import ALGORITHMS, Algorithm, algorithm
 from agents.common.configuration.config import Key, load_sections, parse_overrides
+from agents.common.configuration.registry import ALGORITHMS, Algorithm, algorithm
 from agents.common.environments.envs import check_env_id
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, add_device_flags, run_cli
+from agents.common.session.cli import Parser, add_device_flags, check_seed, run_cli
 from agents.common.studies.storage import check_study_name, load_existing_study, open_storage
 from agents.common.studies.tuning import (
     HEARTBEAT_S,

@@ -16,7 +16,7 @@ from gymnasium.envs.registration import register, registry
 
 from ballenvs.reference import register_reference
 
-#: BallSumo-v0's rules (see ballenvs.duel.rules.TwoPlayerDuel); the PettingZoo faces take them too.
+#: BallSumo-v0's rules (see ballenvs.duel.two_player_game.TwoPlayerDuel); the PettingZoo faces take them too.
 SUMO_RULES: dict[str, Any] = {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 100}
 
 __version__ = "0.1.0"

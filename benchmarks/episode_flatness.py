@@ -20,14 +20,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.configuration.algorithms import ALGORITHMS
+from agents.algorithms.checkpoint import save_checkpoint
+from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
+from agents.algorithms.hooks import Hooks
+from agents.algorithms.progress import Progress
 from agents.common.configuration.config import load_section, shipped_config
+from agents.common.configuration.registry import ALGORITHMS
 from agents.common.environments.envs import make_vec
 from agents.common.environments.steps import VecEnvSteps
 from agents.common.session.cli import Parser, run_cli
-from agents.custom.checkpoint import save_checkpoint
-from agents.custom.core import Hooks, Progress
-from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from benchmarks.common import check_ranges, machine, row, write_json
 
 ENV_ID = "BallDuel-v0"

@@ -36,18 +36,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.common.configuration.algorithms import ALGORITHMS
+from agents.algorithms.contract import settings_of
+from agents.algorithms.dqn import gradient_steps_per_train
+from agents.algorithms.networks import QNetwork
+from agents.algorithms.pqn import settings as pqn_settings
 from agents.common.configuration.config import Section, load_section, shipped_config
-from agents.common.configuration.hyperparameters import CustomDQNConfig, PQNConfig
-from agents.common.configuration.lean_cnn import multiply_adds
+from agents.common.configuration.hyperparameters import OurDQNConfig, PQNConfig
+from agents.common.configuration.registry import ALGORITHMS
 from agents.common.environments.envs import check_env_id
+from agents.common.networks.lean_cnn import multiply_adds
 from agents.common.readers import read_yaml
 from agents.common.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
 from agents.common.session.setup import probe_spaces
-from agents.custom.core import settings as q_settings
-from agents.custom.dqn import gradient_steps_per_train
-from agents.custom.networks import QNetwork
-from agents.custom.pqn import settings as pqn_settings
 from benchmarks.common import machine, row, write_json
 
 REPEATS = 7  # timed repetitions of each piece; the median counts
@@ -160,7 +160,7 @@ def dqn_floor(section: Section, device: str, double_q: bool | None = None, env_s
     our DQN's default; SB3's DQN has plain targets). ``env_steps``: its rate timed over that many
     env steps in one loop, as a trainer's is (else from its pieces' medians)."""
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
-    config, spec = q_settings(CustomDQNConfig, section, observation_space, action_space)
+    config, spec = settings_of(OurDQNConfig, section, observation_space, action_space)
     double_q = config.double_q if double_q is None else double_q
     torch_device = torch.device(device)
     network, update = _network_and_update(spec, observation_space, config.batch_size, torch_device, double_q, config.gamma)

@@ -31,13 +31,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.common.artifacts.runs import check_seed
-from agents.common.session.cli import Parser, run_cli
+from agents.common.session.cli import Parser, check_seed, run_cli
 from ballenvs import SUMO_RULES
-from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.observe import MIN_OBS_SIZE, OTHER_BALL, OWN_BALL, StateObserver
+from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import make_player
-from ballenvs.duel.rules import TwoPlayerDuel
+from ballenvs.duel.two_player_game import TwoPlayerDuel
 from benchmarks.common import check_ranges, machine, row, write_json
 
 #: The state vector's features, in :class:`ballenvs.duel.observe.StateObserver`'s order (with the clock).

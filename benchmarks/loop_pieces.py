@@ -15,11 +15,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agents.algorithms.dqn import DQNAgent, gradient_steps_per_train, learn, replay_buffer, settings
+from agents.algorithms.hooks import Hooks
+from agents.algorithms.progress import Progress
 from agents.common.environments.envs import check_env_id
 from agents.common.environments.steps import make_steps
 from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
-from agents.custom.core import Hooks, Progress
-from agents.custom.dqn import DQNAgent, gradient_steps_per_train, learn, replay_buffer, settings
 from benchmarks.common import check_ranges, machine
 from benchmarks.floor import section_of
 

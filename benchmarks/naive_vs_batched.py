@@ -21,11 +21,11 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from agents.common.configuration.hyperparameters import CustomDQNConfig
+from agents.algorithms.buffer import ReplayBuffer
+from agents.algorithms.dqn import DQNAgent
+from agents.algorithms.networks import QNetwork, network_spec
+from agents.common.configuration.hyperparameters import OurDQNConfig
 from agents.common.session.cli import Parser, run_cli
-from agents.custom.buffer import ReplayBuffer
-from agents.custom.dqn import DQNAgent
-from agents.custom.networks import QNetwork, network_spec
 from benchmarks.common import check_ranges, machine, write_json
 
 N_UES = 10
@@ -67,7 +67,7 @@ def run(calls: int, batch_size: int, seed: int = 0) -> dict[str, Any]:
     )
     buffer = ReplayBuffer(size, space, seed=seed)
     buffer.add(obs, next_obs, actions, rewards, terminated)
-    agent = DQNAgent(user_network_spec(), CustomDQNConfig(batch_size=batch_size, gamma=GAMMA), "cpu", seed=seed)
+    agent = DQNAgent(user_network_spec(), OurDQNConfig(batch_size=batch_size, gamma=GAMMA), "cpu", seed=seed)
     online, target = QNetwork(user_network_spec()), QNetwork(user_network_spec())
     optimizer = torch.optim.Adam(online.parameters(), lr=1e-4)
 

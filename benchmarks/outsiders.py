@@ -20,9 +20,9 @@ from agents.common.environments.envs import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
 from ballenvs.directions import heading_to_action
-from ballenvs.duel.matches import play_pairs, registered_options
-from ballenvs.duel.players import Anchor, Chaser
+from ballenvs.duel.heuristics import Anchor, Chaser
 from ballenvs.duel.roster import BUILTIN_PLAYERS
+from ballenvs.duel.tournament import play_pairs, registered_options
 from ballenvs.game import Player, Seat
 from benchmarks.common import check_ranges
 

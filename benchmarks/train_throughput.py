@@ -28,12 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from agents.algorithms import pqn
+from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
+from agents.algorithms.hooks import Hooks
+from agents.algorithms.progress import Progress
 from agents.common.environments.envs import VEC_ENVS, check_env_id, make_vec
 from agents.common.environments.steps import make_steps
 from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
-from agents.custom import pqn
-from agents.custom.core import Hooks, Progress
-from agents.custom.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.sb3.dqn import build_dqn
 from benchmarks.common import check_ranges, machine, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of, whole_rollouts

@@ -74,8 +74,8 @@ def on_page_markdown(markdown, page, config, files):
 
 def hyperparameter_tables() -> str:
     """A table per algorithm of the registry: each key, its default, what it may be, what it means."""
-    from agents.common.configuration.algorithms import ALGORITHMS
     from agents.common.configuration.hyperparameters import SelfPlay, describe_keys
+    from agents.common.configuration.registry import ALGORITHMS
 
     def cell(text: str) -> str:
         return html.escape(text, quote=False)  # "lin_<number>" is not a tag
@@ -92,7 +92,7 @@ def hyperparameter_tables() -> str:
         renamed = "".join(f" `{old}` is now `{new}`." for old, new in algo.renamed_keys.items())
         tables.append(
             f"**`{algo.name}`** ({algo.label}, `python -m {algo.trainer}`, `{algo.config}`).{renamed}\n\n"
-            + table(algo.hyperparameters)
+            + table(algo.config_class)
         )
     pool = "**`self_play`**, the pool's settings in a section's `self_play` dict (both trainers).\n\n"
     tables.append(pool + table(SelfPlay))

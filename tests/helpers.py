@@ -52,7 +52,7 @@ def copy_run(run: Path, tmp_path: Path) -> Path:
 
 def train(trainer, log_dir, *extra, timesteps=300):
     """A tiny UAVGrid run of ``trainer`` (checkpoints every 100 steps) in ``log_dir``; its run folder."""
-    from agents.common.configuration.algorithms import trained_by
+    from agents.common.configuration.registry import trained_by
     from agents.common.session.cli import run_cli
 
     argv = [*UAV, "--timesteps", str(timesteps), "--save-freq", "100", "--log-dir", str(log_dir), *TINY, *extra]

@@ -10,6 +10,6 @@ below it (tests/contracts/test_layout.py):
 - studies/: tuning, comparison, datasets.
 
 It imports ``ballenvs`` and stable-baselines3's vector-env classes, never ``agents.sb3``,
-``agents.custom``, ``agents.twoplayer`` or ``agents.learners``: those build on it, and the registry
-(:mod:`agents.common.configuration.algorithms`) reaches them by module name only when asked.
+``agents.algorithms``, ``agents.twoplayer`` or ``agents.learners``: those build on it, and the registry
+(:mod:`agents.common.configuration.registry`) reaches them by module name only when asked.
 """

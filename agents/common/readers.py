@@ -39,6 +39,8 @@ MAX_TEXT_BYTES = 4 * 2**20
 MAX_MEMBER_BYTES = 2 * 2**30
 #: Counters (steps, episodes, updates) fit in a float without loss below this.
 MAX_COUNT = 2**53
+#: The largest seed numpy and torch take.
+MAX_SEED = 2**32 - 1
 
 
 class _PlainLoader(yaml.SafeLoader):

@@ -24,9 +24,9 @@ from gymnasium import spaces
 from stable_baselines3.common.logger import Logger
 
 from agents.common.artifacts.runs import atomic_path
-from agents.common.configuration.algorithms import Algorithm
 from agents.common.configuration.config import Section, schedule
 from agents.common.configuration.hyperparameters import SelfPlay
+from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, probe_spaces

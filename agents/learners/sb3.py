@@ -11,8 +11,8 @@ from stable_baselines3 import DQN
 from stable_baselines3.common.logger import Logger
 
 from agents.common.artifacts.models import SNAPSHOTS
-from agents.common.configuration.algorithms import Algorithm
 from agents.common.configuration.config import Section
+from agents.common.configuration.registry import Algorithm
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env
 from agents.sb3.callbacks import FeedMilestones

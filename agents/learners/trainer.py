@@ -16,7 +16,7 @@ from pathlib import Path
 from stable_baselines3.common.logger import Logger, configure
 
 from agents.common.artifacts.models import resume_model
-from agents.common.configuration.algorithms import ALGORITHMS, TRAIN, check_algo, trained_by
+from agents.common.configuration.registry import ALGORITHMS, TRAIN, check_algo, trained_by
 from agents.common.errors import UsageError
 from agents.common.session.cli import describe_device, trainer_parser
 from agents.common.session.console import Console

@@ -21,8 +21,8 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.tune.registry import register_env
 
 from agents.common.configuration.hyperparameters import SelfPlay
-from ballenvs.duel.core import RIGHT
 from ballenvs.duel.pettingzoo import BallDuelParallelEnv
+from ballenvs.duel.physics import RIGHT
 from ballenvs.duel.reference import DuelArena
 from ballenvs.game import Player
 from ballenvs.reference import reference_for

@@ -15,7 +15,7 @@ import numpy as np
 from stable_baselines3.common.buffers import DictReplayBuffer, NStepReplayBuffer
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples, ReplayBufferSamples
 
-from agents.common.configuration.augment import draw_shifts, shift_images
+from agents.common.networks.augment import draw_shifts, shift_images
 from agents.common.studies.returns import n_step_returns
 
 
@@ -51,7 +51,7 @@ class DictNStepReplayBuffer(DictReplayBuffer):
 class RandomShiftReplayBuffer(NStepReplayBuffer):
     """SB3's n-step buffer (``n_steps=1``: one-step samples) whose minibatches of frames are
     randomly shifted by up to ``pad`` pixels, a sample's observation and next observation alike
-    (:mod:`agents.common.configuration.augment`), the shifts drawn from numpy's global generator as SB3 draws
+    (:mod:`agents.common.networks.augment`), the shifts drawn from numpy's global generator as SB3 draws
     its samples (so its seed decides them). What is stored is never shifted."""
 
     def __init__(self, *args: Any, pad: int = 4, **kwargs: Any) -> None:

@@ -11,6 +11,7 @@ read. Replay buffers are written as ``.npz`` arrays and read with ``allow_pickle
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +19,17 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3 import DQN
+from stable_baselines3.common.buffers import ReplayBuffer
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
 from stable_baselines3.common.utils import LinearSchedule
 
 from agents.common.artifacts.models import read_snapshot
 from agents.common.artifacts.runs import atomic_path
-from agents.common.configuration.augment import check_augmentation
 from agents.common.configuration.config import Section, parse_kwargs, schedule
 from agents.common.configuration.hyperparameters import SB3DQNConfig, keys_of
-from agents.common.configuration.policies import check_net_arch, check_policy
 from agents.common.errors import UsageError
+from agents.common.networks.augment import check_augmentation
+from agents.common.networks.policies import check_net_arch, check_policy
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
 from agents.common.session.setup import section_of, spaces_of
 from agents.sb3.buffers import DictNStepReplayBuffer, RandomShiftReplayBuffer
@@ -78,12 +81,6 @@ def check_values(section: Section, observation_space: spaces.Space) -> None:
 def check_roles(policy: str, policy_kwargs: dict[str, Any], replay_buffer_kwargs: dict[str, Any]) -> None:
     """Each class in the kwargs is one of its role (an activation, an optimiser, a features
     extractor), and each kwargs dict holds only what its class takes."""
-    import inspect
-
-    import torch
-    from stable_baselines3.common.buffers import ReplayBuffer
-    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
-
     roles = {
         "activation_fn": (torch.nn.Module, "an activation such as nn.ReLU"),
         "optimizer_class": (torch.optim.Optimizer, "an optimiser such as th.optim.Adam"),
@@ -244,7 +241,7 @@ def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
 
 
 def from_q_network(section: Section, spaces_: tuple[Any, Any], weights: dict[str, torch.Tensor]) -> DQN:
-    """An SB3 DQN that plays the weights of one of our Q-networks (:mod:`agents.custom.networks`):
+    """An SB3 DQN that plays the weights of one of our Q-networks (:mod:`agents.algorithms.networks`):
     the architectures match (the Nature CNN, or SB3's flattened and one-hot features, then the
     ``net_arch`` head), only the names differ. A network with LayerNorm (PQN's) has no SB3
     counterpart and is refused. Of the section's keys only SB3's count (a distilled student's

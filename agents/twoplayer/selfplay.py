@@ -28,9 +28,9 @@ import numpy as np
 import torch
 
 from agents.common.artifacts.models import save_snapshot, snapshot_name
-from agents.common.artifacts.runs import next_multiple
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.errors import UsageError
+from agents.common.session.milestones import next_multiple
 from agents.common.session.setup import EXPLOITER
 from agents.twoplayer.league import make_entrant_player, model_entrant
 from agents.twoplayer.players import QPlayer

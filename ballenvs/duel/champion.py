@@ -19,8 +19,8 @@ import numpy as np
 
 from ballenvs.backend import SCALAR
 from ballenvs.directions import N_ACTIONS
-from ballenvs.duel.core import DuelPhysics
 from ballenvs.duel.observe import StateObserver
+from ballenvs.duel.physics import DuelPhysics
 from ballenvs.game import Player, Seat
 from ballenvs.npz import NpzError, read_npz, regular_file_size
 

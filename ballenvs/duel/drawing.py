@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballenvs.duel.core import DuelPhysics, DuelState
+from ballenvs.duel.physics import DuelPhysics, DuelState
 
 BACKGROUND = (20, 20, 30)
 FLOOR = (60, 60, 75)

@@ -10,8 +10,8 @@ from typing import cast
 
 import numpy as np
 
-from ballenvs.duel.core import RIGHT
 from ballenvs.duel.game import RENDER_FPS, DuelGame
+from ballenvs.duel.physics import RIGHT
 from ballenvs.faces import GameEnv, GameVectorEnv, metadata_for
 
 

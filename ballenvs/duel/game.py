@@ -1,6 +1,6 @@
 """BallDuel-v0's game: the learner against an opponent (:class:`DuelGame`, the
 :class:`ballenvs.game.Game` behind ``BallDuel-v0`` and ``BallSumo-v0``), over the rules of
-:mod:`ballenvs.duel.rules` and a player of :mod:`ballenvs.duel.roster`.
+:mod:`ballenvs.duel.two_player_game` and a player of :mod:`ballenvs.duel.roster`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from ballenvs._checks import check_bool
-from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.observe import state_of_view
+from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import make_player
-from ballenvs.duel.rules import DUEL_OPTIONS, LEFT_WINS, RENDER_FPS, RIGHT_WINS, TwoPlayerDuel
+from ballenvs.duel.two_player_game import DUEL_OPTIONS, LEFT_WINS, RENDER_FPS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.game import Game, Player
 from ballenvs.state import parts
 

@@ -4,7 +4,7 @@
     python -m ballenvs.duel.match --round-robin --env BallSumo-v0      # every built-in against every other, the planner aside
     python -m ballenvs.duel.match planner lookahead:anchor --env BallSumo-v0 --both-sides
 
-The README's figures come from here; the matches themselves are :mod:`ballenvs.duel.matches`.
+The README's figures come from here; the matches themselves are :mod:`ballenvs.duel.tournament`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ballenvs.duel.matches import play_matches, play_pairs, registered_options, round_robin, round_robin_table
 from ballenvs.duel.reference import DuelArena
 from ballenvs.duel.roster import BUILTIN_PLAYERS, YARDSTICK_PLAYERS
+from ballenvs.duel.tournament import play_matches, play_pairs, registered_options, round_robin, round_robin_table
 
 #: A command line's name for the search exploiter planning against a built-in as its model of the
 #: opponent: ``lookahead:anchor`` (ballenvs.duel.search.Lookahead).

@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ballenvs.backend import SCALAR
-from ballenvs.duel.core import LEFT, DuelPhysics, DuelState
+from ballenvs.duel.physics import LEFT, DuelPhysics, DuelState
 
 OBS_TYPES = ("pixels", "state")
 MIN_OBS_SIZE = 36  # the smallest image stable-baselines3's NatureCNN accepts

@@ -12,7 +12,7 @@ act in that frame. Rewards are zero-sum: +1 to the winner, -1 to the loser, 0 on
 while playing, the shaping term (``shaping``) given to one side and taken from the other.
 Episodes end for both at once; ``max_cycles`` (PettingZoo's name for the time limit, 1000)
 truncates them. The options are BallDuel's, less the opponent: BallSumo-v0's rules are
-``parallel_env(**ballenvs.duel.SUMO_RULES)``. The rules are :class:`ballenvs.duel.rules.TwoPlayerDuel`'s,
+``parallel_env(**ballenvs.duel.SUMO_RULES)``. The rules are :class:`ballenvs.duel.two_player_game.TwoPlayerDuel`'s,
 the same code ``BallDuel-v0`` runs with one side driven by its opponent.
 """
 
@@ -29,8 +29,8 @@ from pettingzoo.utils.conversions import parallel_to_aec
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from ballenvs._checks import check_action, check_int, check_options
-from ballenvs.duel.core import LEFT, RIGHT
-from ballenvs.duel.rules import DUEL_OPTIONS, RENDER_FPS, WINNER_NAMES, TwoPlayerDuel
+from ballenvs.duel.physics import LEFT, RIGHT
+from ballenvs.duel.two_player_game import DUEL_OPTIONS, RENDER_FPS, WINNER_NAMES, TwoPlayerDuel
 from ballenvs.render import RENDER_MODES, Renderer
 
 AGENTS = ("left", "right")

@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 
 from ballenvs.backend import NUMPY
-from ballenvs.duel.core import LEFT
-from ballenvs.duel.matches import play_matches, play_pairs, registered_options
+from ballenvs.duel.heuristics import no_observation
 from ballenvs.duel.observe import StateObserver, view_of_state
-from ballenvs.duel.players import no_observation
+from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import BUILTIN_PLAYERS, YARDSTICK_PLAYERS, make_player
-from ballenvs.duel.rules import DUEL_OPTIONS, TwoPlayerDuel
 from ballenvs.duel.search import Lookahead
+from ballenvs.duel.tournament import play_matches, play_pairs, registered_options
+from ballenvs.duel.two_player_game import DUEL_OPTIONS, TwoPlayerDuel
 from ballenvs.game import Seat
 from ballenvs.reference import Arena, Reference, Yardstick, win_rate_score
 
@@ -61,7 +61,6 @@ class DuelArena(Arena):
         return duel.observer.observe
 
     def film(self, first: Any, second: Any, seed: int, env_kwargs: Mapping[str, Any]) -> list[Any]:
-        from ballenvs.duel.core import LEFT, RIGHT
         from ballenvs.render import Renderer
 
         duel = self._duel(env_kwargs)

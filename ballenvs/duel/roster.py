@@ -1,5 +1,5 @@
 """The built-in players of BallDuel by name, the one place that knows them all: the scripted
-heuristics (:mod:`ballenvs.duel.players`), the learned champion (:mod:`ballenvs.duel.champion`) and
+heuristics (:mod:`ballenvs.duel.heuristics`), the learned champion (:mod:`ballenvs.duel.champion`) and
 the planner (:mod:`ballenvs.duel.search`), which is given the players its branches meet as objects.
 Above them all in the imports: nothing they import reaches back here.
 """
@@ -10,8 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ballenvs.duel.champion import Champion
-from ballenvs.duel.core import DuelPhysics
-from ballenvs.duel.players import (
+from ballenvs.duel.heuristics import (
     Anchor,
     Chaser,
     PolicyPlayer,
@@ -21,6 +20,7 @@ from ballenvs.duel.players import (
     Still,
     physics_options,
 )
+from ballenvs.duel.physics import DuelPhysics
 from ballenvs.duel.search import PLANNER_HORIZONS, PLANNER_MODELS, Planner
 from ballenvs.game import Player
 

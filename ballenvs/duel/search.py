@@ -26,9 +26,9 @@ import numpy as np
 
 from ballenvs.backend import SCALAR
 from ballenvs.directions import N_ACTIONS
-from ballenvs.duel.core import LEFT, RIGHT, DuelState
-from ballenvs.duel.players import Anchor
-from ballenvs.duel.rules import LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
+from ballenvs.duel.heuristics import Anchor
+from ballenvs.duel.physics import LEFT, RIGHT, DuelState
+from ballenvs.duel.two_player_game import LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
 from ballenvs.game import Player, Seat
 from ballenvs.state import generator_state, parts, set_generator_state
 
@@ -133,7 +133,7 @@ class Searcher(Player):
 
 class Lookahead(Searcher):
     """Plans each step against ``model`` (a :class:`ballenvs.game.Player`) under the game's
-    ``duel_options`` (those of :class:`ballenvs.duel.rules.TwoPlayerDuel`). ``model`` is its own
+    ``duel_options`` (those of :class:`ballenvs.duel.two_player_game.TwoPlayerDuel`). ``model`` is its own
     copy of the opponent: it is reset before every plan."""
 
     def __init__(

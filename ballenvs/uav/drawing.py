@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballenvs.uav.core import UAVParams, UAVState
+from ballenvs.uav.physics import UAVParams, UAVState
 
 BACKGROUND = (245, 245, 240)
 GRID_LINE = (225, 225, 220)

@@ -72,7 +72,7 @@ class UAVGridEnv(GameEnv):
       draws a new layout at every reset (use the image observation then: the vector one does
       not say where the UEs are); ``random_start=True``: the UAV starts on a random cell;
       ``state_info=True``: the state in the info (above). Each takes True or False, not strings.
-    - ``**params``: any field of :class:`ballenvs.uav.core.UAVParams` (``size``, ``n_ues``,
+    - ``**params``: any field of :class:`ballenvs.uav.physics.UAVParams` (``size``, ``n_ues``,
       ``speed``, ``coverage_radius``, ``request_prob``, ``class_probs``, ``deadlines``,
       ``class_weights``, ``move_cost``, ``n_hotspots``, ``hotspot_spread``,
       ``initial_request_prob``).

@@ -15,9 +15,9 @@ from ballenvs.directions import N_ACTIONS
 from ballenvs.game import Game, RenderSpec
 from ballenvs.pixels import FloatPixels, check_pixel_dtype
 from ballenvs.state import copied, fitting, parts
-from ballenvs.uav.core import UAVCore, UAVParams, UAVState, make_layout
 from ballenvs.uav.drawing import draw_uav
 from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorObserver
+from ballenvs.uav.physics import UAVCore, UAVParams, UAVState, make_layout
 
 PARAM_NAMES = tuple(f.name for f in fields(UAVParams))
 #: The options of UAVGrid-v0, besides render_mode and max_episode_steps.
@@ -45,7 +45,7 @@ class UAVGame(Game):
     """``num_games=None``: one grid (UAV cell as Python ints); else N grids (arrays).
 
     ``state_info=True`` adds ``info["state"]``: the grid's state at that moment, exactly (int64,
-    :meth:`ballenvs.uav.core.UAVCore.state_rows`: the UAV's cell, then each UE's cell, request
+    :meth:`ballenvs.uav.physics.UAVCore.state_rows`: the UAV's cell, then each UE's cell, request
     class and time left). A teacher that reads the grid (greedy) labels it while its student sees
     the image. Off by default: nothing extra is computed."""
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ballenvs.backend import NUMPY
 from ballenvs.directions import heading_to_action
-from ballenvs.uav.core import UAVCore
+from ballenvs.uav.physics import UAVCore
 
 
 class GreedyPolicy:

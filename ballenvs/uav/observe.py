@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from ballenvs.uav.core import N_CLASSES, UAVCore, UAVParams
+from ballenvs.uav.physics import N_CLASSES, UAVCore, UAVParams
 
 OBS_TYPES = ("vector", "image")
 MIN_OBS_SIZE = 36  # the smallest image stable-baselines3's NatureCNN accepts

@@ -13,9 +13,9 @@ import numpy as np
 
 import ballenvs  # noqa: F401  (registers the ids)
 from ballenvs.reference import Reference, Yardstick, paired_difference
-from ballenvs.uav.core import UAVCore, UAVParams
 from ballenvs.uav.game import PARAM_NAMES
 from ballenvs.uav.greedy import GreedyPolicy
+from ballenvs.uav.physics import UAVCore, UAVParams
 
 POLICIES = ("random", "stay", "greedy")
 HEURISTIC = "greedy"

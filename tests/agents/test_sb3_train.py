@@ -15,7 +15,6 @@ import ballenvs
 from agents import custom_train, sb3_train
 from agents.common.artifacts.models import find_model, load_policy
 from agents.common.artifacts.runs import read_config
-from agents.common.configuration.algorithms import ALGORITHMS
 from agents.common.configuration.config import (
     RUN_KEYS,
     ConfigError,
@@ -25,6 +24,7 @@ from agents.common.configuration.config import (
     schedule,
     shipped_config,
 )
+from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
 from agents.common.session.evaluation import evaluate
 from agents.evaluate import main as evaluate_main

@@ -16,8 +16,8 @@ import yaml
 optuna = pytest.importorskip("optuna")
 
 from agents import compare, tune  # noqa: E402
-from agents.common.configuration.algorithms import ALGORITHMS  # noqa: E402
 from agents.common.configuration.config import ConfigError  # noqa: E402
+from agents.common.configuration.registry import ALGORITHMS  # noqa: E402
 from agents.common.session.cli import run_cli  # noqa: E402
 from agents.common.studies import tuning  # noqa: E402
 from agents.common.studies.storage import open_storage  # noqa: E402

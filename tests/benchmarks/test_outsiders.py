@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from ballenvs.directions import N_ACTIONS
-from ballenvs.duel.core import LEFT
-from ballenvs.duel.rules import TwoPlayerDuel
+from ballenvs.duel.physics import LEFT
+from ballenvs.duel.two_player_game import TwoPlayerDuel
 from benchmarks.outsiders import OUTSIDERS, main
 
 

@@ -559,7 +559,7 @@ def test_a_policy_switch_that_is_not_a_bool_is_refused(tmp_path, capsys):
 
 
 def test_a_search_spaces_log_flag_that_is_not_a_bool_is_refused():
-    from agents.common.configuration.algorithms import ALGORITHMS
+    from agents.common.configuration.registry import ALGORITHMS
     from agents.common.errors import ConfigError
     from agents.common.studies import tuning
 

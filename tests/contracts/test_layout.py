@@ -27,11 +27,11 @@ COMMAND_LINES = {
 MAY_IMPORT = {
     "common": set(),
     "sb3": {"common"},
-    "custom": {"common"},
+    "algorithms": {"common"},
     "twoplayer": {"common"},
     "rllib": {"common"},
-    "learners": {"common", "sb3", "custom", "twoplayer", "rllib"},
-    "commands": {"common", "sb3", "custom", "twoplayer", "rllib", "learners"},
+    "learners": {"common", "sb3", "algorithms", "twoplayer", "rllib"},
+    "commands": {"common", "sb3", "algorithms", "twoplayer", "rllib", "learners"},
 }
 
 
@@ -70,7 +70,7 @@ def test_the_rooms_of_agents_import_only_downwards(path):
 
 #: The rooms of agents.common, bottom up ("": the ground, the files at its top): each imports only
 #: itself and the rooms before it (CONTRIBUTING, "The house").
-COMMON_ROOMS = ("", "configuration", "environments", "artifacts", "session", "studies")
+COMMON_ROOMS = ("", "networks", "configuration", "environments", "artifacts", "session", "studies")
 
 
 def common_room(parts: tuple[str, ...] | list[str]) -> str:

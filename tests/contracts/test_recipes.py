@@ -4,7 +4,6 @@ the pieces the recipes name, and every tool then knows them."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import ballenvs
 from agents import compare, custom_train, tune
 from agents.common.artifacts.runs import read_config
-from agents.common.configuration.algorithms import ALGORITHMS, CUSTOM_TRAINER, Algorithm
+from agents.common.configuration.registry import ALGORITHMS, CUSTOM_TRAINER, Algorithm
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
 from agents.evaluate import main as evaluate_main
@@ -32,17 +31,16 @@ TOYS = {"toy_algorithm": "toy online Q", "toy_reinforce": "toy REINFORCE"}
 
 def register_toy(monkeypatch, module: str = "toy_algorithm") -> Algorithm:
     """Recipe "add an algorithm": its module (recipes/<module>.py), one registry entry, a config file."""
-    implementation = importlib.import_module(module)
     toy = Algorithm(
         "toy",
         TOYS[module],
         CUSTOM_TRAINER,
         str(RECIPES / "toy.yml"),
-        implementation.Config,
+        f"{module}:Config",  # its hyperparameters, in its own module
         module=module,
         suffix=".pt",
-        loader="agents.custom.checkpoint:load_policy",
-        snapshot_loader="agents.custom.checkpoint:load_snapshot",
+        loader="agents.algorithms.checkpoint:load_policy",
+        snapshot_loader="agents.algorithms.checkpoint:load_snapshot",
         replay_buffer=False,
     )
     monkeypatch.setitem(ALGORITHMS, toy.name, toy)  # what register(toy) does, undone after the test
@@ -145,6 +143,6 @@ def test_a_registered_module_that_is_not_an_algorithm_is_named_with_what_it_lack
     err = capsys.readouterr().err
     assert err == (
         "error: algorithm 'toy': its module json lacks Agent, learn, settings (or Config) "
-        "(agents.custom.core.CustomAlgorithm)\n"
+        "(agents.algorithms.contract.AlgorithmModule)\n"
     )
     assert not any(tmp_path.iterdir())

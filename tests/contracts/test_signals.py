@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from agents import custom_train, sb3_train
+from agents.algorithms.checkpoint import load_checkpoint
 from agents.common.artifacts.runs import read_config
 from agents.common.session.cli import run_cli
 from agents.common.stops import exit_on_stops_while_starting, how_stopped
-from agents.custom.checkpoint import load_checkpoint
-from agents.learners import custom as custom_learner
+from agents.learners import modules as module_learner
 from agents.learners import sb3 as sb3_learner
 from tests.helpers import UAV
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 TRAINERS = {"sb3_train": sb3_train, "custom_train": custom_train}
 #: Where each trainer's learner makes its training envs.
-LEARNERS = {"sb3_train": sb3_learner, "custom_train": custom_learner}
+LEARNERS = {"sb3_train": sb3_learner, "custom_train": module_learner}
 # A shell that starts the tests in the background leaves SIGINT ignored in its children.
 DEFAULT_SIGINT = functools.partial(signal.signal, signal.SIGINT, signal.SIG_DFL)
 

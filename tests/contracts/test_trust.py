@@ -454,7 +454,7 @@ def test_the_ring_radius_is_bounded(tmp_path, capsys):
 
 
 def test_a_bug_keeps_its_traceback(monkeypatch, tmp_path):
-    from agents.custom.dqn import DQNAgent
+    from agents.algorithms.dqn import DQNAgent
 
     def broken(self, batch):
         raise ValueError("planted bug")

@@ -9,9 +9,9 @@ import pytest
 import ballenvs  # noqa: F401
 from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import ACTION_NAMES, MIRRORED_ACTION, heading_to_action
-from ballenvs.duel.core import THRUST_X, THRUST_Y, DuelState
-from ballenvs.duel.matches import play_matches
-from ballenvs.duel.players import Anchor, Chaser, Pusher, RandomPlayer, Sprinter, Still
+from ballenvs.duel.heuristics import Anchor, Chaser, Pusher, RandomPlayer, Sprinter, Still
+from ballenvs.duel.physics import THRUST_X, THRUST_Y, DuelState
+from ballenvs.duel.tournament import play_matches
 from ballenvs.game import Player
 from ballenvs.play import keys_to_action
 

@@ -13,12 +13,12 @@ import pytest
 
 import ballenvs  # noqa: F401  (registers the ids)
 from ballenvs.directions import ACTION_NAMES
-from ballenvs.duel.core import LEFT, RIGHT, DuelState
 from ballenvs.duel.match import main as match_main
-from ballenvs.duel.matches import match_outcomes, play_pairs, registered_options
 from ballenvs.duel.observe import CLOCK, OUTSIDE
+from ballenvs.duel.physics import LEFT, RIGHT, DuelState
 from ballenvs.duel.roster import SCRIPTED_PLAYERS, make_player
-from ballenvs.duel.rules import DRAW, LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
+from ballenvs.duel.tournament import match_outcomes, play_pairs, registered_options
+from ballenvs.duel.two_player_game import DRAW, LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
 
 V1 = registered_options("BallSumo-v0")
 SUMO_RULES = {key: V1[key] for key in ("floor_slope", "time_limit_rule", "game_steps")}

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import ballenvs  # noqa: F401  (registers the ids)
-from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.observe import state_of_view
+from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import make_player
-from ballenvs.duel.rules import TwoPlayerDuel
+from ballenvs.duel.two_player_game import TwoPlayerDuel
 from ballenvs.reference import reference_for
 
 PIXELS = {"obs_type": "pixels", "obs_size": 36, "subpixel": True}
@@ -104,7 +104,7 @@ def uav_rows(core) -> np.ndarray:
 
 
 def test_the_uav_grids_state_is_its_core_exactly_and_makes_the_same_grids_back():
-    from ballenvs.uav.core import UAVCore
+    from ballenvs.uav.physics import UAVCore
 
     native = {"vectorization_mode": "vector_entry_point", "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
     env = gym.make_vec("UAVGridImage-v0", 5, **native, state_info=True, max_episode_steps=30)
@@ -145,7 +145,7 @@ def test_uavs_greedy_acts_on_the_state_as_on_the_grids_themselves():
 
 
 def test_uav_state_rows_of_another_grid_size_are_refused_naming_the_shape():
-    from ballenvs.uav.core import UAVCore, UAVParams
+    from ballenvs.uav.physics import UAVCore, UAVParams
 
     with pytest.raises(ValueError, match=r"expected \(N, 42\) for n_ues=10, got \(3, 30\)"):
         UAVCore.of_rows(UAVParams(), np.zeros((3, 30), dtype=np.int64))

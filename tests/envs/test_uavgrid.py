@@ -9,7 +9,7 @@ from gymnasium.utils.env_checker import check_env
 
 import ballenvs  # noqa: F401
 from ballenvs.uav import GreedyPolicy
-from ballenvs.uav.core import UAVState
+from ballenvs.uav.physics import UAVState
 from ballenvs.uav.reference import episode_returns
 
 QUIET = {"request_prob": 0.0, "initial_request_prob": 0.0}  # no requests unless a test places them

@@ -2,11 +2,11 @@
 the run's ``algo``): the one module through which every tool reads a model.
 
 A model is always read with its run folder's config.yml: the network and spaces are rebuilt
-from there and the file supplies weights only (see the loaders of :mod:`agents.common.configuration.algorithms`),
+from there and the file supplies weights only (see the loaders of :mod:`agents.common.configuration.registry`),
 so a model file never runs code, and one without a run folder is refused. Self-play snapshots
 (``snapshots/snapshot_<steps>_steps.pt``) are a Q-network's weights (and, for our own networks,
 their spec), read the same way. Each algorithm's own file format lives with it
-(:mod:`agents.custom.checkpoint`, :mod:`agents.sb3.dqn`), behind its registry entry.
+(:mod:`agents.algorithms.checkpoint`, :mod:`agents.sb3.dqn`), behind its registry entry.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from agents.common.artifacts.runs import (
     model_file,
     read_config,
 )
-from agents.common.configuration.algorithms import ALGORITHMS, algorithm
+from agents.common.configuration.registry import ALGORITHMS, algorithm
 from agents.common.errors import UsageError
 from agents.common.readers import count, mapping_of, torch_weights
 

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from agents.common.errors import UsageError
-from agents.common.readers import count, finite, mapping_of, parse_yaml, read_text
+from agents.common.readers import MAX_SEED, count, finite, mapping_of, parse_yaml, read_text
 from agents.common.stops import stops_wait_for_block
 
 CONFIG_NAME = "config.yml"
@@ -155,15 +155,6 @@ _OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "save_replay_buffer": bool,
     "opponent": (str, type(None)),
 }
-#: The largest seed numpy and torch take.
-MAX_SEED = 2**32 - 1
-
-
-def check_seed(seed: int, flag: str = "--seed", high: int = MAX_SEED) -> int:
-    """A seed in 0..``high`` (default: every seed numpy and torch take), or a one-line UsageError."""
-    if not 0 <= seed <= high:
-        raise UsageError(f"{flag} must be in 0..{high}, got {seed}")
-    return seed
 
 
 def read_config(run_dir: str | Path) -> dict[str, Any]:
@@ -194,7 +185,7 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 def check_run_fields(config: dict[str, Any], what: str) -> None:
     """The algorithm, env, vec env and env options a run config names are ones that exist."""
     import ballenvs
-    from agents.common.configuration.algorithms import ALGORITHMS
+    from agents.common.configuration.registry import ALGORITHMS
 
     if config["algo"] not in ALGORITHMS:
         raise UsageError(f"run config {what}: algo {config['algo']!r} is unknown; valid: {', '.join(ALGORITHMS)}")
@@ -220,12 +211,6 @@ def read_summary(run_dir: str | Path) -> dict[str, Any]:
     if finite(summary["seconds"], f"{what}: seconds") < 0:
         raise UsageError(f"{what}: seconds must be >= 0, got {summary['seconds']!r}")
     return summary
-
-
-def next_multiple(steps: int, every: int) -> float:
-    """The next multiple of ``every`` after ``steps`` (inf when ``every`` is 0: never). Steps come
-    in strides of n_envs and a resumed run starts part-way, so schedules aim at the grid."""
-    return (steps // every + 1) * every if every else float("inf")
 
 
 def checkpoint_name(steps: int, suffix: str) -> str:

@@ -133,7 +133,7 @@ def _allowed_names() -> dict[str, Any]:
     import torch
     from stable_baselines3.common.sb2_compat.rmsprop_tf_like import RMSpropTFLike
 
-    from agents.common.configuration.lean_cnn import LeanCNN
+    from agents.common.networks.lean_cnn import LeanCNN
 
     names: dict[str, Any] = {"RMSpropTFLike": RMSpropTFLike, "LeanCNN": LeanCNN}
     for prefix in ("nn", "th.nn", "torch.nn"):

@@ -125,8 +125,8 @@ class SB3DQNConfig(DQNConfig):
 
 
 @dataclass
-class CustomDQNConfig(DQNConfig):
-    """Our DQN (agents.custom.dqn): DQN's keys and ours."""
+class OurDQNConfig(DQNConfig):
+    """Our DQN (agents.algorithms.dqn): DQN's keys and ours."""
 
     double_q: bool = key(True, "Double-DQN targets (van Hasselt et al., 2016)")
     # ez-greedy (Dabney et al., 2021): long dashes reach states that single random steps seldom do.
@@ -135,7 +135,7 @@ class CustomDQNConfig(DQNConfig):
 
 @dataclass
 class PQNConfig(QConfig):
-    """PQN's hyperparameters (agents.custom.pqn, zoo_configs/pqn.yml)."""
+    """PQN's hyperparameters (agents.algorithms.pqn, zoo_configs/pqn.yml)."""
 
     learning_rate: float | str = redefault(QConfig, "learning_rate", "lin_2.5e-4")
     exploration_fraction: float = redefault(QConfig, "exploration_fraction", 0.2)
@@ -181,7 +181,7 @@ class TeacherGame:
 
 @dataclass
 class Teaching:
-    """What every learner with a teacher takes (agents.custom.distill, agents.custom.kickstart)."""
+    """What every learner with a teacher takes (agents.algorithms.distill, agents.algorithms.kickstart)."""
 
     teacher: str = key(
         "planner",
@@ -197,7 +197,7 @@ class Teaching:
 
 @dataclass
 class DistillConfig(Teaching, QConfig):
-    """The distillation learner's (agents.custom.distill, zoo_configs/distill.yml): a teacher that
+    """The distillation learner's (agents.algorithms.distill, zoo_configs/distill.yml): a teacher that
     sees the state labels every frame the pixel student plays (DAgger), the student learns the
     labels. The exploration keys are the student's own epsilon, off by default."""
 
@@ -217,8 +217,8 @@ class DistillConfig(Teaching, QConfig):
 
 
 @dataclass
-class KickstartConfig(Teaching, CustomDQNConfig):
-    """Our DQN kickstarted (agents.custom.kickstart, zoo_configs/kickstart.yml): the TD loss plus a
+class KickstartConfig(Teaching, OurDQNConfig):
+    """Our DQN kickstarted (agents.algorithms.kickstart, zoo_configs/kickstart.yml): the TD loss plus a
     teacher's term, its weight falling to 0, on a network that may start as a distilled student."""
 
     kickstart_weight: float = key(1.0, "the teacher term's weight beside the TD loss at the start", low=0)

@@ -13,10 +13,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from agents.common.artifacts.runs import check_seed
 from agents.common.environments.envs import VEC_ENVS, check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.readers import MAX_COUNT
+from agents.common.readers import MAX_COUNT, MAX_SEED
 from agents.common.session.tracking import add_tracking_flags, check_tracking
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
@@ -24,6 +23,13 @@ from agents.common.threads import apply_threads, threads_flag
 DEVICES = ("auto", "cpu", "cuda")
 _threads_chosen: str | None = None  # resolve_device's thread choice in words, for describe_device
 DEFAULT_ENV = "BallDuel-v0"
+
+
+def check_seed(seed: int, flag: str = "--seed", high: int = MAX_SEED) -> int:
+    """A seed in 0..``high`` (default: every seed numpy and torch take), or a one-line UsageError."""
+    if not 0 <= seed <= high:
+        raise UsageError(f"{flag} must be in 0..{high}, got {seed}")
+    return seed
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

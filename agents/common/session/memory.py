@@ -10,8 +10,8 @@ import numpy as np
 from gymnasium import spaces
 
 from agents.common.configuration.config import Section, parse_kwargs
-from agents.common.configuration.policies import CNN_FEATURES, DEFAULT_NET_ARCH
 from agents.common.errors import UsageError
+from agents.common.networks.policies import CNN_FEATURES, DEFAULT_NET_ARCH
 
 
 def replay_bytes(buffer_size: int, observation_space: spaces.Space) -> int:

@@ -13,10 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.common.artifacts.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name, next_multiple
+from agents.common.artifacts.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name
 from agents.common.session.console import Console
 from agents.common.session.evaluation import Evaluator
 from agents.common.stops import DeferredStop
+
+
+def next_multiple(steps: int, every: int) -> float:
+    """The next multiple of ``every`` after ``steps`` (inf when ``every`` is 0: never). Steps come
+    in strides of n_envs and a resumed run starts part-way, so schedules aim at the grid."""
+    return (steps // every + 1) * every if every else float("inf")
 
 
 class Pool(Protocol):

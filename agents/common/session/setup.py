@@ -30,9 +30,9 @@ from agents.common.artifacts.runs import (
     read_config,
     write_yaml,
 )
-from agents.common.configuration.algorithms import Algorithm, algorithm
 from agents.common.configuration.config import Section, load_section, parse_overrides
 from agents.common.configuration.hyperparameters import SelfPlay
+from agents.common.configuration.registry import Algorithm, algorithm
 from agents.common.environments.envs import check_env_id, make_eval_vec, make_vec, resolve_vec_env
 from agents.common.errors import UsageError
 from agents.common.session.cli import DEFAULT_ENV, check_flags, resolve_device
@@ -56,16 +56,19 @@ class RunSetup:
     resume: Path | None = None  # the model file a resumed run continues from
     resume_buffer: Path | None = None  # the replay buffer it continues with, if its run saved one
     self_play: SelfPlay | None = None  # the pool's settings when the learner plays itself (--opponent self)
+    checked: Any = None  # what the learner's check() built, for its start()
 
 
 class Checks(Protocol):
     """A learner's own checks (:class:`agents.common.session.training.Learner`'s ``check``), run before the
     run folder exists: the config section, the observation and action spaces the learner will see,
-    the model to resume (or None) and the device. Raises UsageError; keeps what it built."""
+    the model to resume (or None) and the device. Raises UsageError; returns what it built on the
+    way (a config, a checkpoint read), which :func:`prepare_run` hands to ``start`` in
+    :attr:`RunSetup.checked`: the learner itself keeps nothing between the two."""
 
     def check(
         self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
-    ) -> None: ...
+    ) -> Any: ...
 
 
 def section_of(run_config: dict[str, Any]) -> Section:
@@ -126,7 +129,9 @@ def prepare_run(
     args: argparse.Namespace, algo: Algorithm, learner: Checks | None = None, make_folder: bool = True
 ) -> RunSetup:
     """Check every input, then create ``<log-dir>/<algo>/<env>_<n>/`` with its config.yml
-    (``make_folder=False``: check only, as agents.compare does before its own folder)."""
+    (``make_folder=False``: check only, as agents.compare does before its own folder). In one
+    direction: the flags, the section (the config's or the resumed run's), the players, the env
+    (one made to read its spaces), the memory, the learner's own checks, the folder."""
     check_flags(args)
     device = resolve_device(args.device, args.threads)
     resume = resume_buffer = None
@@ -147,18 +152,17 @@ def prepare_run(
         vec_env = resolve_vec_env(args.vec_env or "auto", section.env_id, section.n_envs)
         timesteps = args.timesteps or section.n_timesteps
         seed = 0 if args.seed is None else args.seed
+    self_play = _check_players(section, opponent, vec_env)
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
-    self_play = _check_self_play(section, vec_env) if opponent == "self" else None
     check_memory(section, observation_space, action_space)
     if algo.replay_buffer:
         check_replay_memory(section.algo_kwargs.get("buffer_size", 1_000_000), observation_space)
-    if learner is not None:
-        learner.check(section, observation_space, action_space, resume, device)
+    checked = None if learner is None else learner.check(section, observation_space, action_space, resume, device)
     if args.eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
         print(f"note: --eval-freq {args.eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end")
         args.eval_freq = timesteps
     setup = RunSetup(algo, section, timesteps, vec_env, device, seed, Path(), args.save_replay_buffer)
-    setup.resume, setup.resume_buffer, setup.self_play = resume, resume_buffer, self_play
+    setup.resume, setup.resume_buffer, setup.self_play, setup.checked = resume, resume_buffer, self_play, checked
     if make_folder:
         setup.run_dir = new_run_dir(args.log_dir, algo.name, section.env_id)
         write_yaml(setup.run_dir / CONFIG_NAME, _run_config(setup, opponent))
@@ -185,8 +189,6 @@ def _new_section(args: argparse.Namespace, algo: Algorithm) -> tuple[Section, st
     if section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play, unless told otherwise
         section_opponent = section.env_kwargs.pop("opponent")
         opponent = opponent or section_opponent
-    if opponent is not None:
-        check_opponent(env_id, opponent)
     if opponent is not None and opponent != "self":
         section.env_kwargs["opponent"] = opponent
     return section, opponent
@@ -228,6 +230,14 @@ def check_opponent(env_id: str, opponent: str) -> None:
         raise UsageError(f"--opponent {'self' if opponent == 'self' else repr(opponent)}: {env_id} has no opponent to {what}")
     if opponent not in (*players, "self"):
         raise UsageError(f"unknown opponent {opponent!r} for {env_id}; valid: {', '.join(players)}, self")
+
+
+def _check_players(section: Section, opponent: str | None, vec_env: str) -> SelfPlay | None:
+    """The opponent the run trains against (a built-in player, or self), and self-play's settings."""
+    if opponent is None:
+        return None
+    check_opponent(section.env_id, opponent)
+    return _check_self_play(section, vec_env) if opponent == "self" else None
 
 
 def _check_self_play(section: Section, vec_env: str) -> SelfPlay:

@@ -24,9 +24,9 @@ from agents.common.stops import Interrupted, ignore_stops, signal_of, stopping_b
 
 class Learner(Checks, Saves, Protocol):
     """One algorithm family as ``python -m agents.train`` drives it, in six members (stable-baselines3's
-    DQN: :class:`agents.learners.sb3.SB3Learner`; ours: :class:`agents.learners.custom.CustomLearner`;
+    DQN: :class:`agents.learners.sb3.SB3Learner`; ours: :class:`agents.learners.modules.ModuleLearner`;
     Ray RLlib's PPO: :class:`agents.learners.rllib.RLlibLearner`). The registry names each
-    algorithm's (:data:`agents.common.configuration.algorithms.ALGORITHMS`), with the suffix of its
+    algorithm's (:data:`agents.common.configuration.registry.ALGORITHMS`), with the suffix of its
     model files. Besides these: ``check`` (:class:`agents.common.session.setup.Checks`: everything the
     algorithm finds wrong, before the run folder exists), ``save`` and ``policy``
     (:class:`agents.common.session.milestones.Saves`). What only some learners have is a protocol of

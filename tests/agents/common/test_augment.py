@@ -8,13 +8,13 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.torch_layers import NatureCNN
 
-from agents.common.configuration.augment import check_augmentation, draw_shifts, shift_images
+from agents.algorithms.buffer import ReplayBuffer
+from agents.algorithms.dqn import DQNAgent
+from agents.algorithms.networks import QNetwork, network_spec
 from agents.common.configuration.config import parse_kwargs
-from agents.common.configuration.lean_cnn import LeanCNN, multiply_adds
 from agents.common.errors import UsageError
-from agents.custom.buffer import ReplayBuffer
-from agents.custom.dqn import DQNAgent
-from agents.custom.networks import QNetwork, network_spec
+from agents.common.networks.augment import check_augmentation, draw_shifts, shift_images
+from agents.common.networks.lean_cnn import LeanCNN, multiply_adds
 from agents.sb3.buffers import RandomShiftReplayBuffer
 from agents.sb3.dqn import dqn_kwargs
 
@@ -129,9 +129,9 @@ def test_a_feature_extractor_the_custom_agents_do_not_build_is_refused():
 
 
 def _custom_config(**values):
-    from agents.common.configuration.hyperparameters import CustomDQNConfig
+    from agents.common.configuration.hyperparameters import OurDQNConfig
 
-    return CustomDQNConfig(**values)
+    return OurDQNConfig(**values)
 
 
 @pytest.mark.slow

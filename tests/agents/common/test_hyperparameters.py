@@ -10,9 +10,9 @@ import pytest
 from stable_baselines3 import DQN
 
 from agents import custom_train
-from agents.common.configuration.algorithms import ALGORITHMS
 from agents.common.configuration.config import ConfigError, load_section, shipped_config
-from agents.common.configuration.hyperparameters import CustomDQNConfig, PQNConfig, SB3DQNConfig, describe_keys, keys_of
+from agents.common.configuration.hyperparameters import OurDQNConfig, PQNConfig, SB3DQNConfig, describe_keys, keys_of
+from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
 from agents.sb3.dqn import TRANSLATED_KEYS
 
@@ -26,18 +26,18 @@ def test_the_declared_defaults_are_stable_baselines3s_own():
 
 def test_an_agents_config_defaults_are_its_declarations_and_a_section_overrides_them():
     algo = ALGORITHMS["custom"]
-    config = CustomDQNConfig()
+    config = OurDQNConfig()
     assert (config.buffer_size, config.double_q, config.learning_rate) == (1_000_000, True, 1e-4)
     section = algo.section("UAVGrid-v0", load_section(shipped_config("dqn.yml"), "UAVGrid-v0"), {"batch_size": 64})
     config = algo.implementation().settings(section, *_spaces("UAVGrid-v0"))[0]
-    assert isinstance(config, CustomDQNConfig) and config.batch_size == 64
+    assert isinstance(config, OurDQNConfig) and config.batch_size == 64
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)
 def test_every_declared_key_is_checked_and_described(name):
     algo = ALGORITHMS[name]
-    assert dict(algo.keys) == dict(keys_of(algo.hyperparameters))
-    rows = describe_keys(algo.hyperparameters)
+    assert dict(algo.keys) == dict(keys_of(algo.config_class))
+    rows = describe_keys(algo.config_class)
     assert [row[0] for row in rows] == list(algo.keys) and all(meaning for *_, meaning in rows)
     schedules = ("learning_rate", "exploration_fraction", "exploration_initial_eps", "exploration_final_eps", "max_grad_norm")
     schedules = tuple(key for key in schedules if key in algo.keys)  # PPO explores by its policy: no epsilon

@@ -16,10 +16,10 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test, render_test  
 
 from ballenvs.duel import env as aec_env  # noqa: E402
 from ballenvs.duel import parallel_env  # noqa: E402
-from ballenvs.duel.core import LEFT, RIGHT, DuelState  # noqa: E402
+from ballenvs.duel.heuristics import Chaser  # noqa: E402
 from ballenvs.duel.observe import side_view  # noqa: E402
-from ballenvs.duel.players import Chaser  # noqa: E402
-from ballenvs.duel.rules import TwoPlayerDuel  # noqa: E402
+from ballenvs.duel.physics import LEFT, RIGHT, DuelState  # noqa: E402
+from ballenvs.duel.two_player_game import TwoPlayerDuel  # noqa: E402
 from ballenvs.game import Seat  # noqa: E402
 
 

@@ -10,7 +10,7 @@ from gymnasium import spaces
 from agents.common.errors import UsageError
 
 POLICIES = ("CnnPolicy", "MlpPolicy", "MultiInputPolicy")
-#: The features stable-baselines3's NatureCNN (and ours, agents.custom.networks) gives an image.
+#: The features stable-baselines3's NatureCNN (and ours, agents.algorithms.networks) gives an image.
 CNN_FEATURES = 512
 #: SB3's default net_arch per policy: the hidden layers after the features.
 DEFAULT_NET_ARCH = {"CnnPolicy": [], "MlpPolicy": [64, 64], "MultiInputPolicy": [64, 64]}

@@ -6,7 +6,7 @@ import pytest
 
 from agents import train
 from agents.common.session.cli import run_cli
-from tests.agents.custom.teaching import QUICK
+from tests.agents.algorithms.teaching import QUICK
 
 
 @pytest.fixture(scope="module")

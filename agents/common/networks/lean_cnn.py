@@ -1,6 +1,6 @@
 """A lean CNN for small frames, one class for both trainers: stable-baselines3 takes it as
 ``policy_kwargs: "dict(features_extractor_class=LeanCNN)"``, and our agents build the same
-network from the same key (:mod:`agents.custom.networks`), so one config section means one
+network from the same key (:mod:`agents.algorithms.networks`), so one config section means one
 network to both.
 
 Why: the Nature CNN on 4 stacked 36x36 frames costs about 0.9M multiply-adds a sample, 13x the

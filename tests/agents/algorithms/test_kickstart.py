@@ -1,4 +1,4 @@
-"""Kickstarted DQN (agents.custom.kickstart): the teacher's term falls to zero when its share ends
+"""Kickstarted DQN (agents.algorithms.kickstart): the teacher's term falls to zero when its share ends
 and the teacher labels nothing after; a run starts from a distilled student's policy."""
 
 from __future__ import annotations
@@ -7,14 +7,15 @@ import numpy as np
 import torch
 
 from agents import train
+from agents.algorithms import kickstart
+from agents.algorithms.checkpoint import load_checkpoint, load_policy
+from agents.algorithms.dqn import replay_buffer
+from agents.algorithms.hooks import Hooks
+from agents.algorithms.networks import QNetwork
+from agents.algorithms.progress import Progress
 from agents.common.configuration.hyperparameters import KickstartConfig, TeacherGame
 from agents.common.session.cli import run_cli
-from agents.custom import kickstart
-from agents.custom.checkpoint import load_checkpoint, load_policy
-from agents.custom.core import Hooks, Progress
-from agents.custom.dqn import replay_buffer
-from agents.custom.networks import QNetwork
-from tests.agents.custom.teaching import LEAN, QUICK, stacked_env
+from tests.agents.algorithms.teaching import LEAN, QUICK, stacked_env
 from tests.helpers import refused
 
 
@@ -26,7 +27,7 @@ def test_the_teacher_terms_weight_reaches_zero_when_its_share_ends():
 
 def test_the_teacher_labels_while_its_term_counts_and_the_term_ends_at_zero():
     env = stacked_env(4)
-    from agents.custom.networks import network_spec
+    from agents.algorithms.networks import network_spec
 
     spec = network_spec(env.observation_space, 9, "CnnPolicy", LEAN)
     game = TeacherGame("BallSumo-v0", {"obs_type": "pixels", "obs_size": 36, "state_info": True})

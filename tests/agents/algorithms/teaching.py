@@ -3,8 +3,8 @@ network, and pixel envs that report the state."""
 
 from __future__ import annotations
 
-from agents.common.configuration.lean_cnn import LeanCNN
 from agents.common.environments.steps import make_steps
+from agents.common.networks.lean_cnn import LeanCNN
 
 SUMO = ["--env", "BallSumo-v0"]
 LEAN = {"features_extractor_class": LeanCNN, "net_arch": []}

@@ -12,27 +12,30 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.algorithms.contract import algorithm_module
+from agents.algorithms.networks import QNetwork
+from agents.algorithms.progress import Progress
+from agents.algorithms.qlearner import QLearner
+from agents.algorithms.tensors import to_tensor
 from agents.common.artifacts.models import read_snapshot
 from agents.common.artifacts.runs import atomic_path
-from agents.common.configuration.algorithms import ALGORITHMS, CUSTOM_LEARNER, algorithm
+from agents.common.configuration.registry import ALGORITHMS, MODULE_LEARNER, algorithm
 from agents.common.errors import UsageError
 from agents.common.readers import count, finite, mapping_of, torch_weights
 from agents.common.session.setup import section_of, spaces_of
-from agents.custom.core import Progress, QLearner, custom_algorithm, to_tensor
-from agents.custom.networks import QNetwork
 
 SUFFIX = ".pt"
 
 
 def agent_classes() -> dict[str, type[QLearner]]:
     """Checkpoint format -> the agent class that writes it, for every registered custom algorithm."""
-    modules = [algo.implementation() for algo in ALGORITHMS.values() if algo.learner == CUSTOM_LEARNER]
+    modules = [algo.implementation() for algo in ALGORITHMS.values() if algo.learner == MODULE_LEARNER]
     return {module.Agent.FORMAT: module.Agent for module in modules}
 
 
 def save_checkpoint(path: str | Path, agent: QLearner, progress: Progress, run_state: dict[str, Any] | None = None) -> None:
     """``run_state``: the run's games in progress, generators and the like
-    (:meth:`agents.learners.custom.CustomLearner.run_state`), for a resume that goes on exactly."""
+    (:meth:`agents.learners.modules.ModuleLearner.run_state`), for a resume that goes on exactly."""
     state = {
         "format": agent.FORMAT,
         "spec": agent.spec,
@@ -104,7 +107,7 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
 
 
 def check_spec(spec: Any, what: str) -> None:
-    """A network spec (:func:`agents.custom.networks.network_spec`) as a file may hold it."""
+    """A network spec (:func:`agents.algorithms.networks.network_spec`) as a file may hold it."""
     mapping_of(spec, f"{what}: spec", {"parts": dict, "net_arch": list, "n_actions": int, "layer_norm": bool})
     count(spec["n_actions"], f"{what}: spec n_actions", 1, 1024)
     if not all(isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= 65536 for width in spec["net_arch"]):
@@ -120,7 +123,7 @@ def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwarg
     return agent, progress
 
 
-class CustomPolicy:
+class QNetworkPolicy:
     """A Q-network behind stable-baselines3's ``predict`` interface, for evaluation: a loaded one,
     or the one still learning (its mode is left as it is: it plays under ``inference_mode``)."""
 
@@ -146,8 +149,8 @@ class CustomPolicy:
         return actions, None
 
 
-def load_policy(path: str | Path, run_config: dict[str, Any], device: str = "cpu") -> CustomPolicy:
-    """A saved agent that plays (the loader :mod:`agents.common.configuration.algorithms` registers): the network
+def load_policy(path: str | Path, run_config: dict[str, Any], device: str = "cpu") -> QNetworkPolicy:
+    """A saved agent that plays (the loader :mod:`agents.common.configuration.registry` registers): the network
     is the one the run's config and env make, and the checkpoint must hold that network's weights."""
     state = load_checkpoint(path, device)
     spec = run_spec(run_config)
@@ -156,13 +159,13 @@ def load_policy(path: str | Path, run_config: dict[str, Any], device: str = "cpu
             f"checkpoint {str(path)!r} holds a network ({_shape(state['spec'])}) other than its run's config makes "
             f"({_shape(spec)})"
         )
-    return CustomPolicy(_network(spec, state["agent"]["q"], device, path), float(state["exploration_rate"]), device)
+    return QNetworkPolicy(_network(spec, state["agent"]["q"], device, path), float(state["exploration_rate"]), device)
 
 
 def run_spec(run_config: dict[str, Any]) -> dict[str, Any]:
     """The network spec a run's config and env make."""
     observation_space, action_space = spaces_of(run_config)
-    implementation = custom_algorithm(algorithm(run_config["algo"]).implementation(), run_config["algo"])
+    implementation = algorithm_module(algorithm(run_config["algo"]).implementation(), run_config["algo"])
     return implementation.settings(section_of(run_config), observation_space, action_space)[1]
 
 
@@ -180,8 +183,8 @@ def _network(spec: dict[str, Any], weights: dict[str, Any], device: str, path: A
     return q.eval()
 
 
-def load_snapshot(path: str | Path, run_config: dict[str, Any], device: str = "cpu") -> CustomPolicy:
+def load_snapshot(path: str | Path, run_config: dict[str, Any], device: str = "cpu") -> QNetworkPolicy:
     """A self-play snapshot of a run (its Q-network's spec and weights), as a policy that plays."""
 
     state = read_snapshot(Path(path), device)
-    return CustomPolicy(_network(run_spec(run_config), state["q"], device, path), 0.0, device)
+    return QNetworkPolicy(_network(run_spec(run_config), state["q"], device, path), 0.0, device)

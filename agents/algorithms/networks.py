@@ -2,7 +2,7 @@
 checkpoint can rebuild them.
 
 - images (uint8, channel-first): the Nature DQN CNN, sized to the input, or with
-  ``features_extractor_class=LeanCNN`` the lean one (:mod:`agents.common.configuration.lean_cnn`);
+  ``features_extractor_class=LeanCNN`` the lean one (:mod:`agents.common.networks.lean_cnn`);
 - flat vectors: an MLP;
 - dicts: each part encoded (images by the CNN, MultiDiscrete/Discrete one-hot, boxes
   flattened), concatenated, then an MLP: the two-input design of our UAV user's agent.
@@ -21,9 +21,9 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from agents.common.configuration.lean_cnn import LEAN_FEATURES, LeanCNN
-from agents.common.configuration.policies import CNN_FEATURES, DEFAULT_NET_ARCH, check_net_arch, check_policy, is_image
 from agents.common.errors import UsageError
+from agents.common.networks.lean_cnn import LEAN_FEATURES, LeanCNN
+from agents.common.networks.policies import CNN_FEATURES, DEFAULT_NET_ARCH, check_net_arch, check_policy, is_image
 
 #: The policy_kwargs the custom networks take.
 POLICY_KWARGS = ("net_arch", "layer_norm", "features_extractor_class", "features_extractor_kwargs")
@@ -95,7 +95,7 @@ def image_extractor(policy_kwargs: dict[str, Any], layer_norm: bool) -> dict[str
 
 
 class ScaledLeanCNN(LeanCNN):
-    """:class:`agents.common.configuration.lean_cnn.LeanCNN` on uint8 frames, scaled here as our Nature CNN does."""
+    """:class:`agents.common.networks.lean_cnn.LeanCNN` on uint8 frames, scaled here as our Nature CNN does."""
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return super().forward(observations.float() / 255.0)

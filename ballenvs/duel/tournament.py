@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ballenvs.duel.core import LEFT, RIGHT
+from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import make_player
-from ballenvs.duel.rules import DEFAULT_GAME_STEPS, DRAW, DUEL_OPTIONS, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
+from ballenvs.duel.two_player_game import DEFAULT_GAME_STEPS, DRAW, DUEL_OPTIONS, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
 
 
 def match_results(
@@ -25,7 +25,7 @@ def match_results(
     **duel_options: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Play ``games`` games of ``left`` against ``right``, all at once: each game's outcome code
-    (see :data:`ballenvs.duel.rules.WINNER_NAMES`; PLAYING for one stopped by the time limit) and
+    (see :data:`ballenvs.duel.two_player_game.WINNER_NAMES`; PLAYING for one stopped by the time limit) and
     its length in steps. ``duel_options``: those of :class:`TwoPlayerDuel` (state observations
     unless said). ``on_step(finished)``: after every step, with the games over so far (progress)."""
     duel = TwoPlayerDuel(games, **{"obs_type": "state", **duel_options})

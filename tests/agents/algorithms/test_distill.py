@@ -1,4 +1,4 @@
-"""The distillation learner (agents.custom.distill): the teacher's labels from the state of every
+"""The distillation learner (agents.algorithms.distill): the teacher's labels from the state of every
 frame, the decaying mix of teacher and student, the loss falling on frames it never trained on, the
 student playing where every model plays, and every refusal before any folder."""
 
@@ -9,19 +9,19 @@ import pytest
 import torch
 
 from agents import train
+from agents.algorithms import distill
+from agents.algorithms.networks import network_spec
+from agents.algorithms.progress import Progress
 from agents.common.artifacts.runs import read_config
-from agents.common.configuration.algorithms import ALGORITHMS
 from agents.common.configuration.hyperparameters import DistillConfig, TeacherGame
+from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
-from agents.custom import distill
-from agents.custom.core import Progress
-from agents.custom.networks import network_spec
 from agents.twoplayer.league import make_entrant_player, model_entrant
-from ballenvs.duel.core import LEFT, RIGHT
 from ballenvs.duel.observe import state_of_view
+from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import make_player
-from ballenvs.duel.rules import TwoPlayerDuel
-from tests.agents.custom.teaching import LEAN, QUICK, SUMO, stacked_env
+from ballenvs.duel.two_player_game import TwoPlayerDuel
+from tests.agents.algorithms.teaching import LEAN, QUICK, SUMO, stacked_env
 from tests.helpers import refused
 
 #: BallSumo-v0's rules as registered (the teacher plays under them).

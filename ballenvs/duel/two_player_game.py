@@ -15,7 +15,6 @@ from gymnasium import spaces
 from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_float, check_int
 from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
-from ballenvs.duel.core import LEFT, DuelCore, DuelPhysics, DuelState
 from ballenvs.duel.drawing import draw_duel
 from ballenvs.duel.observe import (
     MIN_OBS_SIZE,
@@ -26,6 +25,7 @@ from ballenvs.duel.observe import (
     make_observer,
     side_view,
 )
+from ballenvs.duel.physics import LEFT, DuelCore, DuelPhysics, DuelState
 from ballenvs.game import Player, RenderSpec, Seat
 from ballenvs.pixels import FloatPixels, check_pixel_dtype
 from ballenvs.state import copied, fitting, parts
@@ -72,7 +72,7 @@ class TwoPlayerDuel:
     ``w * (phi' - phi)`` to the left side (and its negative to the right), phi being how much
     further from the centre the right ball is than the left, in ring radii.
 
-    ``floor_slope`` domes the floor (see :class:`ballenvs.duel.core.DuelPhysics`). With
+    ``floor_slope`` domes the floor (see :class:`ballenvs.duel.physics.DuelPhysics`). With
     ``time_limit_rule="nearer_centre"`` a game still running at step ``game_steps`` ends there
     (terminated) and the ball nearer the centre wins it (exactly level: a draw); the game then
     has a clock, which both observations show (the time left, 1 at the start, 0 at the end).

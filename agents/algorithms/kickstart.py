@@ -4,34 +4,36 @@ softmax to the teacher's labels on the frames it plays, the weight falling linea
 ``kickstart_weight`` to 0 over ``kickstart_fraction`` of the run. After that the agent learns from
 pixels and reward alone, and can go past its teacher.
 
-The network may start as a distilled student (``start_from``: :mod:`agents.custom.distill`'s
+The network may start as a distilled student (``start_from``: :mod:`agents.algorithms.distill`'s
 run or model), so that DQN begins from a policy that already plays: the student's outputs are
 logits of the teacher's policy, softmax(values / temperature), so its last layer is scaled by its
 temperature to give Q-values on the teacher's scale whose softmax(Q / temperature) is that policy.
 The teacher labels only while its term counts: the frames the agent plays, from ``info["state"]`` (the env's ``state_info``),
-go to a bounded buffer of labels (:class:`agents.custom.distill.LabelBuffer`), sampled beside each
-replay minibatch. Everything else is :mod:`agents.custom.dqn`'s, unchanged.
+go to a bounded buffer of labels (:class:`agents.algorithms.distill.LabelBuffer`), sampled beside each
+replay minibatch. Everything else is :mod:`agents.algorithms.dqn`'s, unchanged.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
+from agents.algorithms import dqn
+from agents.algorithms.buffer import Batch
+from agents.algorithms.contract import AlgorithmModule, settings_of
+from agents.algorithms.distill import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
+from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
+from agents.algorithms.hooks import Hooks
+from agents.algorithms.progress import Progress, linear_epsilon
 from agents.common.artifacts.models import find_model
 from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
-from agents.common.configuration.augment import check_augmentation
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import KickstartConfig
 from agents.common.environments.steps import Step
 from agents.common.errors import UsageError
-from agents.custom import core, dqn
-from agents.custom.buffer import Batch
-from agents.custom.core import Hooks, Progress
-from agents.custom.distill import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
-from agents.custom.dqn import STAGGER_ENVS, replay_buffer
+from agents.common.networks.augment import check_augmentation
 
 __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
 
@@ -42,7 +44,7 @@ LABELS_KEPT = 100_000
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[KickstartConfig, dict[str, Any]]:
     """DQN's config and network, the teacher checked, and the network to start from fitting this one."""
     check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
-    config, spec = core.settings(KickstartConfig, section, observation_space, action_space)
+    config, spec = settings_of(KickstartConfig, section, observation_space, action_space)
     check_teaching(config, section, action_space)
     if config.start_from:
         state = start_weights(config.start_from)
@@ -53,7 +55,7 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
 
 def start_weights(path: str) -> dict[str, Any]:
     """The checkpoint of the model a run starts from (one of ours: a distilled student, a DQN)."""
-    from agents.custom.checkpoint import load_checkpoint  # the checkpoint module reads the registry, which names this one
+    from agents.algorithms.checkpoint import load_checkpoint  # the checkpoint module reads the registry, which names this one
 
     try:
         model, _ = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
@@ -108,7 +110,7 @@ Agent = KickstartAgent
 
 
 def kickstart_weight(config: KickstartConfig, progress: Progress) -> float:
-    return core.linear_epsilon(
+    return linear_epsilon(
         progress.num_timesteps, progress.exploration_horizon, config.kickstart_weight, 0.0, config.kickstart_fraction
     )
 
@@ -148,8 +150,14 @@ class LabelledSteps:
 def learn(
     agent: KickstartAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any, log_every_episodes: int = 4
 ) -> None:
-    """DQN's loop (:func:`agents.custom.dqn.learn`) on envs whose frames the teacher labels."""
+    """DQN's loop (:func:`agents.algorithms.dqn.learn`) on envs whose frames the teacher labels."""
     if agent.labels is None:
         seed = int(agent.rng.integers(2**31))
         agent.labels = LabelBuffer(min(agent.config.buffer_size, LABELS_KEPT), env.observation_space, agent.device, seed)
     dqn.learn(agent, LabelledSteps(env, agent, progress), progress, timesteps, hooks, buffer, log_every_episodes)
+
+
+if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
+    from agents.algorithms import kickstart as _this_module
+
+    _: AlgorithmModule = _this_module

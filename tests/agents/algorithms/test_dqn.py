@@ -8,19 +8,19 @@ import torch
 from gymnasium import spaces
 
 from agents import custom_train
+from agents.algorithms.buffer import ReplayBuffer
+from agents.algorithms.checkpoint import QNetworkPolicy, load_checkpoint, load_policy, restore_agent, save_checkpoint
+from agents.algorithms.dqn import DQNAgent, gradient_steps_per_train, td_targets
+from agents.algorithms.networks import network_spec
+from agents.algorithms.progress import Progress, linear_epsilon
 from agents.common.artifacts.runs import read_config
-from agents.common.configuration.algorithms import ALGORITHMS
 from agents.common.configuration.config import ConfigError, build_section
-from agents.common.configuration.hyperparameters import CustomDQNConfig
+from agents.common.configuration.hyperparameters import OurDQNConfig
+from agents.common.configuration.registry import ALGORITHMS
 from agents.common.environments.steps import real_next_observations
 from agents.common.errors import UsageError
 from agents.common.session.cli import run_cli
 from agents.common.session.evaluation import evaluate
-from agents.custom.buffer import ReplayBuffer
-from agents.custom.checkpoint import CustomPolicy, load_checkpoint, load_policy, restore_agent, save_checkpoint
-from agents.custom.core import Progress, linear_epsilon
-from agents.custom.dqn import DQNAgent, gradient_steps_per_train, td_targets
-from agents.custom.networks import network_spec
 from ballenvs.uav.reference import episode_returns
 from tests import n_step_case
 from tests.helpers import FAST
@@ -124,7 +124,7 @@ def test_sampling_an_empty_buffer_is_an_error():
 
 def small_agent(**config):
     spec = network_spec(spaces.Box(-1, 1, (3,), np.float32), 4, "MlpPolicy", {"net_arch": [8]})
-    return DQNAgent(spec, CustomDQNConfig(**config), "cpu", seed=0)
+    return DQNAgent(spec, OurDQNConfig(**config), "cpu", seed=0)
 
 
 def test_hard_target_update_copies_and_polyak_moves_part_way():
@@ -156,7 +156,7 @@ def test_linear_learning_rate_falls_to_zero_over_the_schedule():
     assert agent.optimizer.param_groups[0]["lr"] == pytest.approx(2.5e-4)
     assert small_agent(learning_rate=1e-3).set_learning_rate(0.25) == 1e-3  # a number stays constant
     with pytest.raises(ValueError, match="'lin_fast' is not a number or lin_<number>"):
-        CustomDQNConfig(learning_rate="lin_fast")
+        OurDQNConfig(learning_rate="lin_fast")
 
 
 def test_update_lowers_the_loss_on_a_fixed_batch():
@@ -196,7 +196,7 @@ def test_checkpoint_round_trip_restores_everything(tmp_path):
     probe = torch.randn(5, 3)
     assert torch.equal(agent.q(probe), restored.q(probe)) and torch.equal(agent.target(probe), restored.target(probe))
     assert restored.optimizer.state_dict()["state"][0]["step"] == agent.optimizer.state_dict()["state"][0]["step"]
-    policy = CustomPolicy(restored.q, 0.0, "cpu")
+    policy = QNetworkPolicy(restored.q, 0.0, "cpu")
     actions, _ = policy.predict(probe.numpy(), deterministic=True)
     assert actions.tolist() == agent.q(probe).argmax(1).tolist()
 
@@ -296,7 +296,7 @@ def test_learns_a_small_uav_grid_better_than_random(tmp_path):
 @pytest.mark.parametrize("capacity", [100, 7], ids=["room", "wrapped"])
 def test_the_device_resident_buffer_samples_as_the_host_one(capacity, tmp_path):
     """The GPU path's buffer, run on the CPU: the same n-step transitions as the host buffer's."""
-    from agents.custom.buffer import DeviceReplayBuffer
+    from agents.algorithms.buffer import DeviceReplayBuffer
 
     n_steps, gamma = 3, 0.5
     buffer = DeviceReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), "cpu", seed=0, n_steps=n_steps, gamma=gamma)
@@ -335,5 +335,5 @@ def test_n_step_sums_are_one_computation_for_host_arrays_and_device_tensors():
 
 def test_gradient_steps_of_minus_one_mean_one_update_per_env_step_collected():
     # stable-baselines3's meaning, which the loop and the floor benchmark both read from here.
-    assert gradient_steps_per_train(CustomDQNConfig(train_freq=4, gradient_steps=-1), n_envs=8) == 32
-    assert gradient_steps_per_train(CustomDQNConfig(train_freq=4, gradient_steps=2), n_envs=8) == 2
+    assert gradient_steps_per_train(OurDQNConfig(train_freq=4, gradient_steps=-1), n_envs=8) == 32
+    assert gradient_steps_per_train(OurDQNConfig(train_freq=4, gradient_steps=2), n_envs=8) == 2

@@ -1,7 +1,8 @@
 """Our own DQN, in one file: target network, Double-DQN targets, Huber loss, Adam, gradient
 clipping, a linear epsilon schedule, and a training loop that batches everything it can. Its
-replay buffer is :mod:`agents.custom.buffer`, its network :mod:`agents.custom.networks`, and what
-it shares with PQN (the learner's optimiser and exploration, counters, envs) :mod:`agents.custom.core`.
+replay buffer is :mod:`agents.algorithms.buffer`, its network :mod:`agents.algorithms.networks`, its
+optimiser and exploration :mod:`agents.algorithms.qlearner` (shared with PQN), its counters
+:mod:`agents.algorithms.progress` and its hooks :mod:`agents.algorithms.hooks`.
 
 Hyperparameters mean exactly what they mean to stable-baselines3's DQN (the counts are env
 steps summed over all envs; ``train_freq`` counts vector-env steps), so a comparison with
@@ -14,19 +15,21 @@ forward/backward, and never calls ``.item()``, prints, renders or saves per step
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.common.configuration.augment import check_augmentation, draw_shifts, shift_images
+from agents.algorithms.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
+from agents.algorithms.contract import AlgorithmModule, settings_of
+from agents.algorithms.hooks import EpisodeLog, Hooks
+from agents.algorithms.networks import QNetwork
+from agents.algorithms.progress import Progress
+from agents.algorithms.qlearner import QLearner
 from agents.common.configuration.config import Section
-from agents.common.configuration.hyperparameters import CustomDQNConfig
-from agents.custom import core
-from agents.custom.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
-from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner
-from agents.custom.networks import QNetwork
+from agents.common.configuration.hyperparameters import OurDQNConfig
+from agents.common.networks.augment import check_augmentation, draw_shifts, shift_images
 
 #: Envs that all start together stay as they are: the replay buffer mixes their phases.
 STAGGER_ENVS = False
@@ -61,7 +64,7 @@ class DQNAgent(QLearner):
     def __init__(
         self,
         spec: dict[str, Any],
-        config: CustomDQNConfig,
+        config: OurDQNConfig,
         device: str,
         seed: int = 0,
         amp: bool = False,
@@ -125,7 +128,7 @@ Agent = DQNAgent
 
 
 def replay_buffer(
-    config: CustomDQNConfig, observation_space: Any, device: str | torch.device, seed: int | None
+    config: OurDQNConfig, observation_space: Any, device: str | torch.device, seed: int | None
 ) -> ReplayBuffer | DeviceReplayBuffer:
     """The replay buffer a config asks for (its size, and n-step returns): on a GPU, resident in
     its memory (:class:`DeviceReplayBuffer`); else in host arrays."""
@@ -133,7 +136,7 @@ def replay_buffer(
     return kind(config.buffer_size, observation_space, device, seed=seed, n_steps=config.n_steps, gamma=config.gamma)
 
 
-def gradient_steps_per_train(config: CustomDQNConfig, n_envs: int) -> int:
+def gradient_steps_per_train(config: OurDQNConfig, n_envs: int) -> int:
     """Updates every ``train_freq`` vector steps: ``gradient_steps``, or with -1 as many as the env
     steps collected meanwhile (stable-baselines3's meaning)."""
     return config.gradient_steps if config.gradient_steps > 0 else config.train_freq * n_envs
@@ -181,7 +184,13 @@ def learn(
             break
 
 
-def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[CustomDQNConfig, dict[str, Any]]:
+def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[OurDQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec from a (checked) config section and the spaces it will see."""
     check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
-    return core.settings(CustomDQNConfig, section, observation_space, action_space)
+    return settings_of(OurDQNConfig, section, observation_space, action_space)
+
+
+if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
+    from agents.algorithms import dqn as _this_module
+
+    _: AlgorithmModule = _this_module

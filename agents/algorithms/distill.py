@@ -26,20 +26,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from agents.algorithms.contract import AlgorithmModule, settings_of
+from agents.algorithms.hooks import EpisodeLog, Hooks
+from agents.algorithms.progress import Progress, linear_epsilon
+from agents.algorithms.qlearner import QLearner
 from agents.common.artifacts.models import find_model, load_policy
 from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
-from agents.common.configuration.augment import check_augmentation, draw_shifts, shift_images
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import DistillConfig, TeacherGame, Teaching
 from agents.common.errors import UsageError
-from agents.custom import core
-from agents.custom.core import EpisodeLog, Hooks, Progress, QLearner
+from agents.common.networks.augment import check_augmentation, draw_shifts, shift_images
 from ballenvs.directions import N_ACTIONS
 from ballenvs.reference import Arena, reference_for
 from ballenvs.state import generator_state, set_generator_state
@@ -176,7 +178,7 @@ def make_teacher(config: Teaching, device: str, seed: int) -> PlayerTeacher | Mo
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DistillConfig, dict[str, Any]]:
     """The student's config and network from a checked section, its teacher checked too."""
     check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
-    config, spec = core.settings(DistillConfig, section, observation_space, action_space)
+    config, spec = settings_of(DistillConfig, section, observation_space, action_space)
     check_teaching(config, section, action_space)
     return config, spec
 
@@ -282,7 +284,7 @@ def replay_buffer(config: DistillConfig, observation_space: Any, device: Any, se
 def teacher_share(config: DistillConfig, progress: Progress) -> float:
     """The chance that a step plays the teacher's action: ``teacher_share`` falling linearly to 0
     over ``teacher_share_fraction`` of the run."""
-    return core.linear_epsilon(
+    return linear_epsilon(
         progress.num_timesteps, progress.exploration_horizon, config.teacher_share, 0.0, config.teacher_share_fraction
     )
 
@@ -336,3 +338,9 @@ def state_of(info: Mapping[str, Any] | None) -> np.ndarray:
     if not info or STATE_KEY not in info:
         raise UsageError(f"a teacher reads info[{STATE_KEY!r}]: the env must be a native vector env with {STATE_OPTION}=true")
     return info[STATE_KEY]
+
+
+if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
+    from agents.algorithms import distill as _this_module
+
+    _: AlgorithmModule = _this_module

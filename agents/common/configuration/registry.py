@@ -11,7 +11,7 @@ aliases ``agents.sb3_train`` and ``agents.custom_train``) trains it too.
 
 Adding an algorithm is its hyperparameters' dataclass, its module, one entry in
 :data:`ALGORITHMS` and a config file; for our own agents the module is an
-:class:`agents.custom.core.CustomAlgorithm`, which :class:`agents.learners.custom.CustomLearner`
+:class:`agents.algorithms.contract.AlgorithmModule`, which :class:`agents.learners.modules.ModuleLearner`
 trains; an algorithm of another family brings its own Learner (CONTRIBUTING, "Add an algorithm").
 """
 
@@ -26,9 +26,9 @@ from typing import Any, Protocol
 from agents.common.configuration.config import Key, Section, build_section
 from agents.common.configuration.hyperparameters import (
     RENAMED,
-    CustomDQNConfig,
     DistillConfig,
     KickstartConfig,
+    OurDQNConfig,
     PQNConfig,
     RLlibPPOConfig,
     SB3DQNConfig,
@@ -55,7 +55,7 @@ TRAIN = "agents.train"  # the one command that trains every algorithm
 SB3_TRAINER = "agents.sb3_train"
 CUSTOM_TRAINER = "agents.custom_train"
 #: The Learner of our own algorithms: an entry that names it is one of ours (a family is its Learner).
-CUSTOM_LEARNER = "agents.learners.custom:CustomLearner"
+MODULE_LEARNER = "agents.learners.modules:ModuleLearner"
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,9 @@ class Algorithm:
     label: str  # in reports and plots
     trainer: str  # the alias that trains it too: python -m <trainer> --algo <name>
     config: str  # its hyperparameter file: one shipped in agents/zoo_configs, or a path
-    hyperparameters: type  # the dataclass declaring its keys (agents.common.configuration.hyperparameters)
+    # The dataclass declaring its keys: the shipped ones' in agents.common.configuration.hyperparameters
+    # (read without importing torch), or "module:Class", imported when used (one in its own module).
+    hyperparameters: type | str
     module: str  # the module that implements it
     suffix: str  # of its model files
     # Loaders are named "module:function", (model_path, run_config, device) -> Policy: imported when
@@ -74,23 +76,31 @@ class Algorithm:
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
     # Its Learner, "module:Class" (agents.common.session.training.Learner), called with the algorithm and
     # the command's --amp and --compile; ours by default.
-    learner: str = CUSTOM_LEARNER
+    learner: str = MODULE_LEARNER
     # The trainer's flags its Learner takes (agents.learners.trainer.LEARNER_FLAGS): --amp and
     # --compile for ours, --address (a Ray cluster's) for RLlib's; the trainer refuses the others.
     learner_flags: tuple[str, ...] = ("amp", "compile")
 
     @property
+    def config_class(self) -> type:
+        """The dataclass of its hyperparameters."""
+        if isinstance(self.hyperparameters, str):
+            module, name = self.hyperparameters.split(":")
+            return getattr(importlib.import_module(module), name)
+        return self.hyperparameters
+
+    @property
     def keys(self) -> Mapping[str, Key]:
         """The section keys it reads besides the zoo's run keys, with their types and ranges."""
-        return keys_of(self.hyperparameters)
+        return keys_of(self.config_class)
 
     @property
     def resumable_keys(self) -> tuple[str, ...]:
-        return resumable_keys(self.hyperparameters)
+        return resumable_keys(self.config_class)
 
     @property
     def renamed_keys(self) -> Mapping[str, str]:
-        return RENAMED.get(self.hyperparameters, {})
+        return RENAMED.get(self.config_class, {})
 
     @property
     def trainer_flags(self) -> tuple[str, ...]:
@@ -143,26 +153,32 @@ register(
         learner_flags=(),
     )
 )
-#: Our own agents: CustomLearner trains any module that offers what agents.custom.core lists.
-_CUSTOM: dict[str, Any] = {
+#: Our own agents: ModuleLearner trains any module that keeps agents.algorithms.contract.AlgorithmModule.
+_OURS: dict[str, Any] = {
     "trainer": CUSTOM_TRAINER,
     "suffix": ".pt",
-    "loader": "agents.custom.checkpoint:load_policy",
-    "snapshot_loader": "agents.custom.checkpoint:load_snapshot",
+    "loader": "agents.algorithms.checkpoint:load_policy",
+    "snapshot_loader": "agents.algorithms.checkpoint:load_snapshot",
 }
 register(
     Algorithm(
         "custom",
         "custom DQN",
         config="dqn.yml",
-        hyperparameters=CustomDQNConfig,
-        module="agents.custom.dqn",
-        **_CUSTOM,
+        hyperparameters=OurDQNConfig,
+        module="agents.algorithms.dqn",
+        **_OURS,
     )
 )
 register(
     Algorithm(
-        "pqn", "PQN", config="pqn.yml", hyperparameters=PQNConfig, module="agents.custom.pqn", replay_buffer=False, **_CUSTOM
+        "pqn",
+        "PQN",
+        config="pqn.yml",
+        hyperparameters=PQNConfig,
+        module="agents.algorithms.pqn",
+        replay_buffer=False,
+        **_OURS,
     )
 )
 
@@ -172,8 +188,8 @@ register(
         "distilled student",
         config="distill.yml",
         hyperparameters=DistillConfig,
-        module="agents.custom.distill",
-        **_CUSTOM,
+        module="agents.algorithms.distill",
+        **_OURS,
     )
 )
 register(
@@ -182,8 +198,8 @@ register(
         "kickstarted DQN",
         config="kickstart.yml",
         hyperparameters=KickstartConfig,
-        module="agents.custom.kickstart",
-        **_CUSTOM,
+        module="agents.algorithms.kickstart",
+        **_OURS,
     )
 )
 

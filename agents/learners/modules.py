@@ -1,69 +1,82 @@
 """Our own agents as ``python -m agents.train`` drives them: any algorithm module that is an
-:class:`agents.custom.core.CustomAlgorithm` (DQN, PQN, one registered in
-:mod:`agents.common.configuration.algorithms`) behind one :class:`agents.common.session.training.Learner`."""
+:class:`agents.algorithms.contract.AlgorithmModule` (DQN, PQN, one registered in
+:mod:`agents.common.configuration.registry`) behind one :class:`agents.common.session.training.Learner`."""
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 from stable_baselines3.common.logger import Logger
 
-from agents.common.artifacts.models import SNAPSHOTS
-from agents.common.artifacts.runs import read_config
-from agents.common.configuration.algorithms import Algorithm
-from agents.common.configuration.config import Section
-from agents.common.configuration.hyperparameters import DQNConfig, QConfig
-from agents.common.environments.steps import VecEnvSteps, make_steps
-from agents.common.errors import UsageError
-from agents.common.session.milestones import Milestones
-from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
-from agents.custom import distill, dqn, kickstart, pqn
-from agents.custom.checkpoint import (
-    CustomPolicy,
+from agents.algorithms.checkpoint import (
+    QNetworkPolicy,
     load_checkpoint,
     restore_agent,
     save_checkpoint,
     tensors_as_arrays,
 )
-from agents.custom.core import CustomAlgorithm, Progress, QLearner, RunHooks, custom_algorithm
+from agents.algorithms.contract import AlgorithmModule, algorithm_module
+from agents.algorithms.hooks import RunHooks
+from agents.algorithms.progress import Progress
+from agents.algorithms.qlearner import QLearner
+from agents.common.artifacts.models import SNAPSHOTS
+from agents.common.artifacts.runs import read_config
+from agents.common.configuration.config import Section
+from agents.common.configuration.hyperparameters import DQNConfig, QConfig
+from agents.common.configuration.registry import Algorithm
+from agents.common.environments.steps import VecEnvSteps, make_steps
+from agents.common.errors import UsageError
+from agents.common.session.milestones import Milestones
+from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
 from agents.sb3.dqn import from_q_network, save_model
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
-#: The shipped algorithms of our own: the type checker holds each module to the contract.
-SHIPPED: tuple[CustomAlgorithm, ...] = (dqn, pqn, distill, kickstart)
+
+@dataclass(frozen=True)
+class Checked:
+    """What :meth:`ModuleLearner.check` built and :meth:`ModuleLearner.start` builds on (through
+    :attr:`agents.common.session.setup.RunSetup.checked`): the agent's config, its network spec
+    and the checkpoint a resumed run continues from."""
+
+    config: QConfig
+    spec: dict[str, Any]
+    checkpoint: dict[str, Any] | None
 
 
-class CustomLearner:
+class ModuleLearner:
     """The algorithm's agent, its envs, replay buffer and counters; its loop feeds the milestones
-    through :class:`agents.custom.core.RunHooks`."""
+    through :class:`agents.algorithms.contract.RunHooks`."""
 
     def __init__(self, algo: Algorithm, amp: bool = False, compile: bool = False) -> None:
-        self.algorithm: CustomAlgorithm = custom_algorithm(algo.implementation(), algo.name)
+        self.algorithm: AlgorithmModule = algorithm_module(algo.implementation(), algo.name)
         self.agent_kwargs = {"amp": amp, "compile": compile}
         self.pool: SnapshotPool | None = None
 
-    def check(self, section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str) -> None:
-        self.config: QConfig
-        self.config, self.spec = self.algorithm.settings(section, observation_space, action_space)
-        self.state = load_checkpoint(resume, device) if resume else None
-        if self.state is not None and self.state["spec"] != self.spec:
+    def check(self, section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str) -> Checked:
+        config, spec = self.algorithm.settings(section, observation_space, action_space)
+        checkpoint = load_checkpoint(resume, device) if resume else None
+        if checkpoint is not None and checkpoint["spec"] != spec:
             raise UsageError(
-                f"--resume {str(resume)!r}: its network {self.state['spec']} does not match this env and config ({self.spec})"
+                f"--resume {str(resume)!r}: its network {checkpoint['spec']} does not match this env and config ({spec})"
             )
+        return Checked(config, spec, checkpoint)
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
+        checked: Checked = setup.checked
+        self.config, spec, checkpoint = checked.config, checked.spec, checked.checkpoint
         kwargs: dict[str, Any] = {"seed": setup.seed, **self.agent_kwargs}
         self.agent: QLearner
-        if self.state is not None:
-            self.agent, self.progress = restore_agent(self.state, self.config, setup.device, **kwargs)
+        if checkpoint is not None:
+            self.agent, self.progress = restore_agent(checkpoint, self.config, setup.device, **kwargs)
             self.progress.exploration_horizon = self.progress.num_timesteps + setup.timesteps  # see Progress
             print(f"resumed from {setup.resume} at step {self.progress.num_timesteps}")
         else:
-            self.agent = self.algorithm.Agent(self.spec, self.config, setup.device, **kwargs)
+            self.agent = self.algorithm.Agent(spec, self.config, setup.device, **kwargs)
             self.progress = Progress(exploration_horizon=setup.timesteps)
         opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
         self.env = make_train_env(setup, functools.partial(make_steps, stagger=self.algorithm.STAGGER_ENVS), opponent)
@@ -73,9 +86,9 @@ class CustomLearner:
             self.buffer.load(setup.resume_buffer, self.env.num_envs)
             print(f"replay buffer restored: {len(self.buffer)} transitions")
         if opponent is not None and setup.self_play is not None:  # self-play made the opponent
-            self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.q, opponent, self.spec, setup.seed)
-        if self.state is not None:
-            self.restore_run_state(setup)
+            self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.q, opponent, spec, setup.seed)
+        if checkpoint is not None:
+            self.restore_run_state(setup, checkpoint.get("run_state"))
         self.logger, self.run_dir = logger, run_dir
         return [self.env]
 
@@ -90,11 +103,9 @@ class CustomLearner:
             "torch": torch.get_rng_state(),
         }
 
-    def restore_run_state(self, setup: RunSetup) -> None:
+    def restore_run_state(self, setup: RunSetup, saved: dict[str, Any] | None) -> None:
         """Go on from the checkpoint's run state, and say in one line what keeps the resume from
         being exact (the run then goes on from fresh games where it must)."""
-        assert self.state is not None
-        saved = self.state.get("run_state")
         restorable = not isinstance(self.env, VecEnvSteps)  # games in other processes are not saved
         inexact = [] if self.agent.INEXACT_RESUME is None else [self.agent.INEXACT_RESUME]
         if saved is None:
@@ -139,8 +150,8 @@ class CustomLearner:
         hooks = RunHooks(milestones, self.logger, self.agent)
         self.algorithm.learn(self.agent, self.env, self.progress, timesteps, hooks, self.buffer)
 
-    def policy(self) -> CustomPolicy:
-        return CustomPolicy(self.agent.q, 0.0, str(self.agent.device))
+    def policy(self) -> QNetworkPolicy:
+        return QNetworkPolicy(self.agent.q, 0.0, str(self.agent.device))
 
     def save(self, path: Path) -> None:
         save_checkpoint(path, self.agent, self.progress, self.run_state())

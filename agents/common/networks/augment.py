@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.configuration.policies import is_image
 from agents.common.errors import UsageError
+from agents.common.networks.policies import is_image
 
 
 def check_augmentation(shift: int, observation_space: Any) -> None:

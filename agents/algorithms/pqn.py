@@ -14,26 +14,20 @@ the episode's real last observation, not on the next episode's first one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from agents.algorithms.contract import AlgorithmModule, settings_of
+from agents.algorithms.hooks import EpisodeLog, Hooks
+from agents.algorithms.progress import Progress
+from agents.algorithms.qlearner import QLearner
+from agents.algorithms.tensors import observation_parts, rows_of, to_tensor, torch_dtype
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import PQNConfig
-from agents.custom import core
-from agents.custom.core import (
-    EpisodeLog,
-    Hooks,
-    Progress,
-    QLearner,
-    observation_parts,
-    rows_of,
-    to_tensor,
-    torch_dtype,
-)
 from ballenvs.state import parts
 
 #: A short rollout of envs that all started together would hold one phase of their episodes only.
@@ -42,7 +36,7 @@ STAGGER_ENVS = True
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec: LayerNorm on unless ``policy_kwargs`` says otherwise."""
-    return core.settings(PQNConfig, section, observation_space, action_space, layer_norm=True)
+    return settings_of(PQNConfig, section, observation_space, action_space, layer_norm=True)
 
 
 def replay_buffer(config: PQNConfig, observation_space: Any, device: Any, seed: int | None) -> None:
@@ -246,3 +240,9 @@ def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: 
         loss = agent.update(rollout, returns)
         rollout.filled = 0
         rollout.finals.clear()
+
+
+if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
+    from agents.algorithms import pqn as _this_module
+
+    _: AlgorithmModule = _this_module

@@ -16,8 +16,8 @@ import numpy as np
 
 from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS, heading_to_action
-from ballenvs.duel.core import RIGHT, DuelCore, DuelPhysics, DuelState
 from ballenvs.duel.observe import side_view
+from ballenvs.duel.physics import RIGHT, DuelCore, DuelPhysics, DuelState
 from ballenvs.game import Player, Seat
 from ballenvs.state import copied, fitting_or_none, parts
 
@@ -179,7 +179,7 @@ class Sprinter(Player):
 
 
 def physics_options(physics: DuelPhysics) -> dict[str, float]:
-    """The options of :class:`ballenvs.duel.rules.TwoPlayerDuel` that make ``physics``."""
+    """The options of :class:`ballenvs.duel.two_player_game.TwoPlayerDuel` that make ``physics``."""
     return {"ring_radius": physics.ring_radius, "ball_radius": physics.ball_radius, "floor_slope": physics.floor_slope}
 
 

@@ -1,0 +1,94 @@
+"""The contract of an algorithm module of our own (:class:`AlgorithmModule`): what
+:class:`agents.learners.modules.ModuleLearner` trains (``dqn.py``, ``pqn.py``, ``distill.py``,
+``kickstart.py``, or one registered in :mod:`agents.common.configuration.registry`), and the
+defaults of what a module may leave out (:func:`settings_of` its ``Config``)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, Protocol, runtime_checkable
+
+from agents.algorithms.hooks import Hooks
+from agents.algorithms.networks import network_spec
+from agents.algorithms.progress import Progress
+from agents.algorithms.qlearner import QLearner
+from agents.common.configuration.config import Section, parse_kwargs
+from agents.common.configuration.hyperparameters import QConfig
+from agents.common.errors import UsageError
+
+
+def settings_of(
+    config_class: type[QConfig], section: Section, observation_space: Any, action_space: Any, **policy_defaults: Any
+) -> tuple[Any, dict[str, Any]]:
+    """An agent's config and network spec from a (checked) config section and the spaces it will
+    see; ``policy_defaults``: the algorithm's own ``policy_kwargs`` defaults (PQN's LayerNorm)."""
+    policy_kwargs = {**policy_defaults, **parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))}
+    names = {f.name for f in fields(config_class)} - {"policy_kwargs"}  # the network's, in the spec
+    config = config_class(**{k: v for k, v in section.algo_kwargs.items() if k in names})
+    return config, network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
+
+
+@runtime_checkable
+class AlgorithmModule(Protocol):
+    """What an algorithm module of our own offers :class:`agents.learners.modules.ModuleLearner`
+    (``dqn.py`` and ``pqn.py`` are two: a module passes as this protocol, and the type checker
+    holds them to it). A module may leave out ``STAGGER_ENVS`` (False), ``replay_buffer`` (none)
+    and ``settings`` (:func:`settings_of` its ``Config``): :func:`algorithm_module` fills them in."""
+
+    #: Whether the envs start at staggered steps (a short rollout of envs that all started together
+    #: would hold one phase of their episodes only).
+    STAGGER_ENVS: bool
+
+    @property
+    def Agent(self) -> type[QLearner]:  # a class: the modules name it so
+        """The learner, with its checkpoint ``FORMAT``."""
+        ...
+
+    def settings(self, section: Section, observation_space: Any, action_space: Any) -> tuple[QConfig, dict[str, Any]]:
+        """The agent's config and network spec from a checked section and the spaces it will see."""
+        ...
+
+    def replay_buffer(self, config: Any, observation_space: Any, device: Any, seed: int | None) -> Any:
+        """The replay buffer its config asks for, or None for an algorithm without one."""
+        ...
+
+    def learn(self, agent: Any, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any) -> None:
+        """Train ``agent`` on ``env`` (:func:`agents.common.environments.steps.make_steps`'s) for
+        ``timesteps`` more env steps."""
+        ...
+
+
+class _WithDefaults:
+    """A module that left out members of :class:`AlgorithmModule` that have defaults, completed."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self.STAGGER_ENVS: bool = getattr(module, "STAGGER_ENVS", False)
+        self.Agent: type[QLearner] = module.Agent
+        self.learn = module.learn
+
+    def settings(self, section: Section, observation_space: Any, action_space: Any) -> tuple[QConfig, dict[str, Any]]:
+        own = getattr(self.module, "settings", None)
+        if own is not None:
+            return own(section, observation_space, action_space)
+        return settings_of(self.module.Config, section, observation_space, action_space)
+
+    def replay_buffer(self, config: Any, observation_space: Any, device: Any, seed: int | None) -> Any:
+        own = getattr(self.module, "replay_buffer", None)
+        return None if own is None else own(config, observation_space, device, seed)
+
+
+def algorithm_module(module: Any, name: str) -> AlgorithmModule:
+    """``module`` as the algorithm ``name`` registered it (its left-out members filled in), or one
+    line naming what it lacks."""
+    if isinstance(module, AlgorithmModule):
+        return module
+    missing = [member for member in ("Agent", "learn") if not hasattr(module, member)]
+    if not (hasattr(module, "settings") or hasattr(module, "Config")):
+        missing.append("settings (or Config)")
+    if missing:
+        raise UsageError(
+            f"algorithm {name!r}: its module {module.__name__} lacks {', '.join(missing)} "
+            "(agents.algorithms.contract.AlgorithmModule)"
+        )
+    return _WithDefaults(module)

@@ -1,0 +1,78 @@
+"""CONTRIBUTING's map of the way to the first gradient step is the way a run takes: the files of
+ours on the call stack when ``python -m agents.train`` makes its first update, in order, each
+entered once (issue: at most 8 files for our DQN, at most 6 of ours before stable-baselines3's
+own for SB3's DQN)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import REPO
+
+#: Run in a fresh process: `python -m agents.train` with the update replaced by a look at the stack.
+STACK_AT_FIRST_UPDATE = """
+import json, os, runpy, sys, traceback
+
+def stop_and_show(*args, **kwargs):
+    ours = []
+    for frame in traceback.extract_stack()[:-1]:
+        path = os.path.relpath(frame.filename, {repo!r})
+        if path.startswith(("agents" + os.sep, "ballenvs" + os.sep)):
+            ours.append(path)
+    print("STACK " + json.dumps(ours + UPDATE_DEFINED_IN), flush=True)
+    os._exit(0)
+
+UPDATE_DEFINED_IN = []  # the update's own file, whose frame the stand-in replaces
+if {algo!r} == "custom":
+    from agents.algorithms.qlearner import QLearner
+    UPDATE_DEFINED_IN.append(os.path.relpath(QLearner.gradient_step.__code__.co_filename, {repo!r}))
+    QLearner.gradient_step = stop_and_show
+else:
+    from stable_baselines3 import DQN
+    DQN.train = stop_and_show
+sys.argv = ["agents.train", *{argv!r}]
+runpy.run_module("agents.train", run_name="__main__")
+"""
+
+
+def map_in_contributing(heading: str) -> list[str]:
+    """The files of the text block after ``heading`` in CONTRIBUTING.md, one a line, in order."""
+    text = (REPO / "CONTRIBUTING.md").read_text()
+    block = text.split(heading, 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    return [line.split()[0] for line in block.splitlines() if re.match(r"\s*(agents|ballenvs)/\S+\.py", line)]
+
+
+def stack_at_first_update(algo: str, tmp_path) -> list[str]:
+    argv = ["--algo", algo, "--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "2000", "--log-dir", str(tmp_path)]
+    argv += ["--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
+    argv += ["--hyperparams", "learning_starts=50", "buffer_size=1000"]
+    script = STACK_AT_FIRST_UPDATE.format(repo=str(REPO), algo=algo, argv=argv)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("STACK ")]
+    assert lines, f"no update was reached:\n{done.stdout}\n{done.stderr}"
+    return json.loads(lines[0][len("STACK ") :])
+
+
+def entered_once(stack: list[str]) -> bool:
+    """No file is left for another and entered again further down the stack."""
+    runs = [path for k, path in enumerate(stack) if k == 0 or stack[k - 1] != path]
+    return len(runs) == len(set(runs))
+
+
+#: (algo, the words in CONTRIBUTING.md before its map, the most files the issue allows)
+MAPS = [("custom", "to the first gradient step", 8), ("dqn", "stable-baselines3's DQN, to the first call", 6)]
+
+
+@pytest.mark.parametrize(("algo", "heading", "most"), MAPS)
+def test_the_map_in_contributing_is_the_stack_at_the_first_update(algo, heading, most, tmp_path):
+    documented = map_in_contributing(heading)
+    frames = stack_at_first_update(algo, tmp_path)
+    assert entered_once(frames), frames
+    stack = list(dict.fromkeys(frames))
+    assert stack == documented, f"CONTRIBUTING's map ({heading}) says {documented}; the run went {stack}"
+    assert len(stack) <= most
