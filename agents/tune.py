@@ -34,7 +34,7 @@ from agents.common.configuration.config import Key, load_sections, parse_overrid
 from agents.common.configuration.registry import ALGORITHMS, Algorithm, algorithm
 from agents.common.environments.envs import check_env_id
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, add_device_flags, check_seed, run_cli
+from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, check_seed, run_cli
 from agents.common.studies.storage import check_study_name, load_existing_study, open_storage
 from agents.common.studies.tuning import (
     HEARTBEAT_S,
@@ -94,6 +94,7 @@ def parse(argv: list[str] | None) -> Any:
     parser.add_argument(
         "--params", default=None, metavar="FILE", help="with --seeds: a YAML mapping of hyperparameters to run"
     )
+    add_progress_flag(parser, "each trial's result is still printed")
     args = parser.parse_args(argv)
     _check_args(args)
     return args
@@ -203,6 +204,7 @@ def _plan(
         "space": space,
         "fixed": fixed,
         "config": args.config,
+        "progress": not args.no_progress,
     }
 
 

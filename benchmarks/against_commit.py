@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import machine
+from benchmarks.common import Measurements, machine, progress_flag
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--envs", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=8, help="timed rounds in each process (its best counts)")
     parser.add_argument("--steps", type=int, default=1000, help="vector steps in a round")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     for name in ("pairs", "envs", "rounds", "steps"):
         if getattr(args, name) < 1:
@@ -77,11 +78,17 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         earlier = Path(scratch) / "tree"
         git("worktree", "add", "--detach", str(earlier), args.commit)
+        pairs = []
         try:
-            pairs = [
-                (step_us(ROOT, args.envs, args.rounds, args.steps), step_us(earlier, args.envs, args.rounds, args.steps))
-                for _ in range(args.pairs)
-            ]
+            with Measurements(args.pairs, not args.no_progress) as shown:
+                for _ in range(args.pairs):
+                    pairs.append(
+                        (
+                            step_us(ROOT, args.envs, args.rounds, args.steps),
+                            step_us(earlier, args.envs, args.rounds, args.steps),
+                        )
+                    )
+                    shown.result(f"pair {len(pairs)}: {pairs[-1][0]:.1f} us against {pairs[-1][1]:.1f} us a vector step")
         finally:
             git("worktree", "remove", "--force", str(earlier))
     ours, theirs = ([pair[i] for pair in pairs] for i in (0, 1))

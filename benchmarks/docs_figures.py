@@ -22,7 +22,7 @@ from pathlib import Path
 from agents import compare, league
 from agents.common.artifacts.runs import atomic_path
 from agents.common.session.cli import Parser, run_cli
-from benchmarks.common import check_ranges
+from benchmarks.common import check_ranges, progress_flag
 
 FIGURES = Path(__file__).resolve().parent / "figures"
 PLAYERS = ["still", "random", "chaser", "pusher", "anchor", "sprinter", "champion"]
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
     parser.add_argument("--out", default=str(FIGURES), help="the folder the figures go to (default: benchmarks/figures)")
     parser.add_argument("--timesteps", type=int, default=60_000, help="env steps of each compared run (default: 60000)")
     parser.add_argument("--games", type=int, default=40, help="games of each pair in the league (default: 40)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress of the runs (their results still print)")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges([("--timesteps", args.timesteps, (1_000, 10_000_000)), ("--games", args.games, (2, 10_000))])
     out = Path(args.out)

@@ -23,7 +23,7 @@ import numpy as np
 import ballenvs  # noqa: F401
 from agents.common.environments.envs import make_vec
 from agents.common.session.cli import Parser, run_cli
-from benchmarks.common import check_ranges, machine, one_core, row, write_json
+from benchmarks.common import Measurements, check_ranges, machine, one_core, progress_flag, row, write_json
 
 REFERENCE = "CartPole-v1"
 VECTOR_REFERENCE = "CartPole-v1 vector"
@@ -161,6 +161,7 @@ def main(argv: list[str] | None = None) -> dict:
         help="numbers of envs for the vector benchmarks (none: skip them)",
     )
     parser.add_argument("--vector-steps", type=int, default=100_000, help="env steps per vector env per round")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges(
         [
@@ -170,14 +171,18 @@ def main(argv: list[str] | None = None) -> dict:
             ("--vector-steps", args.vector_steps, (1, 100_000_000)),
         ]
     )
-    with one_core():
+    with one_core(), Measurements(1 + len(args.vector_sizes), not args.no_progress) as shown:
         result = run(args.steps, args.rounds)
-        print(f"env_throughput on {result['machine']}, {args.steps} random steps x {args.rounds} rounds (best)")
-        print(format_table(result))
+        shown.note(f"env_throughput on {result['machine']}, {args.steps} random steps x {args.rounds} rounds (best)")
+        shown.result(format_table(result))
         if args.vector_sizes:
-            result["vector_rows"] = run_vectors(args.vector_sizes, args.vector_steps, args.rounds)
-            print(f"\nvector envs, about {args.vector_steps} env steps per round:")
-            print(format_vector_table(result["vector_rows"]))
+            shown.note(f"\nvector envs, about {args.vector_steps} env steps per round:")
+            result["vector_rows"] = []
+            for k, n in enumerate(args.vector_sizes):
+                rows = run_vectors([n], args.vector_steps, args.rounds)
+                result["vector_rows"] += rows
+                table = format_vector_table(rows).splitlines()
+                shown.result("\n".join(table if k == 0 else table[2:]))  # the header once
     print(f"wrote {write_json('env_throughput', result)}")
     return result
 

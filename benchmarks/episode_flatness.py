@@ -29,7 +29,7 @@ from agents.common.configuration.registry import ALGORITHMS
 from agents.common.environments.envs import make_vec
 from agents.common.environments.steps import VecEnvSteps
 from agents.common.session.cli import Parser, run_cli
-from benchmarks.common import check_ranges, machine, row, write_json
+from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 ENV_ID = "BallDuel-v0"
 WINDOW = 20  # episodes compared at each end
@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--anti-episodes", type=int, default=WINDOW)
     parser.add_argument("--save-freq", type=int, default=5000, help="checkpoint every this many env steps")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges(
         [
@@ -184,9 +185,10 @@ def main(argv: list[str] | None = None) -> dict:
             ("--save-freq", args.save_freq, (1, 10_000_000)),
         ]
     )
-    result = run(args.episodes, args.anti_episodes, args.save_freq)
-    print(f"episode_flatness on {result['machine']}: {ENV_ID}, 1 env")
-    print(format_table(result))
+    with Measurements(1, not args.no_progress) as shown:
+        result = run(args.episodes, args.anti_episodes, args.save_freq)
+        shown.note(f"episode_flatness on {result['machine']}: {ENV_ID}, 1 env")
+        shown.result(format_table(result))
     print(f"wrote {write_json('episode_flatness', result)}")
     return result
 

@@ -48,7 +48,7 @@ from agents.common.networks.lean_cnn import multiply_adds
 from agents.common.readers import read_yaml
 from agents.common.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
 from agents.common.session.setup import probe_spaces
-from benchmarks.common import machine, row, write_json
+from benchmarks.common import Measurements, machine, progress_flag, row, write_json
 
 REPEATS = 7  # timed repetitions of each piece; the median counts
 
@@ -238,6 +238,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--envs", nargs="+", default=["BallDuel-v0", "UAVGrid-v0"])
     parser.add_argument("--config", help="a config file whose sections of --envs are added, trained by our DQN")
     add_device_flags(parser)
+    progress_flag(parser)
     args = parser.parse_args(argv)
     for env_id in args.envs:
         check_env_id(env_id)
@@ -245,30 +246,33 @@ def main(argv: list[str] | None = None) -> dict:
     if not isinstance(extra, dict):
         parser.error(f"--config {args.config!r} must map env ids to sections")
     device = resolve_device(args.device, args.threads)
-    print(f"floor on {machine()} ({describe_device(device)})")
-    print(row("section", "multiply-adds a sample", "samples per env step", "act (ms)", "update (ms)", "floor env steps/s"))
-    print("|---|---:|---:|---:|---:|---:|")
     rows = []
-    for env_id in args.envs:
-        sections: list[tuple[str, str, str | None]] = [("dqn", "dqn", None), ("dqn, double-q", "custom", None)]
-        sections.append(("pqn", "pqn", None))
-        if env_id in extra:
-            sections.append((f"{Path(args.config).name}, double-q", "custom", args.config))
-        for name, algo, config in sections:
-            section = section_of(env_id, algo, config=config)
-            floor = pqn_floor(section, device) if algo == "pqn" else dqn_floor(section, device, double_q=algo == "custom")
-            rows.append({"env": env_id, "algo": name, **floor.__dict__})
-            assert floor.act_s is not None and floor.update_s is not None  # timed in pieces
-            print(
-                row(
-                    f"{env_id} {name}",
-                    f"{floor.multiply_adds:,}",
-                    f"{floor.samples_per_step:g}",
-                    f"{floor.act_s * 1e3:.2f}",
-                    f"{floor.update_s * 1e3:.2f}",
-                    f"{floor.steps_per_s:,.0f}",
+    with Measurements(3 * len(args.envs) + sum(env_id in extra for env_id in args.envs), not args.no_progress) as shown:
+        shown.note(f"floor on {machine()} ({describe_device(device)})")
+        shown.note(
+            row("section", "multiply-adds a sample", "samples per env step", "act (ms)", "update (ms)", "floor env steps/s")
+        )
+        shown.note("|---|---:|---:|---:|---:|---:|")
+        for env_id in args.envs:
+            sections: list[tuple[str, str, str | None]] = [("dqn", "dqn", None), ("dqn, double-q", "custom", None)]
+            sections.append(("pqn", "pqn", None))
+            if env_id in extra:
+                sections.append((f"{Path(args.config).name}, double-q", "custom", args.config))
+            for name, algo, config in sections:
+                section = section_of(env_id, algo, config=config)
+                floor = pqn_floor(section, device) if algo == "pqn" else dqn_floor(section, device, double_q=algo == "custom")
+                rows.append({"env": env_id, "algo": name, **floor.__dict__})
+                assert floor.act_s is not None and floor.update_s is not None  # timed in pieces
+                shown.result(
+                    row(
+                        f"{env_id} {name}",
+                        f"{floor.multiply_adds:,}",
+                        f"{floor.samples_per_step:g}",
+                        f"{floor.act_s * 1e3:.2f}",
+                        f"{floor.update_s * 1e3:.2f}",
+                        f"{floor.steps_per_s:,.0f}",
+                    )
                 )
-            )
     result = {"benchmark": "floor", "machine": machine(), "device": describe_device(device), "rows": rows}
     write_json("floor", result)
     return result

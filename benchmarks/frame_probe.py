@@ -37,7 +37,7 @@ from ballenvs.duel.observe import MIN_OBS_SIZE, OTHER_BALL, OWN_BALL, StateObser
 from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import make_player
 from ballenvs.duel.two_player_game import TwoPlayerDuel
-from benchmarks.common import check_ranges, machine, row, write_json
+from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 #: The state vector's features, in :class:`ballenvs.duel.observe.StateObserver`'s order (with the clock).
 FEATURES = ("own x", "own y", "own vx", "own vy", "other x", "other y", "other vx", "other vy")
@@ -226,6 +226,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--subpixel", action="store_true", help="frames with area-weighted ball edges (obs option subpixel)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges(  # the recordings and stacks grow with sizes, stacks and games: bounded to fit in memory
         [
@@ -240,26 +241,28 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads)
     options = {"subpixel": True} if args.subpixel else {}
     results = []
-    print(row("frames", "stack", *FEATURES, "lost", "seconds"))
-    print(row(*["---"] * (len(FEATURES) + 4)))
-    for size in args.sizes:
-        recording = record_games(size, args.games, args.seed, **options)
-        for depth in args.stacks:
-            start = time.perf_counter()
-            scores = probe(recording, depth, args.epochs, args.seed)
-            seconds = time.perf_counter() - start
-            results.append({"size": size, "stack": depth, "r2": scores, "lost": lost_features(scores), "seconds": seconds})
-            lost = ", ".join(lost_features(scores)) or "none"
-            print(row(f"{size}x{size}", depth, *(f"{scores[f]:.2f}" for f in FEATURES), lost, f"{seconds:.0f}"), flush=True)
-    print()
-    print(row("frames", "stack", "own vx by centroid shift", "own vy by centroid shift"))
-    print(row(*["---"] * 4))
-    for size in args.sizes:
-        recording = record_games(size, args.games, args.seed, **options)
-        for depth in (d for d in args.stacks if d > 1):
-            readout = centroid_velocity(recording, depth)
-            results.append({"size": size, "stack": depth, "centroid_r2": readout})
-            print(row(f"{size}x{size}", depth, f"{readout['own vx']:.2f}", f"{readout['own vy']:.2f}"), flush=True)
+    velocity_stacks = [depth for depth in args.stacks if depth > 1]
+    with Measurements(len(args.sizes) * (len(args.stacks) + len(velocity_stacks)), not args.no_progress) as shown:
+        shown.note(row("frames", "stack", *FEATURES, "lost", "seconds"))
+        shown.note(row(*["---"] * (len(FEATURES) + 4)))
+        for size in args.sizes:
+            recording = record_games(size, args.games, args.seed, **options)
+            for depth in args.stacks:
+                start = time.perf_counter()
+                scores = probe(recording, depth, args.epochs, args.seed)
+                seconds = time.perf_counter() - start
+                results.append({"size": size, "stack": depth, "r2": scores, "lost": lost_features(scores), "seconds": seconds})
+                lost = ", ".join(lost_features(scores)) or "none"
+                shown.result(row(f"{size}x{size}", depth, *(f"{scores[f]:.2f}" for f in FEATURES), lost, f"{seconds:.0f}"))
+        shown.note("")
+        shown.note(row("frames", "stack", "own vx by centroid shift", "own vy by centroid shift"))
+        shown.note(row(*["---"] * 4))
+        for size in args.sizes:
+            recording = record_games(size, args.games, args.seed, **options)
+            for depth in velocity_stacks:
+                readout = centroid_velocity(recording, depth)
+                results.append({"size": size, "stack": depth, "centroid_r2": readout})
+                shown.result(row(f"{size}x{size}", depth, f"{readout['own vx']:.2f}", f"{readout['own vy']:.2f}"))
     payload = {"machine": machine(), "subpixel": args.subpixel, "games_per_pair": args.games, "results": results}
     write_json("frame_probe_subpixel" if args.subpixel else "frame_probe", payload)
     return payload

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.session.cli import add_device_flags, describe_device, resolve_device
-from benchmarks.common import RESULTS_DIR, machine, row, write_json
+from benchmarks.common import RESULTS_DIR, Measurements, machine, progress_flag, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of
 from benchmarks.train_throughput import custom_rate, pqn_rate, sb3_rate
 
@@ -70,8 +70,9 @@ def throughput(device: str, steps: int, learning_starts: int) -> list[dict[str, 
     return rows
 
 
-def time_to_skill(device: str, timesteps: int, eval_freq: int, episodes: int) -> list[dict[str, Any]]:
-    """One run per trainer on BallDuel-v0 against chaser: wall-clock to the first evaluation at a 90% win rate."""
+def time_to_skill(device: str, timesteps: int, eval_freq: int, episodes: int, progress: bool = True) -> list[dict[str, Any]]:
+    """One run per trainer on BallDuel-v0 against chaser: wall-clock to the first evaluation at a 90%
+    win rate (each run showing its progress, unless ``progress`` is False)."""
     import csv
 
     rows = []
@@ -87,7 +88,8 @@ def time_to_skill(device: str, timesteps: int, eval_freq: int, episodes: int) ->
                 "--eval-episodes",
                 str(episodes),
             ]
-            argv += ["--save-freq", "0", "--no-progress", "--device", device, "--log-dir", folder, "--seed", "0", *extra]
+            argv += ["--save-freq", "0", "--device", device, "--log-dir", folder, "--seed", "0", *extra]
+            argv += [] if progress else ["--no-progress"]
             start = time.perf_counter()
             run_dir = importlib.import_module(module).main(argv)
             total = time.perf_counter() - start
@@ -131,20 +133,24 @@ def main(argv: list[str] | None = None) -> dict:
     add_device_flags(parser)
     parser.add_argument("--quick", action="store_true", help="a smoke pass with tiny sizes; RESULTS.md is not touched")
     parser.add_argument("--results", default=str(RESULTS_DIR / "RESULTS.md"), help="the results file to update")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     device = resolve_device(args.device, args.threads)
     print(f"device: {describe_device(device)}", flush=True)
     steps, learning_starts = (200, 64) if args.quick else (4000, 1000)
     timesteps, eval_freq, episodes = (400, 200, 2) if args.quick else (100_000, 10_000, 20)
+    with Measurements(1, not args.no_progress) as shown:
+        rates = throughput(device, steps, learning_starts)
+        shown.result(f"training throughput: {len(rates)} trainers and envs measured")
     result = {
         "benchmark": "gpu",
         "machine": machine(),
         "device": device,
         "device_name": describe_device(device),
-        "throughput": throughput(device, steps, learning_starts),
+        "throughput": rates,
         "skill_timesteps": timesteps,
         "skill_eval_freq": eval_freq,
-        "skill": time_to_skill(device, timesteps, eval_freq, episodes),
+        "skill": time_to_skill(device, timesteps, eval_freq, episodes, not args.no_progress),
     }
     print(format_result(result))
     print(f"wrote {write_json('gpu', result)}")

@@ -21,7 +21,7 @@ from agents.algorithms.progress import Progress
 from agents.common.environments.envs import check_env_id
 from agents.common.environments.steps import make_steps
 from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
-from benchmarks.common import check_ranges, machine
+from benchmarks.common import Measurements, check_ranges, machine, progress_flag
 from benchmarks.floor import section_of
 
 
@@ -78,14 +78,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--env", default="UAVGrid-v0")
     parser.add_argument("--steps", type=int, default=8000, help="env steps of each timed loop")
     add_device_flags(parser)
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_env_id(args.env)
     check_ranges([("--steps", args.steps, (1, 10_000_000))])
     device = resolve_device(args.device, args.threads)
-    result = pieces(args.env, args.steps, device)
-    print(f"{machine()}; {args.env}, our DQN's section, plain targets, {device}")
-    for name, value in result.items():
-        print(f"| {name} | {value:.3f} |")
+    with Measurements(1, not args.no_progress) as shown:
+        result = pieces(args.env, args.steps, device)
+        shown.note(f"{machine()}; {args.env}, our DQN's section, plain targets, {device}")
+        shown.result("\n".join(f"| {name} | {value:.3f} |" for name, value in result.items()))
     return result
 
 

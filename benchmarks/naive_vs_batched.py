@@ -26,7 +26,7 @@ from agents.algorithms.dqn import DQNAgent
 from agents.algorithms.networks import QNetwork, network_spec
 from agents.common.configuration.hyperparameters import OurDQNConfig
 from agents.common.session.cli import Parser, run_cli
-from benchmarks.common import check_ranges, machine, write_json
+from benchmarks.common import Measurements, check_ranges, machine, progress_flag, write_json
 
 N_UES = 10
 INPUTS = 2 + N_UES  # UAV position and the raw request types, as their network took them
@@ -130,12 +130,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=30, help="timed train calls of each kind")
     parser.add_argument("--batch-size", type=int, default=32)
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges([("--calls", args.calls, (1, 100_000)), ("--batch-size", args.batch_size, (1, 65_536))])
-    result = run(args.calls, args.batch_size)
-    threads = f"torch {torch.__version__}, {result['torch_threads']} threads"
-    print(f"naive_vs_batched on {result['machine']} ({threads}), {args.calls} calls each")
-    print(format_table(result))
+    with Measurements(1, not args.no_progress) as shown:
+        result = run(args.calls, args.batch_size)
+        threads = f"torch {torch.__version__}, {result['torch_threads']} threads"
+        shown.note(f"naive_vs_batched on {result['machine']} ({threads}), {args.calls} calls each")
+        shown.result(format_table(result))
     print(f"wrote {write_json('naive_vs_batched', result)}")
     return result
 

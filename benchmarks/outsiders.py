@@ -12,6 +12,7 @@ the side's view (own ball, the other's, the clock), in its own frame.
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -19,12 +20,13 @@ import numpy as np
 from agents.common.environments.envs import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
+from agents.common.session.console import Console, counting_from
 from ballenvs.directions import heading_to_action
 from ballenvs.duel.heuristics import Anchor, Chaser
 from ballenvs.duel.roster import BUILTIN_PLAYERS
 from ballenvs.duel.tournament import play_pairs, registered_options
 from ballenvs.game import Player, Seat
-from benchmarks.common import check_ranges
+from benchmarks.common import check_ranges, progress_flag
 
 # Memoryless built-ins whose moves the outsiders mix: home to the centre, braking, and a charge.
 HOME, CHARGE = Anchor(), Chaser()
@@ -124,21 +126,26 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--games", type=int, default=200, help="games against each (half from each side)")
     parser.add_argument("--env", default="BallSumo-v0", help="whose rules")
     parser.add_argument("--only", nargs="+", choices=list(OUTSIDERS), default=list(OUTSIDERS))
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_two_player_env(args.env)
     if args.player not in BUILTIN_PLAYERS:
         raise UsageError(f"unknown player {args.player!r}; the built-in ones: {', '.join(BUILTIN_PLAYERS)}")
     check_ranges([("--games", args.games, (2, 1_000_000))])
     options = registered_options(args.env)
-    print(f"{args.player} against the outsiders on {args.env}, {args.games} games each, half from each side")
-    print(f"| outsider | {args.player} wins | draws | {args.player} losses | decided at the clock | {args.player} win rate |")
-    print("|---|---:|---:|---:|---:|---:|")
     rows = []
-    for name in args.only:
-        pair = play_pairs(args.player, OUTSIDERS[name](), args.games, 0, **options)
-        rows.append({"outsider": name, **pair})
-        wins, draws, losses = pair["first_wins"], pair["draws"], pair["second_wins"]
-        print(f"| {name} | {wins} | {draws} | {losses} | {pair['time_outs']} | {wins / args.games:.1%} |", flush=True)
+    with closing(Console(len(args.only) * args.games, unit="game", enabled=not args.no_progress)) as console:
+        console.note(f"{args.player} against the outsiders on {args.env}, {args.games} games each, half from each side")
+        console.note(
+            f"| outsider | {args.player} wins | draws | {args.player} losses | decided at the clock | {args.player} win rate |"
+        )
+        console.note("|---|---:|---:|---:|---:|---:|")
+        for k, name in enumerate(args.only):
+            on_step = counting_from(console.update, k * args.games)
+            pair = play_pairs(args.player, OUTSIDERS[name](), args.games, 0, on_step=on_step, **options)
+            rows.append({"outsider": name, **pair})
+            wins, draws, losses = pair["first_wins"], pair["draws"], pair["second_wins"]
+            console.note(f"| {name} | {wins} | {draws} | {losses} | {pair['time_outs']} | {wins / args.games:.1%} |")
     return rows
 
 

@@ -25,7 +25,7 @@ from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
 from agents.common.session.setup import check_env_id, probe_spaces
 from agents.rllib.network import DEFAULT_CONV_FILTERS, DEFAULT_HIDDEN
-from benchmarks.common import check_ranges, machine, row, write_json
+from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 #: The CPU each env runner asks Ray for: they sample in turns, never all at once.
 CPU_SHARE = 0.1
@@ -33,9 +33,17 @@ MODES = {"RLlib's sync vectorisation": "sync", "our vector env": "vector_entry_p
 
 
 def measure(
-    env_id: str, env_kwargs: dict[str, Any], picture: bool, runners: list[int], envs: int, steps: int, repeats: int
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    picture: bool,
+    runners: list[int],
+    envs: int,
+    steps: int,
+    repeats: int,
+    shown: Measurements,
 ) -> list[dict]:
-    """Env steps/s of every (runners, mode), the configurations in turn ``repeats`` times."""
+    """Env steps/s of every (runners, mode), the configurations in turn ``repeats`` times, each
+    measurement shown as it comes."""
     if importlib.util.find_spec("ray") is None:
         raise UsageError('benchmarks.rllib_sampling needs Ray RLlib: pip install "ballenvs[rllib]"')
     import ray
@@ -64,7 +72,7 @@ def measure(
                     .rl_module(model_config=DefaultModelConfig(**model))
                 )
                 algos[count, label] = config.build_algo()
-                print(f"  built: {count} env runner(s), {label}", flush=True)
+                shown.note(f"  built: {count} env runner(s), {label}")
         per_runner = steps // max(runners)
         rates: dict[tuple[int, str], list[float]] = {key: [] for key in algos}
         for algo in algos.values():  # warm-up: the actors' first calls build and trace
@@ -75,7 +83,7 @@ def measure(
                 sampled = sample(algo, per_runner)
                 rates[key].append(sampled / (time.perf_counter() - start))
                 rate = rates[key][-1]
-                print(f"  turn {turn}/{repeats}: {key[0]} env runner(s), {key[1]}: {rate:,.0f} env steps/s", flush=True)
+                shown.result(f"  turn {turn}/{repeats}: {key[0]} env runner(s), {key[1]}: {rate:,.0f} env steps/s")
     finally:
         for algo in algos.values():
             algo.stop()
@@ -106,6 +114,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         "--steps", type=int, default=20_000, help="env steps a call samples, over its runners (default: 20000)"
     )
     parser.add_argument("--repeats", type=int, default=3, help="turns of every configuration (default: 3)")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges(
         [("--runners", args.runners, (1, 256)), ("--envs", args.envs, (1, 4096)), ("--steps", args.steps, (1, 10**8))]
@@ -115,7 +124,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     env_kwargs = parse_overrides(args.env_kwargs, "--env-kwargs")
     observation_space = probe_spaces(args.env, env_kwargs, None)[0]  # bad options: one line, before Ray starts
     picture = len(observation_space.shape or ()) == 3
-    results = measure(args.env, env_kwargs, picture, args.runners, args.envs, args.steps, args.repeats)
+    with Measurements(len(args.runners) * len(MODES) * args.repeats, not args.no_progress) as shown:
+        results = measure(args.env, env_kwargs, picture, args.runners, args.envs, args.steps, args.repeats, shown)
     print(row("env runners", "vectorisation", f"env steps/s (median of {args.repeats})", "x RLlib's sync, same runners"))
     print(row(*["---"] * 4))
     for result in results:

@@ -29,7 +29,7 @@ import time
 
 from agents.common.environments.envs import check_env_id
 from agents.common.session.cli import Parser, run_cli
-from benchmarks.common import check_ranges, machine, write_json
+from benchmarks.common import Measurements, check_ranges, machine, progress_flag, write_json
 
 SETTINGS = {
     # An empty OMP_WAIT_POLICY is libgomp's own default (spin, then sleep); agents/__init__ keeps it.
@@ -98,17 +98,19 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--timesteps", type=int, default=8000)
     parser.add_argument("--repeats", type=int, default=1, help="runs of each cell; the median counts")
     parser.add_argument("--settings", nargs="+", choices=tuple(SETTINGS), default=list(SETTINGS))
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_env_id(args.env)
     check_ranges([("--timesteps", args.timesteps, (1, 10_000_000)), ("--repeats", args.repeats, (1, 100))])
     print(f"threads on {machine()}: agents.{args.trainer} --env {args.env} --timesteps {args.timesteps}", flush=True)
     table: dict[str, dict[str, float]] = {}
-    for name in args.settings:
-        table[name] = {}
-        for load in LOADS:
-            times = sorted(timed_runs(args, SETTINGS[name], load) for _ in range(args.repeats))
-            table[name][load] = times[len(times) // 2]
-            print(f"  {name:20s} {load:20s} {table[name][load]:7.1f} s", flush=True)
+    with Measurements(len(args.settings) * len(LOADS), not args.no_progress) as shown:
+        for name in args.settings:
+            table[name] = {}
+            for load in LOADS:
+                times = sorted(timed_runs(args, SETTINGS[name], load) for _ in range(args.repeats))
+                table[name][load] = times[len(times) // 2]
+                shown.result(f"  {name:20s} {load:20s} {table[name][load]:7.1f} s")
     print(f"\n{'setting':20s} " + " ".join(f"{load:>20s}" for load in LOADS) + "   (x: over the same setting alone)")
     for name, row in table.items():
         cells = [f"{row['alone']:19.1f}s"] + [f"{row[load]:8.1f}s ({row[load] / row['alone']:5.2f}x)" for load in LOADS[1:]]

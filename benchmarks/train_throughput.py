@@ -36,7 +36,7 @@ from agents.common.environments.envs import VEC_ENVS, check_env_id, make_vec
 from agents.common.environments.steps import make_steps
 from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
 from agents.sb3.dqn import build_dqn
-from benchmarks.common import check_ranges, machine, row, write_json
+from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of, whole_rollouts
 from benchmarks.peers import SBX_POLICIES, sbx_available, sbx_rate
 
@@ -140,7 +140,9 @@ def run(
     device: str,
     custom_overrides: dict[str, Any] | None = None,
     peers: bool = False,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict:
+    """``on_row``: called with each env and vec env's row as it is measured (progress)."""
     custom_overrides = {**overrides, **(custom_overrides or {})}
     rows = []
     for env_id in envs:
@@ -173,6 +175,8 @@ def run(
             of_floor = {f"{k}_of_floor": v["steps_per_s"] / floors[k] for k, v in best.items() if k in floors}
             floor_rates = {f"{k}_floor": floors[k] for k in best if k in floors}
             rows.append({"env": env_id, "vec_env": vec_env, **rates, **floor_rates, **of_floor, "ratio": ratio})
+            if on_row is not None:
+                on_row(rows[-1])
     return {
         "benchmark": "train_throughput",
         "machine": machine(),
@@ -234,6 +238,7 @@ def main(argv: list[str] | None = None) -> dict:
         "--plain-targets", action="store_true", help="our DQN with SB3's targets (double_q=False): equal arithmetic"
     )
     parser.add_argument("--peers", action="store_true", help="sbx's DQN beside them (pip install -e '.[peers]')")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges(
         [
@@ -250,7 +255,12 @@ def main(argv: list[str] | None = None) -> dict:
     peers = args.peers and sbx_available()
     if args.peers and not peers:
         print("--peers: sbx is not installed (pip install -e '.[peers]'); its DQN is skipped")
-    result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, device, custom, peers)
+    with Measurements(len(args.envs) * len(args.vec_envs), not args.no_progress) as shown:
+
+        def measured(r: dict[str, Any]) -> None:
+            shown.result(f"{r['env']}, {r['vec_env']}: our DQN / SB3's {r['ratio']:.2f}")
+
+        result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, device, custom, peers, measured)
     print(f"train_throughput on {result['machine']} ({result['device']}): ", end="")
     print(f"{args.steps} env steps after learning starts, best of {args.rounds}")
     print(format_table(result))

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from agents.common.session.cli import Parser, run_cli
-from benchmarks.common import RESULTS_DIR, check_ranges, machine, row, write_json
+from benchmarks.common import RESULTS_DIR, Measurements, check_ranges, machine, progress_flag, row, write_json
 
 #: Sampled values that leave a trial's cost alone, so that trials are alike.
 SPACE = {
@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--timesteps", type=int, default=20_000)
     parser.add_argument("--results", default=str(RESULTS_DIR / "RESULTS.md"), help="the results file to update")
     parser.add_argument("--no-record", action="store_true", help="leave RESULTS.md alone")
+    progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges([("--trials", args.trials, (1, 10_000)), ("--timesteps", args.timesteps, (1, 10_000_000))])
     stamp = f"{os.getpid()}-{int(time.time())}"
@@ -139,13 +140,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         folder = Path(tmp)
         (folder / "space.yml").write_text(yaml.safe_dump(SPACE))
         seconds = {}
-        for workers in (1, 2):
-            study = f"bench-{workers}w-{stamp}"
-            seconds[str(workers)] = timed(
-                tune_command(folder, args.storage, study, args.trials, args.timesteps, "--workers", str(workers))
-            )
-            print(f"{workers} worker(s): {args.trials} trials in {seconds[str(workers)]:.0f} s", flush=True)
-        killed = killed_worker(folder, args.storage, f"bench-kill-{stamp}", args.trials, args.timesteps)
+        with Measurements(3, not args.no_progress) as shown:
+            for workers in (1, 2):
+                study = f"bench-{workers}w-{stamp}"
+                seconds[str(workers)] = timed(
+                    tune_command(folder, args.storage, study, args.trials, args.timesteps, "--workers", str(workers))
+                )
+                shown.result(f"{workers} worker(s): {args.trials} trials in {seconds[str(workers)]:.0f} s")
+            killed = killed_worker(folder, args.storage, f"bench-kill-{stamp}", args.trials, args.timesteps)
+            shown.result(f"a worker killed mid-trial: trial {killed['killed_trial']} ended {killed['killed_trial_state']}")
     result = {
         "benchmark": "tune_workers",
         "machine": machine(),

@@ -4,6 +4,7 @@ PostgreSQL, the heartbeat, the report, seed sweeps drawn by agents.compare, and 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -99,6 +100,21 @@ def test_a_trial_reports_every_evaluation_and_is_pruned_when_the_pruner_says(tmp
     value = tuning.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=False)
     assert isinstance(value, float) and Path(trial.user_attrs["run_dir"]).is_dir()
     assert sorted(trial.storage.get_trial(trial._trial_id).intermediate_values) == [200, 400]
+
+
+def test_a_trial_shows_a_line_now_and_then_while_it_runs_and_no_progress_silences_it(
+    tmp_path, space_file, monkeypatch, capsys
+):
+    monkeypatch.setattr(tuning, "PLAIN_EVERY_S", 0.001)  # a line at every look, for a trial of a second
+    lines = re.compile(r"^\[worker 0\] trial 0: \d+ s in, last evaluation (none yet|[-\d.]+ at [\d,]+ steps)$", re.M)
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1")) == 0
+    out = capsys.readouterr().out
+    assert lines.search(out), out
+    assert "[worker 0] trial 0: complete" in out
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1", "--no-progress")) == 0
+    out = capsys.readouterr().out
+    assert not re.search(r"^\[worker 0\] trial 1: \d+ s in", out, re.M)
+    assert "[worker 0] trial 1: complete" in out
 
 
 @pytest.mark.slow  # a study's trials

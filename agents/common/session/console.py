@@ -10,13 +10,16 @@ them promises minutes where hours remain. Before learning starts the estimate sa
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-#: Seconds between plain progress lines when the output is not a terminal: no command is silent longer.
-PLAIN_EVERY_S = 10.0
+#: Seconds between plain progress lines when the output is not a terminal: no command is silent for
+#: 10 s, with a second to spare for a step or a look that comes late.
+PLAIN_EVERY_S = 9.0
 # Seconds of learning before the time left is estimated: a few updates pass first.
 _ESTIMATE_AFTER_S = 3.0
 
@@ -118,3 +121,23 @@ class Console:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+@contextlib.contextmanager
+def every(seconds: float, call: Callable[[], None]) -> Iterator[None]:
+    """``call()`` every ``seconds`` on a thread of its own while the body runs: what keeps the
+    progress of one long piece of work coming (a benchmark's measurement, a study's trial) while
+    the work itself reports nothing. The thread sleeps in between, so the work does not notice it."""
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(seconds):
+            call()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from agents.common.configuration.config import load_section, load_sections, ship
 from agents.common.configuration.registry import ALGORITHMS, TRAIN, Algorithm
 from agents.common.errors import ConfigError, UsageError
 from agents.common.session.cli import run_cli
+from agents.common.session.console import PLAIN_EVERY_S, duration, every
 from agents.common.session.evaluation import listening
 from agents.common.stops import STOP_SIGNALS, Stopped, how_stopped, ignore_stops, signal_of
 from agents.common.studies.storage import open_storage
@@ -168,9 +170,10 @@ def last_evaluation(run_dir: Path) -> float:
         return float(data["results"][-1].mean())
 
 
-def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: int, prune: bool) -> float:
+def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: int, prune: bool, worker: int = 0) -> float:
     """One trial: the trainer on its budget, each evaluation reported (and the trial pruned if
-    the pruner says so); its output goes to the trial's folder, one line to the console."""
+    the pruner says so); its output goes to the trial's folder, to the console a line every
+    :data:`PLAIN_EVERY_S` seconds while it runs (with its last evaluation) and one at its end."""
     import importlib
 
     import optuna
@@ -181,14 +184,23 @@ def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: in
     trial_dir.mkdir(parents=True, exist_ok=True)
     trainer = importlib.import_module(TRAIN)  # agents.train, a layer above this room: by name
 
+    latest = ["none yet"]  # the trial's last evaluation, for its progress lines
+    console, start = sys.stdout, time.monotonic()  # the console, before the trainer's output is redirected
+
     def report(steps: int, mean: float) -> None:
+        latest[0] = f"{mean:.3f} at {steps:,} steps"
         trial.report(mean, steps)
         if prune and trial.should_prune():
             raise optuna.TrialPruned(f"pruned at {steps} steps ({mean:.3f})")
 
+    def show_progress() -> None:
+        elapsed = duration(time.monotonic() - start)
+        print(f"[worker {worker}] trial {trial.number}: {elapsed} in, last evaluation {latest[0]}", file=console, flush=True)
+
     output = io.StringIO()
+    showing = every(PLAIN_EVERY_S, show_progress) if plan.get("progress", True) else contextlib.nullcontext()
     try:
-        with listening(report), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        with showing, listening(report), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             code = run_cli(trainer.main, trial_argv(plan, params, seed, trial_dir))
     finally:
         (trial_dir / "output.log").write_text(output.getvalue())
@@ -221,8 +233,8 @@ def worker(plan: dict[str, Any], n_trials: int, index: int) -> int | None:
     def objective(trial: Any) -> float:
         try:
             if plan["fixed"] is not None:  # a seed sweep: trial n runs seed n of one configuration
-                return run_trial(trial, plan, plan["fixed"], trial.number, prune=False)
-            return run_trial(trial, plan, SearchSpace(space, algo, "").sample(trial), 0, prune=True)
+                return run_trial(trial, plan, plan["fixed"], trial.number, prune=False, worker=index)
+            return run_trial(trial, plan, SearchSpace(space, algo, "").sample(trial), 0, prune=True, worker=index)
         except KeyboardInterrupt as stop:
             ignore_stops()
             stopped_by.append(signal_of(stop))
