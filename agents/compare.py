@@ -83,7 +83,8 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     figures = {"timesteps": plan["timesteps"], "seeds": max(len(dirs) for dirs in runs.values()), **evaluation_schedule(runs)}
     check_log_dir(args.log_dir, "compare")
     manifest = new_manifest(args, argv, env_id, env_kwargs, figures, runs)
-    agents = analyse(manifest)  # every run read and scored before the folder exists: a refusal leaves none
+    # Every run read and scored before the folder exists: a refusal leaves none.
+    agents = analyse(manifest, not args.no_progress)
     out_dir = new_run_dir(args.log_dir, "compare", env_id)
     save_manifest(out_dir, manifest)
     return write_outputs(out_dir, manifest, args.video, agents)
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse(argv)
     if args.from_runs:
         out_dir = Path(args.from_runs)
-        return write_outputs(out_dir, read_manifest(args.from_runs), args.video)
+        return write_outputs(out_dir, read_manifest(args.from_runs), args.video, progress=not args.no_progress)
     if args.from_study:
         return from_studies(args, argv)
 
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         run_dir = train.main([*flags[label], "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
         manifest["runs"][label].append(str(run_dir))
         save_manifest(out_dir, manifest)  # after every run: an interrupted compare can be re-plotted
-    return write_outputs(out_dir, manifest, args.video)
+    return write_outputs(out_dir, manifest, args.video, progress=not args.no_progress)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +12,7 @@ from typing import Any
 
 from agents.common.hardware import machine
 from agents.common.session.cli import add_progress_flag
-from agents.common.session.console import Console, every
+from agents.common.session.console import Ticking
 
 __all__ = ["machine", "one_core", "write_json", "row", "RESULTS_DIR", "Measurements", "progress_flag"]
 
@@ -68,44 +66,11 @@ def progress_flag(parser: argparse.ArgumentParser) -> None:
     add_progress_flag(parser, "the results still print")
 
 
-class Measurements:
+class Measurements(Ticking):
     """A benchmark's progress over its ``total`` measurements, the way ``agents.train`` shows its
-    steps (:class:`agents.common.session.console.Console`): a bar on a terminal, a line every 9 s
-    when piped, each result as a line of its own; ``enabled=False`` (``--no-progress``) prints the
-    results alone. One measurement may run for minutes (a training run, a study): the console is
-    looked at once a second meanwhile (:func:`agents.common.session.console.every`), so no
-    benchmark is silent for longer.
-
-    Use it as a context: ``with Measurements(n, not args.no_progress) as shown: ... shown.result(line)``.
-    """
+    steps: a bar on a terminal, a line every 9 s when piped (kept coming during one long
+    measurement), each result as a line of its own; ``enabled=False`` (``--no-progress``) prints
+    the results alone. ``with Measurements(n, not args.no_progress) as shown: ... shown.result(line)``."""
 
     def __init__(self, total: int, enabled: bool = True) -> None:
-        self.console = Console(max(total, 1), unit="measurement", enabled=enabled)
-        self.done = 0
-        self._lock = threading.Lock()  # the console is drawn from the caller's thread and the ticker's
-        self._ticking = every(1.0, self._tick) if enabled else contextlib.nullcontext()
-
-    def __enter__(self) -> Measurements:
-        self._ticking.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._ticking.__exit__(None, None, None)
-        with self._lock:
-            self.console.close()
-
-    def _tick(self) -> None:
-        with self._lock:
-            self.console.update(self.done)
-
-    def note(self, line: str) -> None:
-        """A line of the results (a table's header, a heading) that is no measurement."""
-        with self._lock:
-            self.console.note(line)
-
-    def result(self, line: str) -> None:
-        """One measurement done, and its line."""
-        with self._lock:
-            self.done += 1
-            self.console.note(line)
-            self.console.update(self.done)
+        super().__init__(total, "measurement", enabled)

@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> dict:
         def measured(r: dict[str, Any]) -> None:
             shown.result(f"{r['env']}, {r['vec_env']}: our DQN / SB3's {r['ratio']:.2f}")
 
-        result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, device, custom, peers, measured)
+        result = run(args.envs, args.steps, args.rounds, args.vec_envs, overrides, device, custom, peers, on_row=measured)
     print(f"train_throughput on {result['machine']} ({result['device']}): ", end="")
     print(f"{args.steps} env steps after learning starts, best of {args.rounds}")
     print(format_table(result))

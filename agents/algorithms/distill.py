@@ -25,6 +25,7 @@ The student's outputs are logits trained towards the teacher's policy; it acts g
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,7 @@ from agents.algorithms.qlearner import QLearner
 from agents.common.artifacts.models import find_model, load_policy
 from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
 from agents.common.configuration.config import Section
-from agents.common.configuration.hyperparameters import DistillConfig, TeacherGame, Teaching
+from agents.common.configuration.hyperparameters import QConfig, TeacherGame, Teaching, key, redefault
 from agents.common.errors import UsageError
 from agents.common.networks.augment import check_augmentation, draw_shifts, shift_images
 from ballenvs.directions import N_ACTIONS
@@ -48,6 +49,29 @@ from ballenvs.state import generator_state, set_generator_state
 
 #: Envs that all start together stay as they are: the buffer of labels mixes their phases.
 STAGGER_ENVS = False
+
+
+@dataclass
+class DistillConfig(Teaching, QConfig):
+    """The distillation learner's (zoo_configs/distill.yml): a teacher that
+    sees the state labels every frame the pixel student plays (DAgger), the student learns the
+    labels. The exploration keys are the student's own epsilon, off by default."""
+
+    teacher_share: float = key(1.0, "the chance at the start that a step plays the teacher's action", low=0, high=1)
+    teacher_share_fraction: float = key(
+        0.5, "the share of the run over which the teacher's share falls linearly to 0", low=0, high=1, resumable=True
+    )
+    exploration_initial_eps: float = redefault(QConfig, "exploration_initial_eps", 0.0)
+    exploration_final_eps: float = redefault(QConfig, "exploration_final_eps", 0.0)
+    learning_rate: float | str = redefault(QConfig, "learning_rate", 3e-4)
+    buffer_size: int = key(200_000, "labelled frames the buffer keeps (the oldest go first)", low=1)
+    learning_starts: int = key(2_000, "env steps (labelled frames) before the first update", low=0)
+    batch_size: int = key(256, "labelled frames a minibatch samples", low=1)
+    train_freq: int = key(1, "vector-env steps between updates", low=1)
+    gradient_steps: int = key(1, "updates each time", low=1)
+    augment_shift: int = key(0, "each sampled frame stack shifted by up to this many pixels; 0: off", low=0, high=16)
+
+
 #: The env option that puts the learner's state into its info, and the info key it fills.
 STATE_OPTION, STATE_KEY = "state_info", "state"
 #: The options that change the game a state model learned (its units, its floor, its clock).

@@ -15,6 +15,7 @@ replay minibatch. Everything else is :mod:`agents.algorithms.dqn`'s, unchanged.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from agents.algorithms.progress import Progress, linear_epsilon
 from agents.common.artifacts.models import find_model
 from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
 from agents.common.configuration.config import Section
-from agents.common.configuration.hyperparameters import KickstartConfig
+from agents.common.configuration.hyperparameters import OurDQNConfig, Teaching, key
 from agents.common.environments.steps import Step
 from agents.common.errors import UsageError
 from agents.common.networks.augment import check_augmentation
@@ -39,6 +40,20 @@ __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
 
 #: Labelled frames kept at most: the teacher's term samples the recent ones, as DAgger's buffer.
 LABELS_KEPT = 100_000
+
+
+@dataclass
+class KickstartConfig(Teaching, OurDQNConfig):
+    """Our DQN kickstarted (zoo_configs/kickstart.yml): the TD loss plus a
+    teacher's term, its weight falling to 0, on a network that may start as a distilled student."""
+
+    kickstart_weight: float = key(1.0, "the teacher term's weight beside the TD loss at the start", low=0)
+    kickstart_fraction: float = key(
+        0.5, "the share of the run over which the teacher term's weight falls linearly to 0", low=0, high=1, resumable=True
+    )
+    start_from: str = key(
+        "", "a model file or run folder (a distilled student) whose network the run starts from; '': a new one"
+    )
 
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[KickstartConfig, dict[str, Any]]:

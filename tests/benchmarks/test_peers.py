@@ -37,7 +37,7 @@ def test_peers_are_skipped_in_one_line_without_sbx(monkeypatch, capsys):
     monkeypatch.setattr(train_throughput, "sbx_available", lambda: False)
     ran = {}
 
-    def fake_run(*args):
+    def fake_run(*args, **kwargs):
         ran["peers"] = args[-1]
         return {"machine": "m", "device": "cpu", "rows": [], "peers": args[-1]}
 

@@ -51,6 +51,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.eval_curves": ["{run}", "--metric", "eval/win_rate_vs_chaser", "--out", "curves.png"],
     "benchmarks.docs_figures": ["--out", "{folder}", "--timesteps", "1000", "--games", "2", "--no-progress"],
     "benchmarks.rllib_sampling": ["--runners", "1", "--envs", "2", "--steps", "100", "--repeats", "1"],
+    "benchmarks.silence": ["--only", "ballenvs.uav.baselines", "--limit", "30"],
     "agents.tune": ["--env", "UAVGrid-v0", "--trainer", "custom", "--timesteps", "400", "--eval-freq", "200"]
     + ["--trials", "1", "--log-dir", "tune", "--hyperparams", "learning_starts=100", "buffer_size=500"],
 }
@@ -78,6 +79,7 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.eval_curves": [],  # it reads the runs' progress.csv and draws: seconds
     "benchmarks.docs_figures": [("agents.compare", "main")],
     "benchmarks.rllib_sampling": [("benchmarks.rllib_sampling", "measure")],
+    "benchmarks.silence": [("benchmarks.silence", "silence")],
     "agents.tune": [("agents.tune", "run_workers")],
 }
 #: Flags left out: they reach services (Weights & Biases, a database) rather than checks of ours.

@@ -1,10 +1,13 @@
-"""Every algorithm's hyperparameters, each declared once: a dataclass field with its default, its
-range, whether ``--resume`` may change it, and what it means.
+"""Hyperparameters, each declared once: a dataclass field with its default, its range, whether
+``--resume`` may change it, and what it means. Here: what several algorithms share (``QConfig``,
+``DQNConfig``, ``Teaching``) and the configs the registry reads without importing torch (SB3's
+DQN, our DQN, PQN, RLlib's PPO); an algorithm of our own may declare its own beside it, with
+:func:`key` (``agents.algorithms.distill.DistillConfig``).
 
 From these declarations come the checks of a config section (:func:`keys_of`, into
 :class:`agents.common.configuration.config.Key`), the configs our agents are built from (the dataclasses
 themselves), the keys a resumed run may change (:func:`resumable_keys`) and the table in the
-docs (:func:`describe_keys`). Adding or renaming a key is its one line here. The defaults are
+docs (:func:`describe_keys`). Adding or renaming a key is its one line. The defaults are
 stable-baselines3's where SB3 has the key (``tests/agents/common/test_hyperparameters.py`` holds
 them to SB3's own).
 """
@@ -193,41 +196,6 @@ class Teaching:
         low=0, low_open=True,
     )  # fmt: skip
     game: TeacherGame = dataclasses.field(default_factory=TeacherGame)
-
-
-@dataclass
-class DistillConfig(Teaching, QConfig):
-    """The distillation learner's (agents.algorithms.distill, zoo_configs/distill.yml): a teacher that
-    sees the state labels every frame the pixel student plays (DAgger), the student learns the
-    labels. The exploration keys are the student's own epsilon, off by default."""
-
-    teacher_share: float = key(1.0, "the chance at the start that a step plays the teacher's action", low=0, high=1)
-    teacher_share_fraction: float = key(
-        0.5, "the share of the run over which the teacher's share falls linearly to 0", low=0, high=1, resumable=True
-    )
-    exploration_initial_eps: float = redefault(QConfig, "exploration_initial_eps", 0.0)
-    exploration_final_eps: float = redefault(QConfig, "exploration_final_eps", 0.0)
-    learning_rate: float | str = redefault(QConfig, "learning_rate", 3e-4)
-    buffer_size: int = key(200_000, "labelled frames the buffer keeps (the oldest go first)", low=1)
-    learning_starts: int = key(2_000, "env steps (labelled frames) before the first update", low=0)
-    batch_size: int = key(256, "labelled frames a minibatch samples", low=1)
-    train_freq: int = key(1, "vector-env steps between updates", low=1)
-    gradient_steps: int = key(1, "updates each time", low=1)
-    augment_shift: int = key(0, "each sampled frame stack shifted by up to this many pixels; 0: off", low=0, high=16)
-
-
-@dataclass
-class KickstartConfig(Teaching, OurDQNConfig):
-    """Our DQN kickstarted (agents.algorithms.kickstart, zoo_configs/kickstart.yml): the TD loss plus a
-    teacher's term, its weight falling to 0, on a network that may start as a distilled student."""
-
-    kickstart_weight: float = key(1.0, "the teacher term's weight beside the TD loss at the start", low=0)
-    kickstart_fraction: float = key(
-        0.5, "the share of the run over which the teacher term's weight falls linearly to 0", low=0, high=1, resumable=True
-    )
-    start_from: str = key(
-        "", "a model file or run folder (a distilled student) whose network the run starts from; '': a new one"
-    )
 
 
 #: Keys that have new names: the old one is refused, naming the new.

@@ -26,8 +26,6 @@ from typing import Any, Protocol
 from agents.common.configuration.config import Key, Section, build_section
 from agents.common.configuration.hyperparameters import (
     RENAMED,
-    DistillConfig,
-    KickstartConfig,
     OurDQNConfig,
     PQNConfig,
     RLlibPPOConfig,
@@ -187,7 +185,7 @@ register(
         "distill",
         "distilled student",
         config="distill.yml",
-        hyperparameters=DistillConfig,
+        hyperparameters="agents.algorithms.distill:DistillConfig",
         module="agents.algorithms.distill",
         **_OURS,
     )
@@ -197,7 +195,7 @@ register(
         "kickstart",
         "kickstarted DQN",
         config="kickstart.yml",
-        hyperparameters=KickstartConfig,
+        hyperparameters="agents.algorithms.kickstart:KickstartConfig",
         module="agents.algorithms.kickstart",
         **_OURS,
     )

@@ -66,7 +66,6 @@ class Console:
         self.unit = unit
         self._start = time.monotonic()
         self._learning_since: tuple[float, int] | None = None
-        self._next_draw = 0.0
         self._bar: Any = None
         if enabled and self.tty:
             from tqdm import tqdm
@@ -78,7 +77,7 @@ class Console:
                 dynamic_ncols=True,
                 bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} {postfix}",
             )
-        self._next_draw = 0.0 if self.tty else self._start + self.plain_every
+        self._next_draw = 0.0  # the first update draws: a log shows at once that the work began
 
     def time_left(self, steps: int, now: float) -> str:
         if self._learning_since is None:
@@ -141,3 +140,41 @@ def every(seconds: float, call: Callable[[], None]) -> Iterator[None]:
     finally:
         stop.set()
         thread.join()
+
+
+class Ticking:
+    """Progress over ``total`` pieces of work that each take a while (a benchmark's measurements, a
+    comparison's final models scored): a :class:`Console` looked at once a second by a thread of
+    its own (:func:`every`), so that its plain lines keep coming while one piece runs. ``result``
+    counts a piece done and prints its line; ``note`` prints a line. A context manager."""
+
+    def __init__(self, total: int, unit: str, enabled: bool = True) -> None:
+        self.console = Console(max(total, 1), unit=unit, enabled=enabled)
+        self.done = 0
+        self._lock = threading.Lock()  # the console is drawn from the caller's thread and the ticker's
+        self._ticking = every(1.0, self._tick) if enabled else contextlib.nullcontext()
+
+    def __enter__(self) -> Ticking:
+        self._ticking.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._ticking.__exit__(None, None, None)
+        with self._lock:
+            self.console.close()
+
+    def _tick(self) -> None:
+        with self._lock:
+            self.console.update(self.done)
+
+    def note(self, line: str) -> None:
+        with self._lock:
+            self.console.note(line)
+
+    def result(self, line: str | None = None) -> None:
+        """One piece done, and its line (if any)."""
+        with self._lock:
+            self.done += 1
+            if line is not None:
+                self.console.note(line)
+            self.console.update(self.done)

@@ -28,6 +28,7 @@ from agents.common.artifacts.runs import (
 from agents.common.artifacts.video import write_video
 from agents.common.errors import UsageError
 from agents.common.readers import count, finite, npz_arrays, parse_json, read_text
+from agents.common.session.console import Ticking
 from agents.common.session.evaluation import evaluate
 from agents.common.session.tracking import render_fps
 from agents.common.studies.intervals import iqm_curve, iqm_interval, plot_performance_profiles
@@ -113,29 +114,35 @@ def run_curve(run_dir: Path) -> dict[str, Any]:
 # -- analysis and output --------------------------------------------------------------------------
 
 
-def analyse(manifest: dict[str, Any]) -> dict[str, Any]:
+def analyse(manifest: dict[str, Any], progress: bool = True) -> dict[str, Any]:
+    """Every agent's curves, final models scored on the env's yardsticks and their intervals; its
+    progress shown over the final models scored (``progress=False``: not shown)."""
     target = manifest["baselines"][manifest["heuristic"]]
     agents = {}
-    for label, run_dirs in manifest["runs"].items():
-        if not run_dirs:
-            continue
-        curves = [run_curve(Path(d)) for d in run_dirs]
-        finals = np.array([c["returns"][-1] for c in curves])
-        reached = []
-        for c in curves:
-            hit = np.flatnonzero(c["returns"] >= target)
-            reached.append((float(c["timesteps"][hit[0]]), float(c["seconds"][hit[0]])) if len(hit) else None)
-        per_run = [score(Path(d), manifest["env_id"], manifest["score_episodes"]) for d in run_dirs]
-        scores = {name: iqm_interval([s[name][0] for s in per_run]) for name in per_run[0]}
-        agents[label] = {
-            "curves": curves,
-            "finals": finals.tolist(),
-            "final": iqm_interval(finals.tolist()),
-            "steps_per_s": float(np.mean([c["steps_per_s"] for c in curves])),
-            "reached": reached,
-            "scores": scores,
-            "score_errors": {name: [s[name][1] for s in per_run] for name in per_run[0]},
-        }
+    with Ticking(sum(len(dirs) for dirs in manifest["runs"].values()), "final model", progress) as shown:
+        for label, run_dirs in manifest["runs"].items():
+            if not run_dirs:
+                continue
+            curves = [run_curve(Path(d)) for d in run_dirs]
+            finals = np.array([c["returns"][-1] for c in curves])
+            reached = []
+            for c in curves:
+                hit = np.flatnonzero(c["returns"] >= target)
+                reached.append((float(c["timesteps"][hit[0]]), float(c["seconds"][hit[0]])) if len(hit) else None)
+            per_run = []
+            for run_dir in run_dirs:
+                per_run.append(score(Path(run_dir), manifest["env_id"], manifest["score_episodes"]))
+                shown.result()
+            scores = {name: iqm_interval([s[name][0] for s in per_run]) for name in per_run[0]}
+            agents[label] = {
+                "curves": curves,
+                "finals": finals.tolist(),
+                "final": iqm_interval(finals.tolist()),
+                "steps_per_s": float(np.mean([c["steps_per_s"] for c in curves])),
+                "reached": reached,
+                "scores": scores,
+                "score_errors": {name: [s[name][1] for s in per_run] for name in per_run[0]},
+            }
     return agents
 
 
@@ -261,11 +268,15 @@ def report(agents: dict[str, Any], manifest: dict[str, Any]) -> str:
 
 
 def write_outputs(
-    out_dir: Path, manifest: dict[str, Any], video: str | None = None, agents: dict[str, Any] | None = None
+    out_dir: Path,
+    manifest: dict[str, Any],
+    video: str | None = None,
+    agents: dict[str, Any] | None = None,
+    progress: bool = True,
 ) -> dict[str, Any]:
     """The curves, the report and (given ``video``) a film of the best agent; ``agents``: the
-    manifest's analysis when the caller already made it."""
-    agents = analyse(manifest) if agents is None else agents
+    manifest's analysis when the caller already made it (else made here, showing ``progress``)."""
+    agents = analyse(manifest, progress) if agents is None else agents
     write_csv(out_dir / "curves.csv", agents, manifest)
     plot(out_dir / "curves.png", agents, manifest)
     if agents:

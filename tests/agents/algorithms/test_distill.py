@@ -10,10 +10,11 @@ import torch
 
 from agents import train
 from agents.algorithms import distill
+from agents.algorithms.distill import DistillConfig
 from agents.algorithms.networks import network_spec
 from agents.algorithms.progress import Progress
 from agents.common.artifacts.runs import read_config
-from agents.common.configuration.hyperparameters import DistillConfig, TeacherGame
+from agents.common.configuration.hyperparameters import TeacherGame
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
 from agents.twoplayer.league import make_entrant_player, model_entrant

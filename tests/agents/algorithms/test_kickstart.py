@@ -11,9 +11,10 @@ from agents.algorithms import kickstart
 from agents.algorithms.checkpoint import load_checkpoint, load_policy
 from agents.algorithms.dqn import replay_buffer
 from agents.algorithms.hooks import Hooks
+from agents.algorithms.kickstart import KickstartConfig
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.progress import Progress
-from agents.common.configuration.hyperparameters import KickstartConfig, TeacherGame
+from agents.common.configuration.hyperparameters import TeacherGame
 from agents.common.session.cli import run_cli
 from tests.agents.algorithms.teaching import LEAN, QUICK, stacked_env
 from tests.helpers import refused

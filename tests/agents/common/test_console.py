@@ -29,14 +29,15 @@ def clock(monkeypatch):
     return fake
 
 
-def test_a_log_gets_plain_progress_lines_every_few_seconds(clock):
+def test_a_log_gets_a_plain_progress_line_at_once_then_every_few_seconds(clock):
     stream = io.StringIO()  # not a terminal, as under "| tee log" or a job scheduler
     console = Console(total=1000, learning_starts=100, stream=stream, plain_every=30)
     for step in range(0, 1001, 10):
         clock.now += 1.0
         console.update(step)
     lines = stream.getvalue().splitlines()
-    assert 2 <= len(lines) <= 4, lines  # about every 30 s over 100 s
+    assert 3 <= len(lines) <= 4, lines  # at once, then about every 30 s over 100 s
+    assert lines[0].startswith("step 0 of 1,000 ")
     assert all(line.startswith("step ") and " of 1,000 " in line for line in lines)
     console.note("eval at 500 steps: return 1.0")
     console.close()
