@@ -138,7 +138,8 @@ def run(episodes: int, anti_episodes: int, save_freq: int) -> dict[str, Any]:
 def format_table(result: dict) -> str:
     good, anti = result["ours"], result["anti_pattern"]
     verdict = "met" if good["slowdown"] <= 1.1 else "MISSED"
-    header = ("loop", "episodes", f"s / 1000 steps, first {WINDOW}", f"s / 1000 steps, last {WINDOW}", "last / first")
+    header: tuple[str, ...] = ("loop", "episodes", f"s / 1000 steps, first {WINDOW}", f"s / 1000 steps, last {WINDOW}")
+    header += ("last / first",)
     header += ("RSS growth (MiB)", "replay data added (MiB)")
 
     def timings(loop: dict) -> tuple:

@@ -166,7 +166,7 @@ def dqn_floor(section: Section, device: str, double_q: bool | None = None, env_s
     network, update = _network_and_update(spec, observation_space, config.batch_size, torch_device, double_q, config.gamma)
     act = _acting(network, observation_space, section.n_envs, torch_device)
     updates = gradient_steps_per_train(config, section.n_envs)  # every train_freq vector steps
-    cost = {
+    cost: dict[str, Any] = {
         "multiply_adds": multiply_adds(network, _batch(observation_space, 2, torch_device)),
         "samples_per_step": config.batch_size * updates / (config.train_freq * section.n_envs),
     }
@@ -213,7 +213,7 @@ def pqn_floor(section: Section, device: str, env_steps: int | None = None) -> Fl
         optimizer.step()
 
     act = _acting(network, observation_space, section.n_envs, torch_device)
-    cost = {
+    cost: dict[str, Any] = {
         "multiply_adds": multiply_adds(network, _batch(observation_space, 2, torch_device)),
         "samples_per_step": config.n_epochs * minibatch * config.n_minibatches / (config.rollout_steps * section.n_envs),
     }

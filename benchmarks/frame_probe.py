@@ -26,11 +26,14 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from agents.common.artifacts.figures import pyplot, save_png
+from agents.common.artifacts.runs import check_output_file
 from agents.common.session.cli import Parser, check_seed, run_cli
 from ballenvs import SUMO_RULES
 from ballenvs.duel.observe import MIN_OBS_SIZE, OTHER_BALL, OWN_BALL, StateObserver
@@ -40,7 +43,7 @@ from ballenvs.duel.two_player_game import TwoPlayerDuel
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 #: The state vector's features, in :class:`ballenvs.duel.observe.StateObserver`'s order (with the clock).
-FEATURES = ("own x", "own y", "own vx", "own vy", "other x", "other y", "other vx", "other vy")
+FEATURES: tuple[str, ...] = ("own x", "own y", "own vx", "own vy", "other x", "other y", "other vx", "other vy")
 FEATURES += ("own edge", "other edge", "time left")
 #: A feature the probe explains less than this share of (R^2 on held-out games) is lost.
 LOST_BELOW = 0.5
@@ -226,6 +229,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--subpixel", action="store_true", help="frames with area-weighted ball edges (obs option subpixel)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    parser.add_argument("--plot", default=None, metavar="FILE.png", help="also draw the R^2 table as a chart there")
     progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges(  # the recordings and stacks grow with sizes, stacks and games: bounded to fit in memory
@@ -238,6 +242,7 @@ def main(argv: list[str] | None = None) -> dict:
         ]
     )
     check_seed(args.seed)
+    plot = None if args.plot is None else check_output_file(args.plot, "--plot", (".png",))
     torch.set_num_threads(args.threads)
     options = {"subpixel": True} if args.subpixel else {}
     results = []
@@ -265,7 +270,29 @@ def main(argv: list[str] | None = None) -> dict:
                 shown.result(row(f"{size}x{size}", depth, f"{readout['own vx']:.2f}", f"{readout['own vy']:.2f}"))
     payload = {"machine": machine(), "subpixel": args.subpixel, "games_per_pair": args.games, "results": results}
     write_json("frame_probe_subpixel" if args.subpixel else "frame_probe", payload)
+    if plot is not None:
+        save_png(probe_figure(results, "subpixel frames" if args.subpixel else "plain frames"), plot)
+        print(f"wrote {plot}")
     return payload
+
+
+def probe_figure(results: list[dict], frames: str) -> Any:
+    """The R^2 of every feature (columns) for every frame size and stack (rows), as a heat map with
+    its values written in: what the frames carry at a glance, the lost features in the dark cells."""
+    probed = [r for r in results if "r2" in r]
+    scores = np.array([[r["r2"][feature] for feature in FEATURES] for r in probed])
+    fig, ax = pyplot().subplots(figsize=(1.0 * len(FEATURES) + 2, 0.6 * len(probed) + 2))
+    image = ax.imshow(np.clip(scores, 0, 1), cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    for (i, j), score in np.ndenumerate(scores):
+        ax.text(j, i, f"{score:.2f}", ha="center", va="center", color="white" if score < 0.6 else "black", fontsize=8)
+    ax.set_xticks(range(len(FEATURES)), FEATURES, rotation=45, ha="right")
+    ax.set_yticks(range(len(probed)), [f"{r['size']}x{r['size']}, {r['stack']} stacked" for r in probed])
+    ax.set_xlabel("state feature")
+    ax.set_ylabel("frames")
+    ax.set_title(f"What the frames carry: R² of a CNN probe on held-out games, BallSumo-v0 ({frames})")
+    fig.colorbar(image, ax=ax, label=f"R² (lost below {LOST_BELOW})")
+    fig.tight_layout()
+    return fig
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@ def throughput(device: str, steps: int, learning_starts: int) -> list[dict[str, 
         double = dqn_floor(section_of(env_id, "custom", overrides), device).steps_per_s
         floors = {"SB3 DQN": plain, "PQN (its config)": pqn_floor(section_of(env_id, "pqn"), device).steps_per_s}
         sb3 = sb3_rate(env_id, steps, "native", overrides, device=device)["steps_per_s"]
-        entries = {"SB3 DQN": sb3, "custom": custom_rate(env_id, steps, "native", overrides, device=device)["steps_per_s"]}
+        entries: dict[str, float | None] = {"SB3 DQN": sb3}
+        entries["custom"] = custom_rate(env_id, steps, "native", overrides, device=device)["steps_per_s"]
         entries["custom --amp"] = (
             custom_rate(env_id, steps, "native", overrides, device=device, amp=True)["steps_per_s"] if cuda else None
         )
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.quick:
         from benchmarks.__main__ import record
 
-        record(Path(args.results), "gpu", "python -m benchmarks.gpu", result["machine"], format_result(result))
+        record(Path(args.results), "gpu", "python -m benchmarks.gpu", str(result["machine"]), format_result(result))
     return result
 
 

@@ -31,7 +31,8 @@ def sbx_kwargs(section: Section) -> tuple[dict[str, Any], list[str]]:
     from sbx import DQN
 
     taken = set(inspect.signature(DQN.__init__).parameters)
-    kwargs, lacking = {}, []
+    kwargs: dict[str, Any] = {}
+    lacking: list[str] = []
     if section.policy not in SBX_POLICIES:
         lacking.append(f"policy {section.policy} (sbx's DQN has {', '.join(SBX_POLICIES)})")
     for key, value in section.algo_kwargs.items():

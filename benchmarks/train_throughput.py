@@ -58,7 +58,7 @@ def sb3_rate(
     before, start = model.num_timesteps, time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)
     elapsed = time.perf_counter() - start
-    returns = [ep["r"] for ep in model.ep_info_buffer]
+    returns = [ep["r"] for ep in model.ep_info_buffer or ()]
     env.close()
     return {
         "steps_per_s": (model.num_timesteps - before) / elapsed,
@@ -150,7 +150,7 @@ def run(
         for vec_env in vec_envs:
             best: dict[str, dict[str, Any]] = {}
             floors: dict[str, float] = {}
-            names = ("sb3", "custom", "pqn") if vec_env == "native" else ("sb3", "custom")
+            names: tuple[str, ...] = ("sb3", "custom", "pqn") if vec_env == "native" else ("sb3", "custom")
             names += ("sbx",) if sbx_runs else ()
             for _ in range(rounds):
                 # Each trainer's floor (its section's arithmetic alone, benchmarks.floor, same device and
@@ -196,7 +196,7 @@ def _of_floor(r: dict, name: str) -> str:
 
 
 def format_table(result: dict) -> str:
-    header = (
+    header: tuple[str, ...] = (
         "env",
         "vec env",
         "SB3 DQN steps/s (of its floor)",

@@ -1,5 +1,5 @@
 """Our own agents as ``python -m agents.train`` drives them: any algorithm module that is an
-:class:`agents.algorithms.contract.AlgorithmModule` (DQN, PQN, one registered in
+:class:`agents.algorithms.contract.AlgorithmModule` (DQN, PQN, distill, kickstart, one registered in
 :mod:`agents.common.configuration.registry`) behind one :class:`agents.common.session.training.Learner`."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Checked:
 
 class ModuleLearner:
     """The algorithm's agent, its envs, replay buffer and counters; its loop feeds the milestones
-    through :class:`agents.algorithms.contract.RunHooks`."""
+    through :class:`agents.algorithms.hooks.RunHooks`."""
 
     def __init__(self, algo: Algorithm, amp: bool = False, compile: bool = False) -> None:
         self.algorithm: AlgorithmModule = algorithm_module(algo.implementation(), algo.name)

@@ -15,6 +15,7 @@ from benchmarks.frame_probe import (
     lost_features,
     main,
     probe,
+    probe_figure,
     r_squared,
     record_games,
     stacked_samples,
@@ -88,3 +89,17 @@ def test_subpixel_frames_carry_the_velocity_that_plain_36_pixel_frames_lose():
     subpixel = centroid_velocity(record_games(36, games_per_pair=3, seed=0, subpixel=True), depth=2)
     assert plain["own vx"] < LOST_BELOW and plain["own vy"] < LOST_BELOW
     assert subpixel["own vx"] > 0.85 and subpixel["own vy"] > 0.85
+
+
+def test_the_probe_chart_has_a_cell_per_feature_and_frames_with_its_value_and_says_what_it_shows():
+    scores = {feature: k / len(FEATURES) for k, feature in enumerate(FEATURES)}
+    results = [{"size": 36, "stack": 2, "r2": scores}, {"size": 64, "stack": 4, "r2": scores}]
+    results.append({"size": 36, "stack": 2, "centroid_r2": {"own vx": 0.5, "own vy": 0.5}})  # not a probe's row
+    fig = probe_figure(results, "plain frames")
+    ax, colorbar = fig.axes
+    assert [label.get_text() for label in ax.get_xticklabels()] == list(FEATURES)
+    assert [label.get_text() for label in ax.get_yticklabels()] == ["36x36, 2 stacked", "64x64, 4 stacked"]
+    assert ax.images[0].get_array().shape == (2, len(FEATURES))
+    assert sorted(text.get_text() for text in ax.texts) == sorted([f"{score:.2f}" for score in scores.values()] * 2)
+    assert "BallSumo-v0" in ax.get_title() and "R²" in ax.get_title()
+    assert ax.get_xlabel() and ax.get_ylabel() and "R²" in colorbar.get_ylabel()

@@ -93,8 +93,13 @@ def test_the_docs_figures_are_drawn_by_the_documented_commands_and_shown_in_the_
     from benchmarks import docs_figures
 
     argv = ["--out", str(tmp_path), "--timesteps", "1000", "--games", "2", "--no-progress"]
-    written = docs_figures.main(argv)
-    assert sorted(path.name for path in written) == ["example_curves.png", "example_elo.png", "example_profiles.png"]
+    written = docs_figures.main([*argv, "--probe-games", "5", "--probe-epochs", "1"])
+    assert sorted(path.name for path in written) == [
+        "example_curves.png",
+        "example_elo.png",
+        "example_probe.png",
+        "example_profiles.png",
+    ]
     assert all(path.stat().st_size > 10_000 for path in written)
     pages = (REPO / "docs" / "evaluating.md").read_text() + (REPO / "docs" / "two-players.md").read_text()
     for path in written:  # each shown, and the shipped one is there to show

@@ -15,7 +15,7 @@ from tests.helpers import REPO
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = next((path for name in ("chromium", "chromium-browser", "google-chrome") if (path := shutil.which(name))), None)
 #: The example figures the docs show, each drawn by a command (benchmarks.docs_figures).
-EXAMPLE_FIGURES = {"example_curves.png", "example_profiles.png", "example_elo.png"}
+EXAMPLE_FIGURES = {"example_curves.png", "example_profiles.png", "example_elo.png", "example_probe.png"}
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here")

@@ -9,7 +9,7 @@ defaults, types and ranges, checked before any run), the module that implements 
 functions that load one of its models for playing, and which of the older command names (the
 aliases ``agents.sb3_train`` and ``agents.custom_train``) trains it too.
 
-Adding an algorithm is its hyperparameters' dataclass, its module, one entry in
+Adding an algorithm is its module (its hyperparameters' dataclass in it), one entry in
 :data:`ALGORITHMS` and a config file; for our own agents the module is an
 :class:`agents.algorithms.contract.AlgorithmModule`, which :class:`agents.learners.modules.ModuleLearner`
 trains; an algorithm of another family brings its own Learner (CONTRIBUTING, "Add an algorithm").

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 #: Seconds between plain progress lines when the output is not a terminal: no command is silent for
 #: 10 s, with a second to spare for a step or a look that comes late.
@@ -86,7 +86,10 @@ class Console:
         if now - since < _ESTIMATE_AFTER_S or steps <= at:
             return "time left: estimating"
         rate = (steps - at) / (now - since)
-        return f"{rate:,.{0 if rate >= 10 else 1}f} {self.unit}s/s, about {duration((self.end - steps) / rate)} left"
+        left = duration((self.end - steps) / rate)
+        if rate < 0.1:  # a benchmark's measurements, a study's trials: minutes apiece
+            return f"{rate * 60:.1f} {self.unit}s/min, about {left} left"
+        return f"{rate:,.{0 if rate >= 10 else 1}f} {self.unit}s/s, about {left} left"
 
     def update(self, steps: int) -> None:
         if not self.enabled:
@@ -142,6 +145,9 @@ def every(seconds: float, call: Callable[[], None]) -> Iterator[None]:
         thread.join()
 
 
+TickingType = TypeVar("TickingType", bound="Ticking")
+
+
 class Ticking:
     """Progress over ``total`` pieces of work that each take a while (a benchmark's measurements, a
     comparison's final models scored): a :class:`Console` looked at once a second by a thread of
@@ -154,7 +160,7 @@ class Ticking:
         self._lock = threading.Lock()  # the console is drawn from the caller's thread and the ticker's
         self._ticking = every(1.0, self._tick) if enabled else contextlib.nullcontext()
 
-    def __enter__(self) -> Ticking:
+    def __enter__(self: TickingType) -> TickingType:
         self._ticking.__enter__()
         return self
 

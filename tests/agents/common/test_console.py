@@ -55,6 +55,13 @@ def test_the_time_left_waits_for_learning_then_uses_its_rate(clock):
     assert console.time_left(1100, clock.now) == "10 steps/s, about 15 min left"
 
 
+def test_work_that_takes_minutes_a_piece_is_counted_a_minute(clock):
+    console = Console(total=20, unit="measurement", stream=io.StringIO())
+    console.update(0)
+    clock.now += 120.0
+    assert console.time_left(2, clock.now) == "1.0 measurements/min, about 18 min left"
+
+
 def test_no_progress_keeps_the_notes():
     stream = io.StringIO()
     console = Console(total=100, enabled=False, stream=stream, plain_every=0)
