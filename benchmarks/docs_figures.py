@@ -17,13 +17,12 @@ They go to benchmarks/figures (``--out``), which the docs serve.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 from agents import compare, league
 from agents.common.artifacts.runs import atomic_path
@@ -35,20 +34,6 @@ from benchmarks.frame_probe import HELD_OUT_EVERY, MAX_PROBE_GAMES
 FIGURES = Path(__file__).resolve().parent / "figures"
 PLAYERS = ["still", "random", "chaser", "pusher", "anchor", "sprinter", "champion"]
 FIGURE_SETS = ("compare", "league", "probe")
-
-
-@contextlib.contextmanager
-def results_in(folder: Path) -> Iterator[None]:
-    """The benchmarks' JSON files go to ``folder`` meanwhile (``BALLENVS_BENCH_OUT``)."""
-    before = os.environ.get("BALLENVS_BENCH_OUT")
-    os.environ["BALLENVS_BENCH_OUT"] = str(folder)
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["BALLENVS_BENCH_OUT"]
-        else:
-            os.environ["BALLENVS_BENCH_OUT"] = before
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -94,7 +79,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
             written.append(_copy(league.main(league_argv) / "elo.png", out / "example_elo.png"))
         if "probe" in args.only:
             # Its JSON goes to the scratch folder: benchmarks/frame_probe.json keeps the full-size figures.
-            with results_in(work):
+            with mock.patch.dict(os.environ, {"BALLENVS_BENCH_OUT": str(work)}):
                 frame_probe.main(
                     ["--sizes", "36", "64", "--stacks", "1", "2", "4", "--games", str(args.probe_games)]
                     + ["--epochs", str(args.probe_epochs)]
