@@ -247,6 +247,7 @@ def main(argv: list[str] | None = None) -> dict:
     options = {"subpixel": True} if args.subpixel else {}
     results = []
     velocity_stacks = [depth for depth in args.stacks if depth > 1]
+    readouts = []  # the centroid readouts, from the same recordings: their table comes after the probe's
     with Measurements(len(args.sizes) * (len(args.stacks) + len(velocity_stacks)), not args.no_progress) as shown:
         shown.note(row("frames", "stack", *FEATURES, "lost", "seconds"))
         shown.note(row(*["---"] * (len(FEATURES) + 4)))
@@ -259,15 +260,16 @@ def main(argv: list[str] | None = None) -> dict:
                 results.append({"size": size, "stack": depth, "r2": scores, "lost": lost_features(scores), "seconds": seconds})
                 lost = ", ".join(lost_features(scores)) or "none"
                 shown.result(row(f"{size}x{size}", depth, *(f"{scores[f]:.2f}" for f in FEATURES), lost, f"{seconds:.0f}"))
+            for depth in velocity_stacks:
+                readouts.append({"size": size, "stack": depth, "centroid_r2": centroid_velocity(recording, depth)})
+                shown.result()
         shown.note("")
         shown.note(row("frames", "stack", "own vx by centroid shift", "own vy by centroid shift"))
         shown.note(row(*["---"] * 4))
-        for size in args.sizes:
-            recording = record_games(size, args.games, args.seed, **options)
-            for depth in velocity_stacks:
-                readout = centroid_velocity(recording, depth)
-                results.append({"size": size, "stack": depth, "centroid_r2": readout})
-                shown.result(row(f"{size}x{size}", depth, f"{readout['own vx']:.2f}", f"{readout['own vy']:.2f}"))
+        for r in readouts:
+            readout = r["centroid_r2"]
+            shown.note(row(f"{r['size']}x{r['size']}", r["stack"], f"{readout['own vx']:.2f}", f"{readout['own vy']:.2f}"))
+    results += readouts
     payload = {"machine": machine(), "subpixel": args.subpixel, "games_per_pair": args.games, "results": results}
     write_json("frame_probe_subpixel" if args.subpixel else "frame_probe", payload)
     if plot is not None:
