@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,23 @@ from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones
-from agents.common.session.setup import RunSetup, probe_spaces
-from agents.rllib.network import RLlibPolicy, network_settings, policy_network
+from agents.common.session.setup import RunSetup
+from agents.rllib.network import NetworkSettings, RLlibPolicy, network_settings, policy_network
 from ballenvs.reference import reference_for
 
 #: The model file's entry that holds the env steps trained (beside the weights).
 STEPS_KEY = "num_env_steps_trained"
 CHECKPOINT_SUFFIX = ".rllib"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What :meth:`RLlibLearner.check` read of the run, for its ``start``: the observations' shape,
+    the number of actions and the network the section asks for."""
+
+    shape: tuple[int, ...]
+    n_actions: int
+    network: NetworkSettings
 
 
 class RLlibLearner:
@@ -47,7 +58,7 @@ class RLlibLearner:
 
     def check(
         self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
-    ) -> None:
+    ) -> Checked:
         """What RLlib would find wrong only once its actors start: Ray missing, a frame stack, byte
         or channels-first frames, a resume without RLlib's checkpoint."""
         if importlib.util.find_spec("ray") is None:
@@ -56,7 +67,7 @@ class RLlibLearner:
             raise UsageError(
                 f"frame_stack={section.frame_stack}: rllib_ppo plays single frames (RLlib stacks with its connectors)"
             )
-        network_settings(section.algo_kwargs.get("policy_kwargs"))
+        network = network_settings(section.algo_kwargs.get("policy_kwargs"))
         if isinstance(observation_space, spaces.Box) and len(observation_space.shape) == 3:
             if observation_space.dtype != np.float32:
                 raise UsageError("RLlib's CNN takes float frames: add --env-kwargs pixel_dtype=float32")
@@ -70,14 +81,14 @@ class RLlibLearner:
             )
         if not isinstance(action_space, spaces.Discrete):
             raise UsageError(f"rllib_ppo plays discrete actions, not {action_space}")
+        return Checked(tuple(observation_space.shape or ()), int(action_space.n), network)
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         import ray
 
         self.section, self.self_play, self.logger = setup.section, setup.self_play, logger
-        observation_space, action_space = probe_spaces(setup.section.env_id, setup.section.env_kwargs, None)
-        assert isinstance(action_space, spaces.Discrete)  # check() refused any other
-        self._shape, self._n_actions = tuple(observation_space.shape or ()), int(action_space.n)
+        checked: Checked = setup.checked
+        self._shape, self._n_actions, self._network = checked.shape, checked.n_actions, checked.network
         self._steps = self._steps_at_start(setup)
         if self.self_play is not None:
             check_pool(self.self_play, setup.section.env_id)
@@ -111,7 +122,6 @@ class RLlibLearner:
 
         section, keys = setup.section, setup.section.algo_kwargs
         picture = len(self._shape) == 3
-        settings = network_settings(keys.get("policy_kwargs"))
         env_runners = int(keys.get("env_runners", 0))
         config = (
             PPOConfig()
@@ -120,7 +130,7 @@ class RLlibLearner:
                 num_envs_per_env_runner=section.n_envs,
                 rollout_fragment_length=int(keys.get("n_steps", 2048)),
             )
-            .rl_module(model_config=DefaultModelConfig(**settings.model_config(picture)))
+            .rl_module(model_config=DefaultModelConfig(**self._network.model_config(picture)))
             .training(
                 lr=learning_rate(keys.get("learning_rate", 3e-4), self._steps + setup.timesteps),
                 gamma=float(keys.get("gamma", 0.99)),
