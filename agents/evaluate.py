@@ -20,7 +20,7 @@ from agents.common.artifacts.models import bare_model, find_model, run_folder_ca
 from agents.common.artifacts.runs import CONFIG_NAME, read_config
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.registry import algorithm
-from agents.common.environments.envs import check_env_id
+from agents.common.environments.ids import check_env_id
 from agents.common.errors import UsageError
 from agents.common.session.cli import (
     Parser,

@@ -26,6 +26,7 @@ import numpy as np
 from agents.common.artifacts.runs import new_run_dir
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.config import parse_overrides
+from agents.common.environments.envs import probe_spaces
 from agents.common.errors import UsageError
 from agents.common.session.cli import (
     Parser,
@@ -37,7 +38,6 @@ from agents.common.session.cli import (
     run_cli,
 )
 from agents.common.session.console import Console
-from agents.common.session.setup import probe_spaces
 from agents.common.session.tracking import render_fps
 from agents.common.stops import Interrupted, deferring_stops, ignore_stops, signal_of
 from agents.twoplayer.league import (

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.configuration.config import parse_overrides
-from agents.common.environments.envs import check_two_player_env
+from agents.common.environments.envs import probe_spaces
+from agents.common.environments.ids import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.session.cli import (
     MAX_SEED,
@@ -30,7 +31,6 @@ from agents.common.session.cli import (
     run_cli,
 )
 from agents.common.session.console import Console
-from agents.common.session.setup import probe_spaces
 from agents.common.studies.datasets import check_data_path, check_dataset_id, record_games, refuse_existing, write_dataset
 from agents.twoplayer.league import entrants_of, make_entrant_player
 from ballenvs.reference import reference_for

@@ -30,9 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.common.configuration.config import Key, load_sections, parse_overrides
+from agents.common.configuration.config import Key, parse_overrides
+from agents.common.configuration.config_files import load_sections
 from agents.common.configuration.registry import ALGORITHMS, Algorithm, algorithm
-from agents.common.environments.envs import check_env_id
+from agents.common.environments.ids import check_env_id
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, check_seed, run_cli
 from agents.common.studies.storage import check_study_name, load_existing_study, open_storage

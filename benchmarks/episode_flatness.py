@@ -24,7 +24,8 @@ from agents.algorithms.checkpoint import save_checkpoint
 from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.progress import Progress
-from agents.common.configuration.config import load_section, shipped_config
+from agents.common.configuration.config import build_section
+from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.environments.envs import make_vec
 from agents.common.environments.steps import VecEnvSteps
@@ -89,7 +90,7 @@ class EpisodeClock(Hooks):
 
 
 def measure(episodes: int, anti_pattern: bool, save_freq: int, overrides: dict[str, Any], seed: int = 0) -> dict[str, Any]:
-    section = ALGORITHMS["custom"].section(ENV_ID, load_section(shipped_config("dqn.yml"), ENV_ID), overrides)
+    section = build_section(ENV_ID, load_section(shipped_config("dqn.yml"), ENV_ID), overrides, ALGORITHMS["custom"].schema)
     env_kwargs = {**section.env_kwargs, **({"render_mode": "rgb_array"} if anti_pattern else {})}
     env = VecEnvSteps(make_vec(ENV_ID, env_kwargs, 1, seed, "dummy", section.frame_stack))
     config, spec = settings(section, env.observation_space, env.action_space)

@@ -40,14 +40,15 @@ from agents.algorithms.contract import settings_of
 from agents.algorithms.dqn import gradient_steps_per_train
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.pqn import settings as pqn_settings
-from agents.common.configuration.config import Section, load_section, shipped_config
+from agents.common.configuration.config import Section, build_section
+from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.hyperparameters import OurDQNConfig, PQNConfig
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.environments.envs import check_env_id
+from agents.common.environments.envs import probe_spaces
+from agents.common.environments.ids import check_env_id
 from agents.common.networks.lean_cnn import multiply_adds
 from agents.common.readers import read_yaml
 from agents.common.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
-from agents.common.session.setup import probe_spaces
 from benchmarks.common import Measurements, machine, progress_flag, row, write_json
 
 REPEATS = 7  # timed repetitions of each piece; the median counts
@@ -69,7 +70,7 @@ def section_of(env_id: str, algo: str, overrides: dict[str, Any] | None = None, 
     """``env_id``'s section of ``config`` (default: the algorithm's shipped file) for ``algo``."""
     algorithm = ALGORITHMS[algo]
     raw = load_section(config or shipped_config(algorithm.config), env_id)
-    section = algorithm.section(env_id, raw, overrides or {})
+    section = build_section(env_id, raw, overrides or {}, algorithm.schema)
     if section.env_kwargs.get("opponent") == "self":  # a self-play section: its pool is the trainers', not the env's
         section.env_kwargs.pop("opponent")
     return section

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.environments.envs import check_two_player_env
+from agents.common.environments.ids import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
 from agents.common.session.console import Console, counting_from

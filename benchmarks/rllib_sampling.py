@@ -21,9 +21,10 @@ import time
 from typing import Any
 
 from agents.common.configuration.config import parse_overrides
+from agents.common.environments.envs import probe_spaces
+from agents.common.environments.ids import check_env_id
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
-from agents.common.session.setup import check_env_id, probe_spaces
 from agents.rllib.network import DEFAULT_CONV_FILTERS, DEFAULT_HIDDEN
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 

@@ -32,7 +32,8 @@ from agents.algorithms import pqn
 from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.progress import Progress
-from agents.common.environments.envs import VEC_ENVS, check_env_id, make_vec
+from agents.common.environments.envs import VEC_ENVS, make_vec
+from agents.common.environments.ids import check_env_id
 from agents.common.environments.steps import make_steps
 from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
 from agents.sb3.dqn import build_dqn

@@ -89,7 +89,7 @@ def hyperparameter_tables() -> str:
 
     tables = []
     for algo in ALGORITHMS.values():
-        renamed = "".join(f" `{old}` is now `{new}`." for old, new in algo.renamed_keys.items())
+        renamed = "".join(f" `{old}` is now `{new}`." for old, new in algo.schema.renamed.items())
         tables.append(
             f"**`{algo.name}`** ({algo.label}, `python -m {algo.trainer}`, `{algo.config}`).{renamed}\n\n"
             + table(algo.config_class)

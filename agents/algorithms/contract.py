@@ -12,7 +12,7 @@ from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import network_spec
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
-from agents.common.configuration.config import Section, parse_kwargs
+from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig
 from agents.common.errors import UsageError
 
@@ -22,7 +22,7 @@ def settings_of(
 ) -> tuple[Any, dict[str, Any]]:
     """An agent's config and network spec from a (checked) config section and the spaces it will
     see; ``policy_defaults``: the algorithm's own ``policy_kwargs`` defaults (PQN's LayerNorm)."""
-    policy_kwargs = {**policy_defaults, **parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))}
+    policy_kwargs = {**policy_defaults, **section.network}
     names = {f.name for f in fields(config_class)} - {"policy_kwargs"}  # the network's, in the spec
     config = config_class(**{k: v for k, v in section.algo_kwargs.items() if k in names})
     return config, network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from stable_baselines3.common.logger import Logger, configure
 
-from agents.common.artifacts.models import resume_model
+from agents.common.artifacts.models import resumed_run
 from agents.common.configuration.registry import ALGORITHMS, TRAIN, check_algo, trained_by
 from agents.common.errors import UsageError
 from agents.common.session.cli import describe_device, trainer_parser
 from agents.common.session.console import Console
 from agents.common.session.evaluation import Evaluator
 from agents.common.session.milestones import Milestones, best_model_saver
-from agents.common.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, prepare_run
+from agents.common.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_run_folder, prepare_run
 from agents.common.session.tracking import Tracker, log_hyperparameters
 from agents.common.session.training import Learner, QLearnerExtras, run_training, starting
 
@@ -66,9 +66,9 @@ def prepare(
             "--compile", action="store_true", help="torch.compile the Q-networks on CUDA, our agents (not applied on CPU)"
         )
     args = parser.parse_args(argv)
+    resumed = resumed_run(args.resume) if args.resume else None
     if args.algo is None:  # the resumed run's (another command's run is refused by check_algo)
-        resumed = resume_model(args.resume)[2]["algo"] if args.resume else None
-        args.algo = resumed if resumed in algos else command.default_algo
+        args.algo = resumed.algo if resumed is not None and resumed.algo in algos else command.default_algo
     algo = check_algo(args.algo, command.module)
     if args.teacher is not None and "teacher" not in algo.keys:
         taught = [name for name in command.algos if "teacher" in ALGORITHMS[name].keys]
@@ -81,7 +81,8 @@ def prepare(
         takers = [name for name in command.algos if refused[0] in ALGORITHMS[name].learner_flags]
         raise UsageError(f"--{refused[0]}: an option of --algo {', '.join(takers)}, not of {algo.label}")
     learner = algo.make_learner(**options)
-    return args, prepare_run(args, algo, learner, make_folder), learner
+    setup = prepare_run(args, algo, learner, resumed)
+    return args, make_run_folder(setup, args.log_dir) if make_folder else setup, learner
 
 
 def main(argv: list[str] | None = None, command: Command = TRAIN_COMMAND) -> Path:

@@ -59,7 +59,7 @@ def check_values(section: Section, observation_space: spaces.Space) -> None:
     """What stable-baselines3 would find wrong only once a model is built or trained: checked by
     the trainer before its run folder, and by every loader before it builds a run's network."""
     check_policy(section.policy, observation_space)
-    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
+    policy_kwargs = section.network
     replay_buffer_kwargs = parse_kwargs("replay_buffer_kwargs", section.algo_kwargs.get("replay_buffer_kwargs"))
     unknown = sorted(set(policy_kwargs) - set(POLICY_KWARGS))
     if unknown:

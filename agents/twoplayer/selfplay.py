@@ -31,7 +31,7 @@ from agents.common.artifacts.models import save_snapshot, snapshot_name
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.errors import UsageError
 from agents.common.session.milestones import next_multiple
-from agents.common.session.setup import EXPLOITER
+from agents.common.session.players import EXPLOITER
 from agents.twoplayer.league import make_entrant_player, model_entrant
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
@@ -222,7 +222,7 @@ def make_opponent(
 ) -> SelfPlayOpponent | None:
     """The self-play opponent for a run's envs (None when the run does not play itself); its
     network is bound by the :class:`SnapshotPool` once the learner exists. ``settings`` come
-    checked (:func:`agents.common.session.setup.check_scripted`, before the run folder)."""
+    checked (:func:`agents.common.session.players.check_players`, before the run folder)."""
     if settings is None:
         return None
     arena = reference_for(env_id).arena
@@ -238,7 +238,7 @@ def make_opponent(
 def scripted_player(
     name: str, k: int, arena: Any, env_id: str, env_kwargs: Mapping[str, Any], frame_stack: int, device: str
 ) -> Any:
-    """One of ``self_play``'s scripted players (checked by :func:`agents.common.session.setup.check_scripted`): the search
+    """One of ``self_play``'s scripted players (checked by :func:`agents.common.session.players.check_players`): the search
     exploiter (``k`` seeds its plans), a built-in player, or a frozen model of the game."""
     if name == EXPLOITER:
         return arena.search_exploiter(QPlayer(None, device, frame_stack), env_kwargs, seed=k)

@@ -15,15 +15,8 @@ import ballenvs
 from agents import custom_train, sb3_train
 from agents.common.artifacts.models import find_model, load_policy
 from agents.common.artifacts.runs import read_config
-from agents.common.configuration.config import (
-    RUN_KEYS,
-    ConfigError,
-    build_section,
-    load_section,
-    parse_overrides,
-    schedule,
-    shipped_config,
-)
+from agents.common.configuration.config import RUN_KEYS, ConfigError, Schema, build_section, parse_overrides, schedule
+from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
 from agents.common.session.evaluation import evaluate
@@ -36,7 +29,7 @@ from tests.helpers import FAST, REPO
 SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_episode_steps=150"], "UAVGrid-v0": []}
 
 
-DQN_KEYS = ALGORITHMS["dqn"].keys
+DQN_SCHEMA = Schema(ALGORITHMS["dqn"].keys, "agents.sb3_train")
 DEFAULT_CONFIG = shipped_config("dqn.yml")
 
 
@@ -215,7 +208,7 @@ def test_help_explains_the_flags(capsys):
 @pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
 def test_every_env_has_a_config_section_with_numbers_as_numbers(env_id):
     raw = load_section(DEFAULT_CONFIG, env_id)
-    section = build_section(env_id, raw, {}, DQN_KEYS, "agents.sb3_train")
+    section = build_section(env_id, raw, {}, DQN_SCHEMA)
     assert section.policy in ("CnnPolicy", "MlpPolicy", "MultiInputPolicy")
     # YAML reads 1e-4 as a string: the file must write floats (or lin_ schedules) so safe_load gives numbers.
     rate = section.algo_kwargs["learning_rate"]
@@ -225,7 +218,7 @@ def test_every_env_has_a_config_section_with_numbers_as_numbers(env_id):
 def test_yaml_float_pitfall_is_caught():
     raw = yaml.safe_load("learning_rate: 1e-4\npolicy: CnnPolicy\nn_timesteps: 10\n")
     with pytest.raises(ConfigError, match="learning_rate='1e-4' must be a number"):
-        build_section("BallDuel-v0", raw, {}, DQN_KEYS, "agents.sb3_train")
+        build_section("BallDuel-v0", raw, {}, DQN_SCHEMA)
 
 
 def test_overrides_parse_python_literals_and_words():
@@ -288,7 +281,7 @@ def test_n_steps_on_dict_observations_selects_the_dict_n_step_buffer():
 
 def test_linear_learning_rate_is_the_zoos_schedule():
     section = build_section(
-        "UAVGrid-v0", load_section(DEFAULT_CONFIG, "UAVGrid-v0"), {"learning_rate": "lin_2.0e-4"}, DQN_KEYS, "agents.sb3_train"
+        "UAVGrid-v0", load_section(DEFAULT_CONFIG, "UAVGrid-v0"), {"learning_rate": "lin_2.0e-4"}, DQN_SCHEMA
     )
     rate = dqn_kwargs(section.algo_kwargs, spaces.Box(0, 1, (1,)))["learning_rate"]
     assert rate(1.0) == pytest.approx(2e-4) and rate(0.25) == pytest.approx(5e-5)
@@ -297,8 +290,7 @@ def test_linear_learning_rate_is_the_zoos_schedule():
             "UAVGrid-v0",
             {"policy": "MlpPolicy", "n_timesteps": 10, "learning_rate": "log_1e-4"},
             {},
-            DQN_KEYS,
-            "agents.sb3_train",
+            DQN_SCHEMA,
         )
 
 

@@ -76,3 +76,53 @@ def test_the_map_in_contributing_is_the_stack_at_the_first_update(algo, heading,
     stack = list(dict.fromkeys(frames))
     assert stack == documented, f"CONTRIBUTING's map ({heading}) says {documented}; the run went {stack}"
     assert len(stack) <= most
+
+
+#: Run in a fresh process: agents.train's checks with a look at each call prepare_run makes itself.
+CALLS_OF_PREPARE_RUN = """
+import json, os, sys
+from agents.common.session import setup
+from agents.learners import trainer
+
+called = []
+
+def look(frame, event, arg):
+    if event == "call" and frame.f_back is not None and frame.f_back.f_code is setup.prepare_run.__code__:
+        called.append(os.path.relpath(frame.f_code.co_filename, {repo!r}))
+
+def prepare_run_looked_at(*args, **kwargs):
+    sys.setprofile(look)
+    try:
+        return PREPARE_RUN(*args, **kwargs)
+    finally:
+        sys.setprofile(None)
+
+PREPARE_RUN, trainer.prepare_run = trainer.prepare_run, prepare_run_looked_at
+trainer.prepare({argv!r}, make_folder=False)
+print("CALLED " + json.dumps([path for path in called if path.startswith(("agents" + os.sep, "ballenvs" + os.sep))]))
+"""
+
+#: prepare_run's phases, as CONTRIBUTING's "A run, in order" gives them: one room each.
+PHASES = [
+    "agents/common/session/cli.py",  # the flags
+    "agents/common/session/sections.py",  # the config section
+    "agents/common/session/players.py",  # whom it plays
+    "agents/common/environments/envs.py",  # the env, one made to read its spaces
+    "agents/common/session/memory.py",  # the memory it will take
+    "agents/learners/modules.py",  # the Learner's own check
+]
+
+
+def test_prepare_run_checks_in_one_pass_a_room_a_phase(tmp_path):
+    """Each room prepare_run calls is called in one stretch, in the order CONTRIBUTING gives (a room
+    left and called again is a check that went back)."""
+    argv = ["--algo", "custom", "--env", "BallSumo-v0", "--opponent", "self", "--env-kwargs", "obs_type=state"]
+    argv += ["--log-dir", str(tmp_path), "--threads", "1", "--hyperparams", "buffer_size=1000"]
+    script = CALLS_OF_PREPARE_RUN.format(repo=str(REPO), argv=argv)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("CALLED ")]
+    assert lines, f"prepare_run did not finish:\n{done.stdout}\n{done.stderr}"
+    called = json.loads(lines[0][len("CALLED ") :])
+    assert entered_once(called), called
+    assert list(dict.fromkeys(called)) == PHASES
+    assert not list(tmp_path.iterdir()), "checking makes no run folder"

@@ -35,7 +35,7 @@ def test_the_wheel_ships_the_configs_and_an_installed_copy_loads_them(tmp_path):
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)], check=True, timeout=300
     )
     code = (
-        "import agents, agents.common.configuration.config as c\n"
+        "import agents, agents.common.configuration.config_files as c\n"
         "print(agents.__file__)\n"
         "print(sorted(c.load_sections(c.shipped_config('dqn.yml'))))\n"
     )

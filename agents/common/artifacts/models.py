@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from agents.common.artifacts.runs import (
     CONFIG_NAME,
     FINAL_MODEL,
     INTERRUPTED_MODEL,
+    REPLAY_BUFFER,
     atomic_path,
     latest_model,
     model_file,
@@ -56,32 +58,56 @@ def run_dir_of(model_path: Path) -> Path:
 def find_model(path: str | Path, names: tuple[str, ...] = (BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL)) -> tuple[Path, Path]:
     """The model file and its run folder, from either of them; in a folder the first of ``names`` there."""
     path = Path(path)
-    if path.is_dir():
-        for name in names:
-            found = model_file(path, name, MODEL_SUFFIXES)
-            if found is not None:
-                return found, path
-        raise UsageError(f"no {', '.join(names)} in {str(path)!r}")
-    if not path.is_file():
+    if path.is_file():
+        if path.name.startswith("."):
+            raise UsageError(f"{str(path)!r} is a temporary file left by an interrupted write, not a model")
+        return path, run_dir_of(path)
+    if not path.is_dir():
         raise UsageError(f"no model file or run folder at {str(path)!r}")
-    if path.name.startswith("."):
-        raise UsageError(f"{str(path)!r} is a temporary file left by an interrupted write, not a model")
-    return path, run_dir_of(path)
+    for name in names:
+        found = model_file(path, name, MODEL_SUFFIXES)
+        if found is not None:
+            return found, path
+    raise UsageError(f"no {', '.join(names)} in {str(path)!r}")
 
 
-def resume_model(path: str | Path) -> tuple[Path, Path, dict[str, Any]]:
+@dataclass(frozen=True)
+class Resumed:
+    """What ``--resume PATH`` continues: the model file, its run folder, that run's config, and the
+    replay buffer it continues with (None: it starts empty)."""
+
+    model: Path
+    run_dir: Path
+    config: dict[str, Any]
+    replay_buffer: Path | None
+
+    @property
+    def algo(self) -> str:
+        return str(self.config["algo"])
+
+
+def resumed_run(path: str | Path) -> Resumed:
     """What ``--resume PATH`` continues from: a model file, or a run folder's latest model (see
-    :func:`agents.common.artifacts.runs.latest_model`); with its run folder and that run's config."""
+    :func:`agents.common.artifacts.runs.latest_model`); with its run folder, that run's config and
+    its replay buffer, when the run saved one with the model resumed from (a checkpoint's is not kept)."""
     path = Path(path)
-    if path.is_dir():
-        found = latest_model(path, MODEL_SUFFIXES)
-        if found is None:
+    if path.is_file():
+        model, run_dir = find_model(path)
+    elif path.is_dir():
+        latest = latest_model(path, MODEL_SUFFIXES)
+        if latest is None:
             raise UsageError(f"--resume {str(path)!r}: no {FINAL_MODEL}, {INTERRUPTED_MODEL} nor checkpoint in that folder")
-        path = found
-    elif not path.exists():
+        model, run_dir = latest, path
+    else:
         raise UsageError(f"--resume {str(path)!r}: no such model file or run folder")
-    model_path, run_dir = find_model(path)
-    return model_path, run_dir, read_config(run_dir)
+    config = read_config(run_dir)
+    replay_buffer = None
+    if config.get("save_replay_buffer") and model.stem.startswith((FINAL_MODEL, INTERRUPTED_MODEL)):
+        replay_buffer = run_dir / REPLAY_BUFFER
+        if not replay_buffer.is_file():
+            print(f"note: {run_dir} asked for its replay buffer but none was saved: it starts empty")
+            replay_buffer = None
+    return Resumed(model, run_dir, config, replay_buffer)
 
 
 def load_policy(model_path: Path, run_dir: Path, device: str) -> tuple[Any, dict[str, Any]]:
@@ -184,7 +210,7 @@ def bare_model(path: Path, env_id: str, plain: dict[str, Any]) -> tuple[Path, di
     ``agents.sb3.dqn.read_model_file`` reads them) give its ``policy_kwargs`` (net_arch), when it
     has them, in the section's place. Weights only, as ever: a zip whose weights do not fit that
     network is refused."""
-    from agents.common.configuration.config import load_section
+    from agents.common.configuration.config_files import load_section
 
     hyper = load_section(ALGORITHMS["dqn"].config_path(), env_id)
     if isinstance(plain.get("policy_kwargs"), dict) and plain["policy_kwargs"]:

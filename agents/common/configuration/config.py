@@ -1,4 +1,5 @@
-"""Hyperparameter files in the RL Baselines3 Zoo format, read as data and checked before any run.
+"""The values of hyperparameter files in the RL Baselines3 Zoo format (read by
+:mod:`agents.common.configuration.config_files`) and of the command line's overrides, checked before any run.
 
 One section per env id. Keys mean what they mean to stable-baselines3 (plus the zoo's
 ``n_timesteps``, ``policy``, ``n_envs``, ``frame_stack`` and ``env_kwargs``), so every trainer
@@ -11,25 +12,13 @@ as :class:`Key` entries (type, range, schedule); :func:`build_section` checks ev
 from __future__ import annotations
 
 import ast
-import importlib.resources
 import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from agents.common.errors import ConfigError, UsageError
-from agents.common.readers import read_yaml
-
-#: Where the shipped hyperparameter files are (inside the wheel too).
-CONFIG_PACKAGE = "agents.zoo_configs"
-
-
-def shipped_config(name: str) -> Path:
-    """The path of a hyperparameter file shipped with the package, e.g. ``dqn.yml``."""
-    return Path(str(importlib.resources.files(CONFIG_PACKAGE) / name))
-
+from agents.common.errors import ConfigError
 
 # -- values ------------------------------------------------------------------------------------
 
@@ -208,30 +197,7 @@ def parse_kwargs(key: str, value: Any) -> dict[str, Any]:
     return result
 
 
-# -- files, sections and overrides ----------------------------------------------------------------
-
-
-def load_sections(path: str | Path) -> dict[str, Any]:
-    """Every section of the YAML file at ``path``; a file that is unreadable, not UTF-8, not
-    YAML (or YAML with aliases or deep nesting) or not a mapping is a one-line ConfigError naming it."""
-    try:
-        sections = read_yaml(path, "config")
-    except UsageError as error:
-        raise ConfigError(str(error)) from None
-    if not isinstance(sections, dict):
-        raise ConfigError(f"config {str(path)!r} must map env ids to sections, got {type(sections).__name__}")
-    return sections
-
-
-def load_section(path: str | Path, env_id: str) -> dict[str, Any]:
-    """The raw section for ``env_id`` from the YAML file at ``path``."""
-    sections = load_sections(path)
-    if env_id not in sections:
-        raise ConfigError(f"config {str(path)!r} has no section for {env_id!r}; it has: {', '.join(map(str, sections))}")
-    section = sections[env_id]
-    if not isinstance(section, dict):
-        raise ConfigError(f"section {env_id!r} of {str(path)!r} must be a mapping of hyperparameters")
-    return dict(section)
+# -- overrides and sections --------------------------------------------------------------------
 
 
 def parse_value(text: str) -> Any:
@@ -264,9 +230,21 @@ def parse_overrides(pairs: Iterable[str], flag: str) -> dict[str, Any]:
     return parsed
 
 
+@dataclass(frozen=True)
+class Schema:
+    """What a section is checked against: an algorithm's ``keys`` (besides the zoo's run keys),
+    the ``trainer`` its messages name, and its ``renamed`` keys (old name to new)."""
+
+    keys: Mapping[str, Key]
+    trainer: str
+    renamed: Mapping[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class Section:
-    """One env's hyperparameters, split into what the run needs and what the algorithm takes."""
+    """One env's hyperparameters, split into what the run needs and what the algorithm takes.
+    ``env_kwargs`` and ``self_play`` are read (a ``"dict(...)"`` string parsed), as is
+    ``policy_kwargs`` into ``network``; ``algo_kwargs`` keep their values as written, for config.yml."""
 
     env_id: str
     policy: str
@@ -275,7 +253,8 @@ class Section:
     frame_stack: int | None = None
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     algo_kwargs: dict[str, Any] = field(default_factory=dict)
-    self_play: Any = None
+    self_play: dict[str, Any] | None = None
+    network: dict[str, Any] = field(default_factory=dict)
 
     def as_zoo_section(self) -> dict[str, Any]:
         """Back to the zoo's flat form, as written to a run's config.yml."""
@@ -285,33 +264,31 @@ class Section:
         if self.env_kwargs:
             section["env_kwargs"] = dict(self.env_kwargs)
         if self.self_play is not None:
-            section["self_play"] = self.self_play
+            section["self_play"] = dict(self.self_play)
         section.update(self.algo_kwargs)
         return section
 
 
-def build_section(
-    env_id: str,
-    raw: Mapping[str, Any],
-    overrides: Mapping[str, Any],
-    keys: Mapping[str, Key],
-    trainer: str,
-    renamed: Mapping[str, str] | None = None,
-) -> Section:
-    """Merge the overrides into the raw section and check every key and value against
-    ``keys`` (the algorithm's) and the zoo's run keys; a key in ``renamed`` is refused naming its new name."""
+def build_section(env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, Any], schema: Schema) -> Section:
+    """Merge the overrides into the raw section and check every key and value against the
+    schema's keys and the zoo's run keys; a renamed key is refused naming its new name."""
     merged = {**raw, **overrides}
-    schema = {**RUN_KEYS, **keys}
-    for old, new in (renamed or {}).items():
+    keys = {**RUN_KEYS, **schema.keys}
+    for old, new in schema.renamed.items():
         if old in merged:
-            raise ConfigError(f"hyperparameter {old!r} of {trainer} is now called {new!r}: rename it in section {env_id!r}")
-    unknown = sorted(set(merged) - set(schema))
+            raise ConfigError(
+                f"hyperparameter {old!r} of {schema.trainer} is now called {new!r}: rename it in section {env_id!r}"
+            )
+    unknown = sorted(set(merged) - set(keys))
     if unknown:
-        raise ConfigError(f"unknown hyperparameter(s) for {trainer}: {', '.join(unknown)}; valid: {', '.join(sorted(schema))}")
+        raise ConfigError(
+            f"unknown hyperparameter(s) for {schema.trainer}: {', '.join(unknown)}; valid: {', '.join(sorted(keys))}"
+        )
     for key in ("policy", "n_timesteps"):
         if key not in merged:
             raise ConfigError(f"section {env_id!r} needs {key!r}")
-    checked = {key: schema[key].check(key, value) for key, value in merged.items()}
+    checked = {key: keys[key].check(key, value) for key, value in merged.items()}
+    self_play = checked.pop("self_play", None)
     return Section(
         env_id=env_id,
         policy=checked.pop("policy"),
@@ -319,6 +296,7 @@ def build_section(
         n_envs=checked.pop("n_envs", 1),
         frame_stack=checked.pop("frame_stack", None),
         env_kwargs=parse_kwargs("env_kwargs", checked.pop("env_kwargs", None)),
-        self_play=checked.pop("self_play", None),
+        self_play=None if self_play is None else parse_kwargs("self_play", self_play),
+        network=parse_kwargs("policy_kwargs", checked.get("policy_kwargs")),
         algo_kwargs=checked,
     )

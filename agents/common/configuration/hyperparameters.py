@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.common.configuration.config import ConfigError, Key, parse_kwargs, schedule
+from agents.common.configuration.config import ConfigError, Key, schedule
 
 _KINDS = (bool, int, float, dict, str)  # a field's kind: the first of these its annotation names
 
@@ -228,9 +228,11 @@ class SelfPlay:
         return tuple(name.strip() for name in self.scripted.split(",") if name.strip())
 
     @classmethod
-    def from_config(cls, value: Any) -> SelfPlay:
+    def from_config(cls, settings: Mapping[str, Any] | None) -> SelfPlay:
+        """The settings of a section's ``self_play`` (:attr:`agents.common.configuration.config.Section.self_play`,
+        read by the section), checked; none: the defaults."""
         config_class: type = cls  # a frozen dataclass's type, which mypy does not see as hashable
-        settings, keys = parse_kwargs("self_play", value), keys_of(config_class)
+        settings, keys = settings or {}, keys_of(config_class)
         unknown = sorted(set(settings) - set(keys))
         if unknown:
             raise ConfigError(f"self_play key(s) {', '.join(unknown)} unknown; valid: {', '.join(keys)}")

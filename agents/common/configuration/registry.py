@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.common.configuration.config import Key, Section, build_section
+from agents.common.configuration.config import Key, Schema
+from agents.common.configuration.config_files import shipped_config
 from agents.common.configuration.hyperparameters import (
     RENAMED,
     OurDQNConfig,
@@ -97,21 +98,16 @@ class Algorithm:
         return resumable_keys(self.config_class)
 
     @property
-    def renamed_keys(self) -> Mapping[str, str]:
-        return RENAMED.get(self.config_class, {})
-
-    @property
     def trainer_flags(self) -> tuple[str, ...]:
         """What ``python -m agents.train`` (or its alias) needs to train it."""
         return ("--algo", self.name)
 
-    def section(self, env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> Section:
-        """A config section for this algorithm, every key and value checked (:func:`build_section`)."""
-        return build_section(env_id, raw, overrides, self.keys, f"--algo {self.name}", self.renamed_keys)
+    @property
+    def schema(self) -> Schema:
+        """What its config sections are checked against (:func:`agents.common.configuration.config.build_section`)."""
+        return Schema(self.keys, f"--algo {self.name}", RENAMED.get(self.config_class, {}))
 
     def config_path(self) -> Path:
-        from agents.common.configuration.config import shipped_config
-
         return Path(self.config) if Path(self.config).is_absolute() else shipped_config(self.config)
 
     def implementation(self) -> Any:

@@ -20,28 +20,12 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.preprocessing import is_image_space, is_image_space_channels_first
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
 
-import ballenvs
+import ballenvs  # noqa: F401  (registers the ids gym.spec and gym.make read)
 from agents.common.environments.vec_env import NativeVecEnv, make_native
 from agents.common.errors import UsageError
-from ballenvs.reference import reference_for
 
 VEC_ENVS = ("native", "dummy", "subproc")
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-
-
-def check_env_id(env_id: str) -> None:
-    if env_id in ballenvs.RENAMED_IDS:
-        raise UsageError(f"{env_id} is now called {ballenvs.RENAMED_IDS[env_id]} (the same game); use that id")
-    if env_id not in ballenvs.ENV_IDS:
-        raise UsageError(f"unknown env {env_id!r}; valid: {', '.join(ballenvs.ENV_IDS)}")
-
-
-def check_two_player_env(env_id: str) -> None:
-    """An env id whose game has two sides (an arena: built-in players, matches)."""
-    check_env_id(env_id)
-    if reference_for(env_id).arena is None:
-        two_player = [e for e in ballenvs.ENV_IDS if reference_for(e).arena is not None]
-        raise UsageError(f"{env_id} is a one-player game; two-player envs: {', '.join(two_player)}")
 
 
 def resolve_vec_env(requested: str, env_id: str, n_envs: int) -> str:
@@ -120,3 +104,16 @@ def make_eval_vec(env_id: str, env_kwargs: dict[str, Any], frame_stack: int | No
     n = 1 if env_kwargs.get("render_mode") else min(episodes, EVAL_BATCH)
     kind = "dummy" if n == 1 else resolve_vec_env("auto", env_id, n).replace("subproc", "dummy")
     return make_vec(env_id, env_kwargs, n, None, kind, frame_stack)
+
+
+def probe_spaces(env_id: str, env_kwargs: dict[str, Any], frame_stack: int | None) -> tuple[spaces.Space, spaces.Space]:
+    """The observation and action spaces a learner sees (frame-stacked, channel-first), from one
+    env made to read them; bad env options fail here, in this process, as one line."""
+    try:
+        probe = make_vec(env_id, env_kwargs, 1, None, "dummy", frame_stack)
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"{env_id} options {env_kwargs}: {error}") from None
+    try:
+        return probe.observation_space, probe.action_space
+    finally:
+        probe.close()

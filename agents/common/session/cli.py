@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from agents.common.environments.envs import VEC_ENVS, check_two_player_env
+from agents.common.environments.envs import VEC_ENVS
+from agents.common.environments.ids import check_env_id, check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.readers import MAX_COUNT, MAX_SEED
 from agents.common.session.tracking import add_tracking_flags, check_tracking
@@ -157,9 +158,9 @@ def add_progress_flag(parser: argparse.ArgumentParser, still_printed: str) -> No
     parser.add_argument("--no-progress", action="store_true", help=f"no progress bar or progress lines ({still_printed})")
 
 
-def check_flags(args: argparse.Namespace) -> None:
-    """Counts, frequencies, the seed and tracking, as far as the parser has them."""
-    check_tracking(args)
+def check_flags(args: argparse.Namespace) -> str:
+    """A training command's flags, as far as the parser has them: counts, frequencies, the seed,
+    the device (its torch threads set, :func:`resolve_device`), the env and tracking. Returns the device."""
     for flag in ("timesteps", "n_envs", "eval_episodes"):
         value = getattr(args, flag, None)
         if value is not None and not 1 <= value < MAX_COUNT:
@@ -172,6 +173,11 @@ def check_flags(args: argparse.Namespace) -> None:
         raise UsageError("--log-dir '': name a folder (the default is runs)")
     if getattr(args, "seed", None) is not None:
         check_seed(args.seed)
+    device = resolve_device(args.device, args.threads)
+    if args.env is not None:
+        check_env_id(args.env)
+    check_tracking(args)
+    return device
 
 
 def check_two_player_flags(args: argparse.Namespace) -> None:

@@ -9,7 +9,7 @@ import os
 import numpy as np
 from gymnasium import spaces
 
-from agents.common.configuration.config import Section, parse_kwargs
+from agents.common.configuration.config import Section
 from agents.common.errors import UsageError
 from agents.common.networks.policies import CNN_FEATURES, DEFAULT_NET_ARCH
 
@@ -28,8 +28,7 @@ def network_bytes(section: Section, observation_space: spaces.Space, n_actions: 
     """About what the Q-networks take while training: weights, gradients and Adam's two moments of
     the online network and the target's weights (5 copies), the hidden layers of ``net_arch``
     after the features (an image's CNN gives CNN_FEATURES, other observations their size)."""
-    policy_kwargs = parse_kwargs("policy_kwargs", section.algo_kwargs.get("policy_kwargs"))
-    net_arch = policy_kwargs.get("net_arch", DEFAULT_NET_ARCH.get(section.policy, DEFAULT_NET_ARCH["MlpPolicy"]))
+    net_arch = section.network.get("net_arch", DEFAULT_NET_ARCH.get(section.policy, DEFAULT_NET_ARCH["MlpPolicy"]))
     if not isinstance(net_arch, (list, tuple)) or not all(isinstance(w, int) and not isinstance(w, bool) for w in net_arch):
         return 0  # a malformed net_arch is the trainer's check to name
     parts = observation_space.spaces.values() if isinstance(observation_space, spaces.Dict) else [observation_space]
@@ -48,9 +47,13 @@ def observation_bytes(observation_space: spaces.Space) -> int:
     return sum(int(np.prod(part.shape or ())) * np.dtype(part.dtype).itemsize for part in parts)
 
 
-def check_memory(section: Section, observation_space: spaces.Space, action_space: spaces.Space) -> None:
+def check_memory(
+    section: Section, observation_space: spaces.Space, action_space: spaces.Space, replay_buffer: bool = False
+) -> None:
     """Refuse, before anything is built, a run whose networks, minibatches and envs would not fit
-    in this machine's memory (the replay buffer is priced on its own, :func:`check_replay_memory`)."""
+    in this machine's memory; ``replay_buffer``: it keeps one, of ``buffer_size`` (:func:`check_replay_memory`)."""
+    if replay_buffer:
+        check_replay_memory(section.algo_kwargs.get("buffer_size", 1_000_000), observation_space)
     observation = observation_bytes(observation_space)  # already frame-stacked
     batch = int(section.algo_kwargs.get("batch_size", 32))
     costs = {

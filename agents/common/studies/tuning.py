@@ -23,7 +23,7 @@ import yaml
 
 from agents.common.artifacts.figures import pyplot, save_png
 from agents.common.artifacts.runs import EVALUATIONS, atomic_path, process_alive
-from agents.common.configuration.config import load_section, load_sections, shipped_config
+from agents.common.configuration.config_files import load_section, load_sections, shipped_config
 from agents.common.configuration.registry import ALGORITHMS, TRAIN, Algorithm
 from agents.common.errors import ConfigError, UsageError
 from agents.common.session.cli import run_cli

@@ -173,12 +173,12 @@ def test_update_lowers_the_loss_on_a_fixed_batch():
 
 
 def test_bad_config_values_are_named():
-    keys = ALGORITHMS["custom"].keys
+    schema = ALGORITHMS["custom"].schema
     raw = {"policy": "MlpPolicy", "n_timesteps": 10}
     with pytest.raises(ConfigError, match=r"train_freq=\[4, 'step'\] must be an integer >= 1"):
-        build_section("UAVGrid-v0", raw, {"train_freq": [4, "step"]}, keys, "agents.custom_train")
+        build_section("UAVGrid-v0", raw, {"train_freq": [4, "step"]}, schema)
     with pytest.raises(ConfigError, match=r"tau=2 must be a number in \(0, 1\]"):
-        build_section("UAVGrid-v0", raw, {"tau": 2}, keys, "agents.custom_train")
+        build_section("UAVGrid-v0", raw, {"tau": 2}, schema)
 
 
 def test_checkpoint_round_trip_restores_everything(tmp_path):

@@ -77,10 +77,11 @@ def test_layer_norm_after_each_hidden_layer_and_convolution():
 
 
 def test_pqn_turns_layer_norm_on_unless_told_otherwise():
-    section = build_section("UAVGrid-v0", {"policy": "MlpPolicy", "n_timesteps": 10}, {}, ALGORITHMS["pqn"].keys, "pqn")
+    section = build_section("UAVGrid-v0", {"policy": "MlpPolicy", "n_timesteps": 10}, {}, ALGORITHMS["pqn"].schema)
     space = spaces.Box(-1, 1, (3,), np.float32)
     assert pqn.settings(section, space, spaces.Discrete(4))[1]["layer_norm"] is True
-    section.algo_kwargs["policy_kwargs"] = "dict(layer_norm=False)"
+    raw = {"policy": "MlpPolicy", "n_timesteps": 10, "policy_kwargs": "dict(layer_norm=False)"}
+    section = build_section("UAVGrid-v0", raw, {}, ALGORITHMS["pqn"].schema)
     assert pqn.settings(section, space, spaces.Discrete(4))[1]["layer_norm"] is False
 
 
@@ -95,18 +96,16 @@ def test_pqn_turns_layer_norm_on_unless_told_otherwise():
 )
 def test_pqn_config_is_checked(overrides, message):
     with pytest.raises(ConfigError, match=message):
-        build_section(
-            "UAVGrid-v0", {"policy": "MultiInputPolicy", "n_timesteps": 10}, overrides, ALGORITHMS["pqn"].keys, "pqn"
-        )
+        build_section("UAVGrid-v0", {"policy": "MultiInputPolicy", "n_timesteps": 10}, overrides, ALGORITHMS["pqn"].schema)
 
 
 def test_the_shipped_pqn_config_has_every_env():
     import ballenvs
-    from agents.common.configuration.config import load_sections, shipped_config
+    from agents.common.configuration.config_files import load_sections, shipped_config
 
     sections = load_sections(shipped_config("pqn.yml"))
     for env_id in ballenvs.ENV_IDS:
-        build_section(env_id, sections[env_id], {}, ALGORITHMS["pqn"].keys, "pqn")
+        build_section(env_id, sections[env_id], {}, ALGORITHMS["pqn"].schema)
     assert "the RL Zoo does not read this file" in shipped_config("pqn.yml").read_text()
 
 

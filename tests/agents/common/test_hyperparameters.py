@@ -10,7 +10,8 @@ import pytest
 from stable_baselines3 import DQN
 
 from agents import custom_train
-from agents.common.configuration.config import ConfigError, load_section, shipped_config
+from agents.common.configuration.config import ConfigError, build_section
+from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.hyperparameters import OurDQNConfig, PQNConfig, SB3DQNConfig, describe_keys, keys_of
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
@@ -28,7 +29,9 @@ def test_an_agents_config_defaults_are_its_declarations_and_a_section_overrides_
     algo = ALGORITHMS["custom"]
     config = OurDQNConfig()
     assert (config.buffer_size, config.double_q, config.learning_rate) == (1_000_000, True, 1e-4)
-    section = algo.section("UAVGrid-v0", load_section(shipped_config("dqn.yml"), "UAVGrid-v0"), {"batch_size": 64})
+    section = build_section(
+        "UAVGrid-v0", load_section(shipped_config("dqn.yml"), "UAVGrid-v0"), {"batch_size": 64}, algo.schema
+    )
     config = algo.implementation().settings(section, *_spaces("UAVGrid-v0"))[0]
     assert isinstance(config, OurDQNConfig) and config.batch_size == 64
 
@@ -47,7 +50,9 @@ def test_every_declared_key_is_checked_and_described(name):
 
 def test_a_value_out_of_its_declared_range_is_refused_naming_the_range():
     with pytest.raises(ConfigError, match=r"gamma=1\.5 must be a number in \[0, 1\]"):
-        ALGORITHMS["pqn"].section("UAVGrid-v0", {"policy": "MultiInputPolicy", "n_timesteps": 10}, {"gamma": 1.5})
+        build_section(
+            "UAVGrid-v0", {"policy": "MultiInputPolicy", "n_timesteps": 10}, {"gamma": 1.5}, ALGORITHMS["pqn"].schema
+        )
 
 
 def test_pqns_rollout_length_has_a_name_of_its_own_and_the_old_one_is_refused(tmp_path, capsys):
@@ -60,6 +65,6 @@ def test_pqns_rollout_length_has_a_name_of_its_own_and_the_old_one_is_refused(tm
 
 
 def _spaces(env_id):
-    from agents.common.session.setup import probe_spaces
+    from agents.common.environments.envs import probe_spaces
 
     return probe_spaces(env_id, {}, None)

@@ -20,7 +20,8 @@ from tests.helpers import refused  # noqa: E402
 #: Two iterations of 2 x 64 steps, minibatches of 64, one epoch: seconds, not minutes.
 QUICK = ["--n-envs", "2", "--timesteps", "256", "--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
 SMALL = ["n_steps=64", "batch_size=64", "n_epochs=1"]
-POOL = "self_play=dict(snapshot_steps=128, window=2, scripted_share=0.5, scripted='chaser,pusher')"
+POOL_SETTINGS = {"snapshot_steps": 128, "window": 2, "scripted_share": 0.5, "scripted": "chaser,pusher"}
+POOL = "self_play=dict(snapshot_steps=128, window=2, scripted_share=0.5, scripted='chaser,pusher')"  # the same, as written
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -90,7 +91,7 @@ def test_self_play_logs_win_rates_refreshes_its_snapshots_and_plays_in_the_leagu
 def test_the_pools_snapshot_slots_take_the_learners_weights():
     from agents.rllib.envs import LEARNER, DuelPool, module_of
 
-    pool = DuelPool({"env_id": "BallSumo-v0", "env_kwargs": {"obs_type": "state"}, "self_play": POOL.split("=", 1)[1]})
+    pool = DuelPool({"env_id": "BallSumo-v0", "env_kwargs": {"obs_type": "state"}, "self_play": POOL_SETTINGS})
     drawn = set()
     for seed in range(40):
         observations, _ = pool.reset(seed=seed)

@@ -14,8 +14,9 @@ import torch
 from gymnasium import spaces
 
 from agents.common.artifacts.runs import read_config
-from agents.common.configuration.config import ConfigError
+from agents.common.configuration.config import ConfigError, build_section
 from agents.common.configuration.hyperparameters import SelfPlay
+from agents.common.configuration.registry import ALGORITHMS
 from agents.common.environments.frames import FrameStack
 from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
@@ -74,7 +75,11 @@ def test_pfsp_draws_the_snapshots_the_learner_still_loses_to(tmp_path):
 
 
 def test_self_play_settings_are_checked():
-    assert SelfPlay.from_config("dict(window=5, p_latest=0.25)") == SelfPlay(window=5, p_latest=0.25)
+    # The zoo's string form, as a config file or --hyperparams writes it: the section reads it.
+    raw = {"policy": "MlpPolicy", "n_timesteps": 10, "self_play": "dict(window=5, p_latest=0.25)"}
+    section = build_section("BallSumo-v0", raw, {}, ALGORITHMS["custom"].schema)
+    assert SelfPlay.from_config(section.self_play) == SelfPlay(window=5, p_latest=0.25)
+    assert section.as_zoo_section()["self_play"] == {"window": 5, "p_latest": 0.25}, "config.yml records it read"
     with pytest.raises(ConfigError, match=r"self_play p_latest=2.0 must be a number in \[0, 1\]"):
         SelfPlay.from_config({"p_latest": 2.0})
     with pytest.raises(ConfigError, match="self_play key.*'horizon'|self_play key\\(s\\) horizon unknown"):
@@ -251,7 +256,7 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
     from agents.twoplayer.selfplay import SnapshotPool, make_opponent
     from ballenvs.duel.search import Lookahead
 
-    settings = SelfPlay.from_config("dict(scripted_share=0.5, scripted='pusher,exploiter')")
+    settings = SelfPlay.from_config({"scripted_share": 0.5, "scripted": "pusher,exploiter"})
     opponent = make_opponent(settings, "BallSumo-v0", {"obs_type": "state"}, None, "cpu")
     exploiter = opponent.scripted[1]
     assert isinstance(exploiter, Lookahead) and exploiter.model.q is None
@@ -274,14 +279,13 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
 
 
 def test_an_unknown_scripted_player_names_the_exploiter_too():
-    from agents.common.configuration.hyperparameters import SelfPlay
     from agents.common.errors import UsageError
-    from agents.common.session.setup import check_scripted
+    from agents.common.session.players import check_players
 
     valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion, planner\), exploiter .*, "
     valid += "a model file or a run folder"
     with pytest.raises(UsageError, match="'nobody' is none of the built-in players of BallSumo-v0 " + valid):
-        check_scripted(SelfPlay.from_config("dict(scripted='nobody')"), "BallSumo-v0")
+        check_players("BallSumo-v0", "self", {"scripted": "nobody"})
 
 
 def test_a_league_of_built_in_players_plots_their_ratings(tmp_path, monkeypatch):
@@ -339,7 +343,7 @@ def test_the_shipped_pixel_section_trains_both_balls_from_pixels_in_either_train
     import importlib
 
     from agents.common.artifacts.runs import read_config
-    from agents.common.configuration.config import shipped_config
+    from agents.common.configuration.config_files import shipped_config
 
     argv = ["--env", "BallSumo-v0", "--config", str(shipped_config("selfplay_pixels.yml")), "--timesteps", "400"]
     argv += ["--n-envs", "4", "--eval-freq", "0", "--no-progress", "--log-dir", str(tmp_path)]
@@ -368,7 +372,7 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
     assert run_cli(custom_train.main, [*base, "--log-dir", str(tmp_path / "first")]) == 0
     frozen = next((tmp_path / "first").rglob("final_model.pt"))
 
-    settings = SelfPlay.from_config(f"dict(scripted_share=0.5, scripted='{frozen}')")
+    settings = SelfPlay.from_config({"scripted_share": 0.5, "scripted": str(frozen)})
     opponent = make_opponent(settings, "BallSumo-v0", {"obs_type": "state"}, None, "cpu")
     (player,) = opponent.scripted
     from agents.common.artifacts.models import load_policy
@@ -380,7 +384,7 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
     second = tmp_path / "second"
     pool = f"self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5, scripted='pusher,{frozen.parent}')"
     assert run_cli(custom_train.main, [*base, pool, "--log-dir", str(second)]) == 0
-    assert str(frozen.parent) in read_config(second / "custom" / "BallSumo-v0_1")["hyperparams"]["self_play"]
+    assert str(frozen.parent) in read_config(second / "custom" / "BallSumo-v0_1")["hyperparams"]["self_play"]["scripted"]
 
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -1,0 +1,51 @@
+"""Whom a run trains against, checked before its run folder exists: one of the game's built-in
+players, or itself (self-play), whose pool's settings and scripted players are checked here too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agents.common.artifacts.models import find_model
+from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+from agents.common.configuration.hyperparameters import SelfPlay
+from agents.common.environments.ids import two_player_ids
+from agents.common.errors import UsageError
+from ballenvs.reference import reference_for
+
+#: The name in ``self_play``'s ``scripted`` list of the game's search exploiter (a main exploiter
+#: in AlphaStar's terms: it plays the learner alone, planning against its current network).
+EXPLOITER = "exploiter"
+
+
+def check_players(env_id: str, opponent: str | None, self_play: dict[str, Any] | None) -> SelfPlay | None:
+    """``--opponent``: one of the env's built-in players, or self; an env without an opponent takes
+    none. For self, the section's ``self_play`` settings, returned checked, and their scripted
+    players: built-in players of the game, its search exploiter, or frozen models of a two-player
+    game (a model file or a run folder: PSRO's best responses in the pool)."""
+    if opponent is None:
+        return None
+    players = reference_for(env_id).players
+    if not players:
+        what = "replace" if opponent == "self" else "choose"
+        raise UsageError(f"--opponent {'self' if opponent == 'self' else repr(opponent)}: {env_id} has no opponent to {what}")
+    if opponent not in (*players, "self"):
+        raise UsageError(f"unknown opponent {opponent!r} for {env_id}; valid: {', '.join(players)}, self")
+    if opponent != "self":
+        return None
+    settings = SelfPlay.from_config(self_play)
+    if not settings.scripted_players:
+        raise UsageError(f"self_play scripted={settings.scripted!r}: name at least one player")
+    models = [name for name in settings.scripted_players if name not in (*players, EXPLOITER)]
+    for name in models:
+        if not Path(name).exists():
+            raise UsageError(
+                f"self_play scripted={settings.scripted!r}: {name!r} is none of the built-in players of {env_id} "
+                f"({', '.join(players)}), {EXPLOITER} (the game's search exploiter, planning against the learner), "
+                "a model file or a run folder"
+            )
+    for model, run_dir in [find_model(name, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL)) for name in models]:
+        model_env = read_config(run_dir).get("env_id")
+        if model_env not in two_player_ids():
+            raise UsageError(f"self_play scripted: {str(model)!r} is a model of {model_env!r}, which has no opponent to play")
+    return settings
