@@ -29,9 +29,11 @@ from agents.common.artifacts.runs import (
     model_file,
     read_config,
 )
+from agents.common.configuration.config import RUN_KEYS
+from agents.common.configuration.config_files import load_section
 from agents.common.configuration.registry import ALGORITHMS, algorithm
 from agents.common.errors import UsageError
-from agents.common.readers import count, mapping_of, torch_weights
+from agents.common.readers import count, mapping_of, parse_yaml, read_text, torch_weights
 
 if TYPE_CHECKING:
     import torch
@@ -191,8 +193,6 @@ def zoo_run(path: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def read_zoo_hyperparams(path: Path) -> dict[str, Any]:
-    from agents.common.readers import parse_yaml, read_text
-
     hyper = parse_yaml(read_text(path, "RL Zoo config"), f"RL Zoo config {str(path)!r}", zoo=True)
     if not isinstance(hyper, dict):
         raise UsageError(f"RL Zoo config {str(path)!r} must be a mapping of hyperparameters")
@@ -210,8 +210,6 @@ def bare_model(path: Path, env_id: str, plain: dict[str, Any]) -> tuple[Path, di
     ``agents.sb3.dqn.read_model_file`` reads them) give its ``policy_kwargs`` (net_arch), when it
     has them, in the section's place. Weights only, as ever: a zip whose weights do not fit that
     network is refused."""
-    from agents.common.configuration.config_files import load_section
-
     hyper = load_section(ALGORITHMS["dqn"].config_path(), env_id)
     if isinstance(plain.get("policy_kwargs"), dict) and plain["policy_kwargs"]:
         hyper["policy_kwargs"] = plain["policy_kwargs"]
@@ -224,8 +222,6 @@ def bare_model(path: Path, env_id: str, plain: dict[str, Any]) -> tuple[Path, di
 def foreign_config(env_id: str, hyper: dict[str, Any], what: str) -> dict[str, Any]:
     """A run config (as our config.yml holds it) for a model another tool trained: SB3's DQN on
     ``env_id`` with the keys of ``hyper`` that our DQN section takes."""
-    from agents.common.configuration.config import RUN_KEYS
-
     keys = {**RUN_KEYS, **ALGORITHMS["dqn"].keys}
     taken = {key: value for key, value in hyper.items() if key in keys}
     if "policy" not in taken:

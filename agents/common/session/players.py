@@ -22,7 +22,9 @@ def check_players(env_id: str, opponent: str | None, self_play: dict[str, Any] |
     """``--opponent``: one of the env's built-in players, or self; an env without an opponent takes
     none. For self, the section's ``self_play`` settings, returned checked, and their scripted
     players: built-in players of the game, its search exploiter, or frozen models of a two-player
-    game (a model file or a run folder: PSRO's best responses in the pool)."""
+    game (a model file or a run folder: PSRO's best responses in the pool). The settings are checked
+    whomever the run plays: its config.yml records them."""
+    settings = SelfPlay.from_config(self_play)
     if opponent is None:
         return None
     players = reference_for(env_id).players
@@ -33,7 +35,6 @@ def check_players(env_id: str, opponent: str | None, self_play: dict[str, Any] |
         raise UsageError(f"unknown opponent {opponent!r} for {env_id}; valid: {', '.join(players)}, self")
     if opponent != "self":
         return None
-    settings = SelfPlay.from_config(self_play)
     if not settings.scripted_players:
         raise UsageError(f"self_play scripted={settings.scripted!r}: name at least one player")
     models = [name for name in settings.scripted_players if name not in (*players, EXPLOITER)]

@@ -188,6 +188,8 @@ def test_self_play_needs_an_opponent_and_the_native_vector_env(tmp_path, capsys)
         (["--env", "UAVGrid-v0", "--opponent", "self"], "--opponent self: UAVGrid-v0 has no opponent to replace"),
         (["--opponent", "self", "--vec-env", "dummy"], "--opponent self plays in the trainer's process: use --vec-env native"),
         (["--opponent", "self", "--hyperparams", "self_play=dict(window=0)"], "self_play window=0 must be an integer >= 1"),
+        # Checked when the run plays another too: its config.yml records them (a class there could not be written).
+        (["--opponent", "chaser", "--hyperparams", "self_play=dict(window=nn.ReLU)"], "self_play window=<class"),
         (
             ["--opponent", "bully"],
             "unknown opponent 'bully' for BallDuel-v0; valid: still, random, chaser, pusher, anchor, sprinter, champion, "
