@@ -16,7 +16,16 @@ from agents.common.configuration.registry import Algorithm
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env
 from agents.sb3.callbacks import FeedMilestones
-from agents.sb3.dqn import build_dqn, check_values, load_replay_buffer, restore, save_model, save_replay_buffer
+from agents.sb3.dqn import (
+    SavedModel,
+    build_dqn,
+    check_values,
+    load_replay_buffer,
+    read_model_file,
+    restore,
+    save_model,
+    save_replay_buffer,
+)
 from agents.twoplayer.selfplay import SnapshotPool, make_opponent
 
 
@@ -26,12 +35,16 @@ class SB3Learner:
 
     def check(
         self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
-    ) -> None:
-        """What stable-baselines3 would find wrong only once training starts (or in a worker)."""
+    ) -> SavedModel | None:
+        """What stable-baselines3 would find wrong only once training starts (or in a worker); the
+        model to resume, read once, for ``start``."""
         check_values(section, observation_space)
-        if resume is not None:  # the weights fit this run's network, or the file is refused here
-            spaces_only = (observation_space, action_space)
-            restore(build_dqn(section, spaces_only, None, device, buffer_size=1, learning_starts=0), resume, device)
+        if resume is None:
+            return None
+        saved = read_model_file(resume, device)
+        spaces_only = (observation_space, action_space)  # the weights fit this run's network, or the file is refused here
+        restore(build_dqn(section, spaces_only, None, device, buffer_size=1, learning_starts=0), saved, resume, device)
+        return saved
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
@@ -40,7 +53,7 @@ class SB3Learner:
         self.model: DQN = build_dqn(section, env, setup.seed, setup.device)
         self.resumed = setup.resume is not None
         if setup.resume is not None:
-            restore(self.model, setup.resume, setup.device)
+            restore(self.model, setup.checked, setup.resume, setup.device)
             message = f"resumed from {setup.resume} at step {self.model.num_timesteps}"
             if setup.resume_buffer is not None:
                 message += f" with its replay buffer ({load_replay_buffer(self.model, setup.resume_buffer)} transitions)"

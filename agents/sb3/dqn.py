@@ -178,7 +178,11 @@ def save_model(model: DQN, path: Path) -> None:
         model.save(tmp, exclude=["replay_buffer_class", "replay_buffer_kwargs"] if ours else None)
 
 
-def read_model_file(path: Path, device: str) -> tuple[dict[str, Any], dict[str, Any]]:
+#: A model file as :func:`read_model_file` reads it: its plain entries and its weights.
+SavedModel = tuple[dict[str, Any], dict[str, Any]]
+
+
+def read_model_file(path: Path, device: str) -> SavedModel:
     """The plain JSON entries and the weights of an SB3 .zip, never unpickling anything; its
     entries' sizes and the JSON's depth capped, the counters a resumed run continues checked."""
     what = f"model {str(path)!r}"
@@ -204,9 +208,9 @@ def _mapping(value: Any, what: str) -> dict:
     return value
 
 
-def restore(model: DQN, path: Path, device: str) -> DQN:
-    """Put the weights and counters saved at ``path`` into ``model`` (built for the same run)."""
-    plain, params = read_model_file(path, device)
+def restore(model: DQN, saved: SavedModel, path: Path, device: str) -> DQN:
+    """Put the weights and counters ``saved`` (read from ``path``) into ``model`` (built for the same run)."""
+    plain, params = saved
     try:
         model.set_parameters(params, exact_match=True, device=device)
     except (RuntimeError, ValueError, KeyError) as error:
@@ -224,7 +228,7 @@ def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> DQ
     section, spaces_ = section_of(run_config), spaces_of(run_config)
     check_values(section, spaces_[0])
     model = build_dqn(section, spaces_, seed=None, device=device, buffer_size=1, learning_starts=0)
-    return restore(model, model_path, device)
+    return restore(model, read_model_file(model_path, device), model_path, device)
 
 
 def load_snapshot(path: Path, run_config: dict[str, Any], device: str) -> DQN:
