@@ -29,7 +29,7 @@ import yaml
 from yaml.events import AliasEvent
 
 from agents.common.errors import UsageError
-from ballenvs.npz import NpzError, read_npz
+from ballenvs.npz import NpzError, read_npz, read_weights
 
 #: Nesting deeper than this in a YAML or JSON file is refused (ours nest 3 or 4 levels).
 MAX_DEPTH = 32
@@ -186,6 +186,15 @@ def npz_arrays(path: str | Path, what: str, names: tuple[str, ...]) -> dict[str,
     plain numbers only, no array larger than the file holds for it."""
     try:
         return read_npz(path, what, names)
+    except NpzError as error:
+        raise UsageError(str(error)) from None
+
+
+def weight_arrays(path: str | Path, what: str) -> dict[str, np.ndarray]:
+    """Every array of a model file, through :func:`ballenvs.npz.read_weights`: the champion's
+    refusals (a regular file, plain numbers, headers within the file, finite floats)."""
+    try:
+        return read_weights(path, what)
     except NpzError as error:
         raise UsageError(str(error)) from None
 

@@ -14,8 +14,12 @@ slots this learner refreshes every ``snapshot_steps``. A model is the learning m
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import shutil
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +33,12 @@ from agents.common.configuration.config import Section, schedule
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError
+from agents.common.readers import count, weight_arrays
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup
+from agents.common.stops import STOP_SIGNALS
+from agents.rllib import LEARNER, SINGLE_MODULE
+from agents.rllib.checkpoint import check_checkpoint
 from agents.rllib.network import NetworkSettings, RLlibPolicy, network_settings, policy_network
 from ballenvs.reference import reference_for
 
@@ -75,10 +83,12 @@ class RLlibLearner:
                 raise UsageError(
                     f"RLlib's CNN reads frames channels-last, not {observation_space.shape}: add channels_last=true"
                 )
-        if resume is not None and not resume.with_suffix(CHECKPOINT_SUFFIX).is_dir():
-            raise UsageError(
-                f"--resume {str(resume)!r}: no RLlib checkpoint {resume.with_suffix(CHECKPOINT_SUFFIX).name} beside it"
-            )
+        if resume is not None:
+            if not resume.with_suffix(CHECKPOINT_SUFFIX).is_dir():
+                raise UsageError(
+                    f"--resume {str(resume)!r}: no RLlib checkpoint {resume.with_suffix(CHECKPOINT_SUFFIX).name} beside it"
+                )
+            check_checkpoint(resume.with_suffix(CHECKPOINT_SUFFIX), (LEARNER, SINGLE_MODULE))
         if not isinstance(action_space, spaces.Discrete):
             raise UsageError(f"rllib_ppo plays discrete actions, not {action_space}")
         return Checked(tuple(observation_space.shape or ()), int(action_space.n), network)
@@ -93,11 +103,12 @@ class RLlibLearner:
         if self.self_play is not None:
             check_pool(self.self_play, setup.section.env_id)
         started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
-        if started_ray:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         ray_run = RayRun(None, started_ray)
         try:
-            self.algo = ray_run.algo = self._build(setup)
+            with stops_left_to_the_trainer():
+                if started_ray:
+                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+                self.algo = ray_run.algo = self._build(setup)
             if setup.resume is not None:
                 self.algo.restore_from_path(str(setup.resume.with_suffix(CHECKPOINT_SUFFIX).resolve()))
         except BaseException:
@@ -148,7 +159,7 @@ class RLlibLearner:
             .debugging(seed=setup.seed)
             .reporting(metrics_num_episodes_for_smoothing=100)
         )
-        self.learner_id = envs.LEARNER if self.self_play is not None else "default_policy"
+        self.learner_id = LEARNER if self.self_play is not None else SINGLE_MODULE
         if self.self_play is None:
             config = config.environment(f"ballenvs:{section.env_id}", env_config=dict(section.env_kwargs))
             return config.env_runners(gym_env_vectorize_mode="vector_entry_point").build_algo()
@@ -156,7 +167,7 @@ class RLlibLearner:
         pool = {"env_id": section.env_id, "env_kwargs": dict(section.env_kwargs), "self_play": section.self_play}
         self.snapshots = envs.snapshot_ids(self.self_play.window)
         config = config.environment(envs.SELF_PLAY_ENV, env_config=pool).multi_agent(
-            policies={envs.LEARNER, *self.snapshots}, policy_mapping_fn=envs.module_of, policies_to_train=[envs.LEARNER]
+            policies={LEARNER, *self.snapshots}, policy_mapping_fn=envs.module_of, policies_to_train=[LEARNER]
         )
         return config.build_algo()
 
@@ -165,8 +176,8 @@ class RLlibLearner:
         """The env steps the resumed model had trained (0 for a new run), from its file."""
         if setup.resume is None:
             return 0
-        with np.load(setup.resume, allow_pickle=False) as saved:
-            return int(saved[STEPS_KEY]) if STEPS_KEY in saved.files else 0
+        saved = weight_arrays(setup.resume, "RLlib model")
+        return count(saved[STEPS_KEY].tolist(), f"{setup.resume}'s {STEPS_KEY}") if STEPS_KEY in saved else 0
 
     @property
     def num_timesteps(self) -> int:
@@ -180,8 +191,8 @@ class RLlibLearner:
         end = self._steps + timesteps
         while self._steps < end:
             result = self.algo.train()
-            runners = result.get(ENV_RUNNER_RESULTS, {})
-            self._steps += int(runners.get(NUM_ENV_STEPS_SAMPLED, 0))
+            sampled = result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0)
+            self._steps += int(sampled) if np.isfinite(sampled) else 0  # NaN: every runner of the iteration lost
             self._log(result)
             if self.self_play is not None and self._steps >= self._next_snapshot:
                 self._refresh_snapshots([self.snapshots[self._slot % len(self.snapshots)]])
@@ -253,6 +264,25 @@ def check_pool(settings: SelfPlay, env_id: str) -> None:
         )
     if settings.sampling != "uniform":
         raise UsageError(f"self_play sampling={settings.sampling!r}: rllib_ppo's pool draws its snapshots uniformly")
+
+
+@contextlib.contextmanager
+def stops_left_to_the_trainer() -> Iterator[None]:
+    """Ray's processes started in this block leave the stop signals to the trainer, as Ray leaves
+    them Ctrl-C: they inherit SIGTERM and SIGUSR1 blocked, so a scheduler's SIGTERM to the process
+    group stops the trainer, which saves its model while Ray still runs. ``ray.init``'s own
+    SIGTERM handler (exit at once, nothing saved) gives way to the trainer's again."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # a stop that came meanwhile is handled now
 
 
 class RayRun:

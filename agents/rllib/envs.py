@@ -21,14 +21,14 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.tune.registry import register_env
 
 from agents.common.configuration.hyperparameters import SelfPlay
+from agents.rllib import LEARNER
 from ballenvs.duel.pettingzoo import BallDuelParallelEnv
 from ballenvs.duel.physics import RIGHT
 from ballenvs.duel.reference import DuelArena
 from ballenvs.game import Player
 from ballenvs.reference import reference_for
 
-#: The module that learns, and the frozen snapshots' module ids (``window`` of them).
-LEARNER = "learner"
+#: The frozen snapshots' module ids (``window`` of them; the learner's is agents.rllib.LEARNER).
 SNAPSHOT = "snapshot_{}"
 #: The name RLlib's env runners make the self-play env by (registered by :func:`register`).
 SELF_PLAY_ENV = "ballenvs-self-play"

@@ -25,6 +25,7 @@ from torch import nn
 
 from agents.common.configuration.config import parse_kwargs
 from agents.common.errors import UsageError
+from agents.common.readers import weight_arrays
 
 #: The activations RLlib's MLP encoders take, by the names the RL Zoo's policy_kwargs give them.
 ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
@@ -155,7 +156,10 @@ def policy_network(
     try:
         network.load_state_dict(rllib_weights(weights))
     except RuntimeError as error:
-        raise UsageError(f"RLlib weights do not fit the run's network {observation_shape} -> {n_actions}: {error}") from None
+        problems = " ".join(line.strip() for line in str(error).splitlines()[1:]) or str(error)  # torch's: a line each
+        raise UsageError(
+            f"RLlib weights do not fit the run's network {observation_shape} -> {n_actions}: {problems}"
+        ) from None
     return network
 
 
@@ -163,11 +167,7 @@ def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> RL
     """A model of an RLlib run (``<name>.npz``: its module's weights, read without pickle)."""
     from agents.common.session.setup import spaces_of  # the session reads the registry, which names this loader
 
-    try:
-        with np.load(model_path, allow_pickle=False) as saved:
-            weights = {name: saved[name] for name in saved.files}
-    except (OSError, ValueError) as error:
-        raise UsageError(f"model {str(model_path)!r} does not read as RLlib weights (.npz): {error}") from None
+    weights = weight_arrays(model_path, "RLlib model")
     observation_space, action_space = spaces_of(run_config)
     policy_kwargs = run_config["hyperparams"].get("policy_kwargs")
     if not isinstance(action_space, spaces.Discrete):

@@ -22,7 +22,7 @@ from ballenvs.directions import N_ACTIONS
 from ballenvs.duel.observe import StateObserver
 from ballenvs.duel.physics import DuelPhysics
 from ballenvs.game import Player, Seat
-from ballenvs.npz import NpzError, read_npz, regular_file_size
+from ballenvs.npz import NpzError, read_weights
 
 WEIGHTS = "champion.npz"
 #: What the champion reads (the state vector with the clock) and chooses among (the 9 actions).
@@ -56,16 +56,19 @@ def check_layers(layers: Layers, what: str) -> Layers:
 
 
 def read_champion(path: str | Path) -> Layers:
-    """A champion's layers from an .npz written by ``python -m agents.export_champion``, each
-    value checked (:func:`check_layers`) and the file read within :data:`MAX_BYTES`."""
+    """A champion's layers from an .npz written by ``python -m agents.export_champion``: the file
+    read as every model file is (:func:`ballenvs.npz.read_weights`, within :data:`MAX_BYTES`),
+    its layers checked (:func:`check_layers`)."""
     what = "champion file"
-    if regular_file_size(path, what) > MAX_BYTES:
-        raise NpzError(f"{what} {str(path)!r} is larger than {MAX_BYTES:,} bytes")
-    count = read_npz(path, what, ("layers",), MAX_BYTES)["layers"]
-    if count.shape != () or not np.issubdtype(count.dtype, np.integer) or not 1 <= int(count) <= MAX_LAYERS:
-        raise NpzError(f"{what} {str(path)!r}: 'layers' must be a whole number in 1..{MAX_LAYERS}, got {count!r}")
+    label = f"cannot load {what} {str(path)!r}"
+    arrays = read_weights(path, what, MAX_BYTES)
+    count = arrays.get("layers")
+    if count is None or count.shape != () or count.dtype.kind not in "iu" or not 1 <= int(count) <= MAX_LAYERS:
+        raise NpzError(f"{label}: 'layers' must be a whole number in 1..{MAX_LAYERS}, got {count!r}")
     names = [f"{part}_{k}" for k in range(int(count)) for part in ("weight", "bias")]
-    arrays = read_npz(path, what, names, MAX_BYTES)
+    missing = [name for name in names if name not in arrays]
+    if missing:
+        raise NpzError(f"{label}: it has no array {missing[0]!r}")
     pairs = tuple((arrays[f"weight_{k}"], arrays[f"bias_{k}"]) for k in range(int(count)))
     return check_layers(pairs, f"{what} {str(path)!r}")
 

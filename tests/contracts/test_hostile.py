@@ -402,8 +402,9 @@ CHAMPION_FILES = [
         lambda p: _champion_file(p, [(w[:3], b[:3]) if k else (w, b) for k, (w, b) in enumerate(_good_layers())]),
         "the last layer gives 3 values; a champion chooses among 9 actions",
     ),  # fmt: skip
-    (lambda p: _champion_file(p, [(w * np.nan, b) for w, b in _good_layers()]), "layer 0's weight must be finite"),
-    (lambda p: _champion_file(p, [(w, b + np.inf) for w, b in _good_layers()]), "layer 0's bias must be finite"),
+    (lambda p: _champion_file(p, [(w * np.nan, b) for w, b in _good_layers()]), "array 'weight_0' holds NaN or infinite"),
+    (lambda p: _champion_file(p, [(w, b + np.inf) for w, b in _good_layers()]), "array 'bias_0' holds NaN or infinite"),
+    (lambda p: _champion_file(p, [(w.astype(str), b) for w, b in _good_layers()]), "array 'weight_0' is <U"),
     (_false_header, "claims 40,000,000,000 bytes, more than the file holds"),
 ]
 

@@ -1,0 +1,157 @@
+"""An RLlib run folder is data: a resume reads no pickle from its checkpoint (a payload planted in
+any file of it never runs), its models are read as the champion's are, and a stop signal to the
+trainer's process group with env runners leaves an interrupted model to resume from.
+Runs where the rllib extra is installed (CI's oldest-gymnasium stage)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from agents import evaluate, train  # noqa: E402  (after the skip: these tests need Ray)
+from agents.common.errors import UsageError  # noqa: E402
+from agents.common.session.cli import run_cli  # noqa: E402
+from agents.rllib.checkpoint import check_checkpoint  # noqa: E402
+from tests.helpers import copy_run, refused  # noqa: E402
+
+QUICK = ["--n-envs", "2", "--timesteps", "128", "--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
+SMALL = ["--hyperparams", "n_steps=64", "batch_size=64", "n_epochs=1"]
+
+
+class Payload:
+    """Unpickling this touches ``marker``: what a crafted checkpoint would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.fixture(scope="module")
+def rllib_run(tmp_path_factory):
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        log_dir = tmp_path_factory.mktemp("rllib")
+        argv = [*QUICK, "--algo", "rllib_ppo", "--env", "BallDuel-v0", "--log-dir", str(log_dir), *SMALL]
+        assert run_cli(train.main, argv) == 0
+        yield next((log_dir / "rllib_ppo").iterdir())
+    finally:
+        ray.shutdown()
+
+
+def resume(run: Path, log_dir: Path) -> list[str]:
+    return ["--resume", str(run), "--timesteps", "64", "--log-dir", str(log_dir), "--no-progress", "--eval-freq", "0"]
+
+
+def _object_array_state(path: Path, marker: Path) -> None:
+    """Rewrite a msgpack state so that one value is msgpack-numpy's object array: a pickle."""
+    payload = {b"nd": True, b"kind": b"O", b"type": "|O", b"shape": [1], b"data": pickle.dumps(Payload(marker))}
+    path.write_bytes(msgpack.packb({"weights": payload}, use_bin_type=True))
+
+
+def test_a_payload_in_every_file_of_a_checkpoint_never_runs_on_resume(rllib_run, tmp_path, capsys):
+    checkpoint = rllib_run / "final_model.rllib"
+    files = sorted(path.relative_to(checkpoint) for path in checkpoint.rglob("*") if path.is_file())
+    assert any(name.suffix == ".pkl" for name in files) and any(name.suffix == ".msgpack" for name in files)
+    for k, name in enumerate(files):
+        run = copy_run(rllib_run, tmp_path / f"case{k}")
+        marker = tmp_path / f"ran{k}"
+        target = run / "final_model.rllib" / name
+        if name.suffix == ".msgpack":
+            _object_array_state(target, marker)  # a state holding a pickle
+        else:
+            target.write_bytes(pickle.dumps(Payload(marker)))
+        capsys.readouterr()
+        status = run_cli(train.main, resume(run, tmp_path / f"out{k}"))
+        assert not marker.exists(), f"a payload in {name} ran"
+        if name.suffix == ".msgpack":  # refused before Ray reads it, in one line, no folder
+            assert status == 2 and "holds an array of Python objects" in capsys.readouterr().err
+            assert not (tmp_path / f"out{k}").exists()
+        else:  # Ray's own files beside the state (class_and_ctor_args.pkl, metadata.json): a restore never reads them
+            assert status == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: (c / "algorithm_state.msgpack").rename(c / "algorithm_state.pkl"), "holds 'algorithm_state.pkl'"),
+        (lambda c: (c / "env_runner" / "state.msgpack").unlink(), "must hold one state file (.msgpack); it holds none"),
+        (lambda c: (c / "learner_group" / "learner" / "state.pkl").write_bytes(b"x"), "holds 'state.pkl'"),
+        (lambda c: (c / "algorithm_state.msgpack").write_bytes(b"\xc1"), "is not a msgpack state"),
+        (lambda c: (c / "x.py").write_text("print(1)"), "holds 'x.py'"),
+        (
+            lambda c: __import__("shutil").rmtree(c / "learner_group" / "learner" / "rl_module" / "default_policy"),
+            "has no learner module",
+        ),
+    ],
+    ids=["pkl-for-msgpack", "missing-state", "extra-pkl", "garbage", "stranger", "no-module"],
+)
+def test_a_checkpoint_not_made_as_ours_is_refused_in_one_line_before_ray(rllib_run, tmp_path, capsys, change, message):
+    run = copy_run(rllib_run, tmp_path)
+    change(run / "final_model.rllib")
+    with pytest.raises(UsageError, match="RLlib checkpoint"):
+        check_checkpoint(run / "final_model.rllib", ("learner", "default_policy"))
+    assert message in refused(capsys, train.main, resume(run, tmp_path / "out"), tmp_path / "out")
+
+
+def _weights(path: Path, **changes: np.ndarray) -> None:
+    with np.load(path) as saved:
+        arrays = {name: saved[name] for name in saved.files}
+    np.savez(path, **{**arrays, **changes})
+
+
+def _first_weight(path: Path) -> str:
+    with np.load(path) as saved:
+        return next(name for name in saved.files if saved[name].ndim == 2)
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda p: p.write_bytes(b""), "not an .npz of plain arrays"),
+        (lambda p: p.write_bytes(p.read_bytes()[:200]), "not an .npz of plain arrays"),
+        (lambda p: _weights(p, **{_first_weight(p): np.array(["a", "b"])}), "a model holds numbers"),
+        (lambda p: _weights(p, **{_first_weight(p): np.full((256, 10), np.nan, np.float32)}), "NaN or infinite"),
+        (lambda p: _weights(p, **{_first_weight(p): np.zeros((3, 3), np.float32)}), "do not fit the run's network"),
+    ],
+    ids=["empty", "truncated", "strings", "nan", "shape"],
+)
+def test_a_damaged_rllib_model_is_refused_in_one_line_as_the_champion_is(rllib_run, tmp_path, capsys, damage, message):
+    run = copy_run(rllib_run, tmp_path)
+    damage(run / "final_model.npz")
+    assert message in refused(capsys, evaluate.main, [str(run), "--episodes", "1", "--no-progress"])
+
+
+@pytest.mark.slow  # a real trainer process with two env runners
+def test_sigterm_to_the_process_group_with_env_runners_saves_an_interrupted_model(tmp_path):
+    command = [sys.executable, "-m", "agents.train", "--algo", "rllib_ppo", "--env", "BallDuel-v0", *QUICK[:-2]]
+    command += ["--timesteps", "1000000", "--log-dir", str(tmp_path), *SMALL, "env_runners=2"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 180  # trained once an iteration's row is in progress.csv
+        while time.time() < deadline and not any(
+            len(csv.read_text().splitlines()) > 1 for csv in tmp_path.glob("*/*/progress.csv")
+        ):
+            time.sleep(0.5)
+        os.killpg(process.pid, signal.SIGTERM)  # as a scheduler does: the trainer and everything it started
+        out, err = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and "stopped by SIGTERM: model saved to" in err
+    run = next(tmp_path.glob("rllib_ppo/BallDuel-v0_1"))
+    assert (run / "interrupted_model.npz").is_file() and (run / "interrupted_model.rllib").is_dir()
+    check_checkpoint(run / "interrupted_model.rllib", ("default_policy",))
