@@ -322,6 +322,9 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
         # Pixels stacked natively against SB3's VecFrameStack + VecTransposeImage, resets included.
         ("BallDuel-v0", {"opponent": "random", "max_episode_steps": 30}, 4),
         ("BallDuel-v0", {"obs_type": "state", "opponent": "chaser", "max_episode_steps": 20}, 3),
+        # A teacher's view (distill, kickstart): the games' states, a finished env's those of its next game.
+        ("UAVGridImage-v0", {"state_info": True, "max_episode_steps": 30}, None),
+        ("BallSumo-v0", {"state_info": True, "opponent": "chaser", "obs_size": 36}, 2),
     ],
 )
 def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs, frame_stack):
@@ -334,10 +337,14 @@ def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env
     assert isinstance(native, StackedSteps if frame_stack else NativeSteps)
     assert native.observation_space == dummy.observation_space
     assert_same_obs(native.reset(), dummy.reset())
+    if kwargs.get("state_info"):
+        np.testing.assert_array_equal(native.reset_info["state"], dummy.reset_info["state"])
     actions = np.random.default_rng(1).integers(9, size=(steps, n))
     episodes = 0
     for t in range(steps):
         a, b = native.step(actions[t]), dummy.step(actions[t])
+        if kwargs.get("state_info"):
+            np.testing.assert_array_equal(a.info["state"], b.info["state"])
         for field in ("observations", "next_observations"):
             assert_same_obs(getattr(a, field), getattr(b, field))
         for field in ("rewards", "terminated", "ended"):

@@ -49,6 +49,11 @@ class VecEnvSteps:
         """A reset's: games in other processes (or other vector envs) cannot be saved in progress."""
         return self.reset()
 
+    @property
+    def reset_info(self) -> dict[str, Any]:
+        """The last reset's info, as the native env gives it (:func:`stacked_arrays`)."""
+        return stacked_arrays(self.env.unwrapped.reset_infos)
+
     def get_state(self) -> None:
         return None
 
@@ -58,12 +63,28 @@ class VecEnvSteps:
         episodes = [
             (info["episode"]["r"], info["episode"]["l"]) for done, info in zip(dones, infos) if done and "episode" in info
         ]
+        # As the native env's: a finished env's info is its next episode's first (the VecEnv reset it).
+        restarted = self.env.unwrapped.reset_infos
+        info = stacked_arrays([restarted[i] if done else each for i, (done, each) in enumerate(zip(dones, infos))])
         return Step(
-            observations, real_next_observations(observations, dones, infos), rewards, dones & ~truncated, dones, episodes
+            observations,
+            real_next_observations(observations, dones, infos),
+            rewards,
+            dones & ~truncated,
+            dones,
+            episodes,
+            info,
         )
 
     def close(self) -> None:
         self.env.close()
+
+
+def stacked_arrays(infos: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """The arrays every env's info holds under the same key (the games' ``state``), stacked over
+    the envs as a native vector env gives them."""
+    shared = set.intersection(*(set(info) for info in infos)) if infos else set()
+    return {key: np.stack([info[key] for info in infos]) for key in shared if isinstance(infos[0][key], np.ndarray)}
 
 
 def real_next_observations(next_obs: Any, dones: np.ndarray, infos: list[dict]) -> Any:

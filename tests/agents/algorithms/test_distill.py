@@ -270,3 +270,13 @@ def distill_config_for_duel(tmp_path):
         "BallDuel-v0:\n  policy: CnnPolicy\n  n_timesteps: 1000\n  frame_stack: 4\n  env_kwargs:\n    state_info: true\n"
     )
     return path
+
+
+@pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
+def test_a_student_learns_through_sb3s_vector_envs_too(vec_env, tmp_path):
+    argv = ["--algo", "distill", "--env", "UAVGridImage-v0", "--vec-env", vec_env, "--timesteps", "200", "--n-envs", "2"]
+    argv += ["--eval-freq", "0", "--no-progress", "--threads", "1", "--log-dir", str(tmp_path)]
+    argv += ["--hyperparams", "learning_starts=100", "batch_size=16", "buffer_size=1000"]
+    assert run_cli(train.main, argv) == 0
+    run = tmp_path / "distill" / "UAVGridImage-v0_1"
+    assert read_config(run)["vec_env"] == vec_env and (run / "final_model.pt").is_file()
