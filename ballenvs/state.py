@@ -15,6 +15,9 @@ from typing import Any
 
 import numpy as np
 
+#: A step counter saved in a state is below this (a float holds every int below it exactly).
+MAX_STEPS = 2**53 - 1
+
 
 def copied(value: Any) -> Any:
     """An array copied (the game replaces or writes into its own later), anything else as it is."""
@@ -35,6 +38,15 @@ def fitting(current: Any, saved: Any, name: str) -> Any:
                 return kind(saved)
             raise ValueError(f"state {name}: expected a {kind.__name__}, got {saved!r:.80}")
     raise ValueError(f"state {name}: cannot hold {type(current).__name__}")
+
+
+def within(values: Any, low: int, high: int, name: str) -> Any:
+    """``values`` (a number or an array, as :func:`fitting` took it) when all lie in [low, high]:
+    a counter or an index from a file may fit in shape and still point past what it counts."""
+    array = np.asarray(values)
+    if array.size and (array.min() < low or array.max() > high):
+        raise ValueError(f"state {name}: expected values in [{low}, {high}], got {array.min()}..{array.max()}")
+    return values
 
 
 def fitting_or_none(current: Any, saved: Any, name: str) -> Any:

@@ -132,7 +132,7 @@ class ModuleLearner:
                 self.pool.set_state(saved["pool"])
             if "torch" in saved:
                 torch.set_rng_state(saved["torch"])
-        except (ValueError, TypeError, RuntimeError) as error:
+        except (ValueError, TypeError, RuntimeError, IndexError, KeyError, OverflowError) as error:  # data, not a bug
             raise UsageError(f"--resume {str(setup.resume)!r}: its run state does not fit this run: {error}") from None
         if inexact:
             print(f"resume is not exact: {'; '.join(inexact)}")

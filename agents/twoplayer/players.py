@@ -41,6 +41,20 @@ class QPlayer(Player):
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.frames.set_state(parts(state, ("frames",), "Q player")["frames"])
+        stack, expected = self.frames.stack, self._stack_shape()
+        if stack is not None and expected is not None and stack.shape[1:] != expected:
+            raise ValueError(f"state Q player frames: expected stacks of {expected} a game, got {stack.shape[1:]}")
+
+    def _stack_shape(self) -> tuple[int, ...] | None:
+        """A game's stacked frames as the network reads them (channels last, as the stack holds
+        them); None where the network is not yet known or reads several parts."""
+        part = (getattr(self.q, "spec", None) or {}).get("parts", {}).get("")
+        if part is None or "size" not in part and "shape" not in part:
+            return None
+        if part["kind"] == "image":
+            channels, height, width = part["shape"]
+            return (height, width, channels)
+        return (part["size"],)
 
     def act(self, seat: Seat) -> Any:
         actions = self._q_values(seat).argmax(dim=1).cpu().numpy()

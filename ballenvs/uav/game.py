@@ -14,10 +14,10 @@ from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_int
 from ballenvs.directions import N_ACTIONS
 from ballenvs.game import Game, RenderSpec
 from ballenvs.pixels import FloatPixels, check_pixel_dtype
-from ballenvs.state import copied, fitting, parts
+from ballenvs.state import MAX_STEPS, copied, fitting, parts, within
 from ballenvs.uav.drawing import draw_uav
 from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorObserver
-from ballenvs.uav.physics import UAVCore, UAVParams, UAVState, make_layout
+from ballenvs.uav.physics import N_CLASSES, UAVCore, UAVParams, UAVState, make_layout
 
 PARAM_NAMES = tuple(f.name for f in fields(UAVParams))
 #: The options of UAVGrid-v0, besides render_mode and max_episode_steps.
@@ -201,8 +201,16 @@ class UAVGame(Game):
         if not isinstance(grid, list) or len(grid) != len(UAVState._fields):
             raise ValueError(f"state grid: expected {len(UAVState._fields)} fields ({', '.join(UAVState._fields)})")
         fields = [fitting(now, saved, f"grid {name}") for now, saved, name in zip(core.state, grid, UAVState._fields)]
+        # Cells, request classes and deadlines, as the rules can make them (an index from a file may point anywhere).
+        bounds = dict.fromkeys(("uav_x", "uav_y", "ue_x", "ue_y"), self.params.size - 1)
+        bounds |= {"request": N_CLASSES, "time_left": max(self.params.deadlines)}
+        for value, name in zip(fields, UAVState._fields):
+            within(value, 0, bounds[name], f"grid {name}")
         restored = {name: fitting(getattr(self, name), state[name], name) for name in self._PROGRESS}
-        core.state, core.steps = UAVState(*fields), fitting(core.steps, state["steps"], "steps")
+        within(restored["_raised"], 0, N_CLASSES, "_raised")
+        within(restored["_next_step"], 0, self._block_steps, "_next_step")  # a row of the drawn block, or its end
+        steps = within(fitting(core.steps, state["steps"], "steps"), 0, MAX_STEPS, "steps")
+        core.state, core.steps = UAVState(*fields), steps
         for name, value in restored.items():
             setattr(self, name, value)
         if self.num_games is None:

@@ -92,3 +92,23 @@ def test_another_games_state_is_refused():
     grid.reset(seed=0)
     with pytest.raises(ValueError, match="lacks duel"):
         duel.set_state(grid.get_state())
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda s: s["game"]["_next_step"].__setitem__(0, 10**9), r"_next_step: expected values in \[0, 300\]"),
+        (lambda s: s["game"]["steps"].__setitem__(0, -1), r"steps: expected values in \[0, "),
+        (lambda s: s["game"]["grid"][0].__setitem__(0, 100), r"grid uav_x: expected values in \[0, 99\]"),
+        (lambda s: s["game"]["grid"][4].__setitem__((0, 0), 7), r"grid request: expected values in \[0, 3\]"),
+        (lambda s: s["game"]["_raised"].__setitem__((0, 0, 0), -2), r"_raised: expected values in \[0, 3\]"),
+    ],
+)
+def test_a_grid_state_that_fits_in_shape_but_points_past_the_rules_is_refused(change, named):
+    source, target = (make("UAVGrid-v0", MODES[0]) for _ in range(2))
+    source.reset(seed=0)
+    source.step(np.zeros(N_ENVS, dtype=np.int64))
+    state = source.get_state()
+    change(state)
+    with pytest.raises(ValueError, match=named):
+        target.set_state(state)

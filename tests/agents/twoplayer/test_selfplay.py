@@ -395,3 +395,23 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
             capsys, custom_train.main, [*base, f"self_play=dict(scripted='{scripted}')", "--log-dir", str(second)], second
         )
         assert named in err and repr(scripted) in err
+
+
+@pytest.mark.parametrize(
+    "space, frames",
+    [(spaces.Box(-1, 1, (11,), np.float32), 2), (spaces.Box(0, 255, (36, 36, 1), np.uint8), 4)],
+    ids=["state", "pixels"],
+)
+def test_a_q_players_saved_frames_must_fit_its_network(space, frames):
+    from agents.algorithms.networks import QNetwork, network_spec
+    from agents.common.environments.frames import stacked_space
+    from agents.twoplayer.players import QPlayer
+
+    stacked = stacked_space(space, frames)
+    spec = network_spec(stacked, 9, "CnnPolicy" if len(space.shape) == 3 else "MlpPolicy", {})
+    player = QPlayer(QNetwork(spec), "cpu", frames)
+    fitting = np.zeros((3, *space.shape[:-1], space.shape[-1] * frames), space.dtype)
+    player.set_state({"frames": {"stack": fitting}})  # what the player itself saves
+    wrong = np.zeros((3, *space.shape[:-1], space.shape[-1] * frames * 2), space.dtype)
+    with pytest.raises(ValueError, match="Q player frames: expected stacks of"):
+        player.set_state({"frames": {"stack": wrong}})
