@@ -17,6 +17,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from agents.common.artifacts.runs import read_config
 from agents.common.configuration.config import parse_overrides
 from agents.common.environments.envs import probe_spaces
 from agents.common.environments.ids import check_two_player_env
@@ -36,6 +37,7 @@ from agents.twoplayer.league import entrants_of, make_entrant_player
 from ballenvs.reference import reference_for
 
 DEFAULT_ENV = "BallSumo-v0"
+DEFAULT_OPPONENT = "chaser"
 MAX_EPISODES = 1_000_000
 
 
@@ -43,7 +45,11 @@ def main(argv: list[str] | None = None) -> Path:
     parser = Parser(prog="python -m agents.record", description=__doc__.split("\n\n")[0].strip())
     parser.add_argument("player", metavar="PLAYER", help="a built-in player, a model file or a run folder: the recorded side")
     parser.add_argument("--env", default=DEFAULT_ENV, help=f"a two-player env id (default: {DEFAULT_ENV})")
-    parser.add_argument("--opponent", default="chaser", help="the other side: a built-in player (default: chaser)")
+    parser.add_argument(
+        "--opponent",
+        default=None,
+        help=f"the other side: a built-in player (default: {DEFAULT_OPPONENT}, or --env-kwargs' opponent)",
+    )
     parser.add_argument("--episodes", type=int, default=100, help="games to record (default: 100)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first game; game k gets seed + k")
     parser.add_argument(
@@ -62,12 +68,18 @@ def main(argv: list[str] | None = None) -> Path:
         raise UsageError(f"--episodes must be in 1..{MAX_EPISODES:,}, got {args.episodes}")
     check_seed(args.seed, high=MAX_SEED - args.episodes + 1)  # every game's seed a valid one
     builtins = reference_for(args.env).players
-    if args.opponent not in builtins:
+    env_kwargs: dict[str, Any] = parse_overrides(args.env_kwargs, "--env-kwargs")
+    if args.opponent is not None and env_kwargs.get("opponent", args.opponent) != args.opponent:
         raise UsageError(
-            f"--opponent {args.opponent!r}: the dataset's env spec must rebuild its opponent, so a built-in player: "
+            f"--opponent {args.opponent!r} and --env-kwargs opponent={env_kwargs['opponent']!r} disagree: give one of them"
+        )
+    opponent = env_kwargs["opponent"] = args.opponent or env_kwargs.get("opponent", DEFAULT_OPPONENT)
+    if opponent not in builtins:
+        named_by = "--opponent" if args.opponent is not None else "--env-kwargs opponent"
+        raise UsageError(
+            f"{named_by} {opponent!r}: the dataset's env spec must rebuild its opponent, so a built-in player: "
             f"{', '.join(builtins)}"
         )
-    env_kwargs: dict[str, Any] = {**parse_overrides(args.env_kwargs, "--env-kwargs"), "opponent": args.opponent}
     probe_spaces(args.env, env_kwargs, None)  # bad options: one line, before anything is built
     dataset_id = check_dataset_id(args.dataset_id or _default_id(args.env, args.player))
     data_path = Path(args.data_path)
@@ -85,7 +97,7 @@ def main(argv: list[str] | None = None) -> Path:
         args.env,
         env_kwargs,
         algorithm_name=args.player,
-        description=f"{args.episodes} games of {args.player} (the learner's side) against {args.opponent} on {args.env}, "
+        description=f"{args.episodes} games of {args.player} (the learner's side) against {opponent} on {args.env}, "
         f"seeds {args.seed}..{args.seed + args.episodes - 1}, recorded by python -m agents.record",
     )
     steps = sum(len(b.actions) for b in buffers)
@@ -105,6 +117,12 @@ def _make_player(spec: str, env_id: str, env_kwargs: dict[str, Any], device: str
     (entrant, *more) = entrants_of(spec, reference_for(env_id).players)
     if more:  # a run folder with snapshots names each of them: record its final model (else its latest snapshot)
         entrant = more[-1]
+    if not isinstance(entrant.spec, str):  # a model: its games are recorded in the game it learned
+        trained_on = read_config(entrant.spec[1])["env_id"]
+        if trained_on != env_id:
+            raise UsageError(
+                f"player {entrant.name}: a model of {trained_on}, not {env_id}: record it with --env {trained_on}"
+            )
     return make_entrant_player(entrant, device, env_id, env_kwargs)
 
 

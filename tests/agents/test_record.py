@@ -127,3 +127,30 @@ def test_an_existing_dataset_is_not_replaced(tmp_path, capsys):
     err = refused(capsys, record.main, argv)
     assert "dataset 'ballenvs/ballsumo-chaser-v0' already exists" in err
     assert sorted(p.stat().st_mtime_ns for p in tmp_path.rglob("*.hdf5")) == written
+
+
+def test_the_opponent_may_be_named_in_the_env_kwargs_and_the_dataset_says_it(tmp_path, capsys):
+    argv = ["chaser", "--episodes", "2", "--env-kwargs", "obs_type=state", "opponent=pusher", "--data-path", str(tmp_path)]
+    assert run_cli(record.main, argv) == 0
+    dataset = load_dataset(tmp_path, "ballenvs/ballsumo-chaser-v0")
+    assert dataset.recover_environment().spec.kwargs["opponent"] == "pusher"
+    argv = ["chaser", "--opponent", "chaser", "--env-kwargs", "opponent=pusher", "--data-path", str(tmp_path / "data")]
+    assert "--opponent 'chaser' and --env-kwargs opponent='pusher' disagree" in refused(capsys, record.main, argv)
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_data_path_where_no_folder_can_be_made_is_refused_before_any_game(capsys):
+    err = refused(capsys, record.main, ["chaser", "--episodes", "1", "--data-path", "/proc/ballenvs/datasets"])
+    assert "--data-path '/proc/ballenvs/datasets': cannot make a folder in '/proc'" in err
+
+
+def test_a_model_is_recorded_only_in_the_game_it_learned(tmp_path, capsys):
+    from agents import train
+
+    argv = ["--algo", "custom", "--env", "BallSumo-v0", "--n-envs", "2", "--timesteps", "100", "--eval-freq", "0"]
+    argv += ["--no-progress", "--threads", "1", "--log-dir", str(tmp_path), "--hyperparams", "buffer_size=200"]
+    assert run_cli(train.main, [*argv, "learning_starts=50"]) == 0
+    run = tmp_path / "custom" / "BallSumo-v0_1"
+    err = refused(capsys, record.main, [str(run), "--env", "BallDuel-v0", "--data-path", str(tmp_path / "data")])
+    assert "a model of BallSumo-v0, not BallDuel-v0: record it with --env BallSumo-v0" in err
+    assert not (tmp_path / "data").exists()

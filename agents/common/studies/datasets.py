@@ -60,6 +60,12 @@ def check_data_path(data_path: Path) -> None:
         raise UsageError(f"--data-path {str(data_path)!r}: {str(existing)!r} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UsageError(f"--data-path {str(data_path)!r}: cannot write in {str(existing)!r}")
+    try:  # access() says yes where mkdir says no (/proc, a read-only mount for root): make a folder there and remove it
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".ballenvs-probe-"))
+    except OSError as error:
+        raise UsageError(
+            f"--data-path {str(data_path)!r}: cannot make a folder in {str(existing)!r}: {error.strerror}"
+        ) from None
 
 
 def refuse_existing(data_path: Path, dataset_id: str) -> None:
