@@ -25,7 +25,7 @@ from pathlib import Path
 from unittest import mock
 
 from agents import compare, league
-from agents.common.artifacts.runs import atomic_path
+from agents.common.artifacts.runs import atomic_path, check_output_file
 from agents.common.session.cli import Parser, run_cli
 from benchmarks import frame_probe
 from benchmarks.common import check_ranges, progress_flag
@@ -33,7 +33,9 @@ from benchmarks.frame_probe import HELD_OUT_EVERY, MAX_PROBE_GAMES
 
 FIGURES = Path(__file__).resolve().parent / "figures"
 PLAYERS = ["still", "random", "chaser", "pusher", "anchor", "sprinter", "champion"]
-FIGURE_SETS = ("compare", "league", "probe")
+#: Each set of figures and the pictures it writes (``--out``/example_<name>.png).
+FIGURES_OF = {"compare": ("curves", "profiles"), "league": ("elo",), "probe": ("probe",)}
+FIGURE_SETS = tuple(FIGURES_OF)
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -62,6 +64,8 @@ def main(argv: list[str] | None = None) -> list[Path]:
     out = Path(args.out)
     if not out.is_dir():
         parser.error(f"--out {args.out!r}: no such folder")
+    for name in (figure for only in args.only for figure in FIGURES_OF[only]):  # writable before any work is done
+        check_output_file(out / f"example_{name}.png", "--out", (".png",))
     quiet = ["--no-progress"] if args.no_progress else []
     written = []
     with tempfile.TemporaryDirectory(prefix="ballenvs-docs-figures-") as scratch:
@@ -72,7 +76,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
                 + ["--score-episodes", "10", "--log-dir", str(work), *quiet]
             )
             [compared] = (work / "compare").iterdir()
-            for name in ("curves", "profiles"):
+            for name in FIGURES_OF["compare"]:
                 written.append(_copy(compared / f"{name}.png", out / f"example_{name}.png"))
         if "league" in args.only:
             league_argv = [*PLAYERS, "--env", "BallSumo-v0", "--games", str(args.games), "--log-dir", str(work), *quiet]

@@ -18,6 +18,7 @@ import contextlib
 import importlib.util
 import shutil
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ from ballenvs.reference import reference_for
 #: The model file's entry that holds the env steps trained (beside the weights).
 STEPS_KEY = "num_env_steps_trained"
 CHECKPOINT_SUFFIX = ".rllib"
+#: How long ``--address`` is given to answer before the run is refused.
+ADDRESS_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class RLlibLearner:
         or channels-first frames, a resume without RLlib's checkpoint."""
         if importlib.util.find_spec("ray") is None:
             raise UsageError('--algo rllib_ppo needs Ray RLlib: pip install "ballenvs[rllib]"')
+        check_address(self.address)
         if (section.frame_stack or 1) > 1:
             raise UsageError(
                 f"frame_stack={section.frame_stack}: rllib_ppo plays single frames (RLlib stacks with its connectors)"
@@ -245,6 +249,27 @@ class RLlibLearner:
         with atomic_path(path) as tmp, open(tmp, "wb") as file:
             arrays = {**self.weights(), STEPS_KEY: np.asarray(self._steps, dtype=np.int64)}
             np.savez(file, allow_pickle=False, **arrays)
+
+
+def check_address(address: str | None) -> None:
+    """``--address``: none (a Ray of this machine), auto (Ray finds the cluster), or a head's
+    HOST:PORT (or ray://HOST:PORT) where something answers within :data:`ADDRESS_WAIT_S`: Ray itself
+    waits minutes on an address where nothing listens, then fails with a traceback."""
+    if address is None or address == "auto":
+        return
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(
+            f"--address {address!r}: a Ray cluster's head as HOST:PORT (e.g. 127.0.0.1:6379), ray://HOST:PORT, or auto"
+        )
+    try:
+        with socket.create_connection((host, int(port)), timeout=ADDRESS_WAIT_S):
+            pass
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise UsageError(
+            f"--address {address!r}: no Ray head answers at {host}:{port} (tried for up to {ADDRESS_WAIT_S:.0f} s: {reason})"
+        ) from None
 
 
 def learning_rate(value: float | str, end: int) -> float | list[list[float]]:

@@ -75,7 +75,7 @@ def prepare(
         raise UsageError(f"--teacher: {algo.label} learns from no teacher; algorithms that do: {', '.join(taught) or 'none'}")
     if not algo.replay_buffer and args.save_replay_buffer:
         raise UsageError(f"--save-replay-buffer: {algo.label} keeps no replay buffer")
-    options = {flag: getattr(args, flag) for flag in LEARNER_FLAGS if getattr(args, flag, None)}
+    options = {flag: getattr(args, flag) for flag in LEARNER_FLAGS if getattr(args, flag, None) not in (None, False)}
     refused = sorted(options.keys() - set(algo.learner_flags))
     if refused:
         takers = [name for name in command.algos if refused[0] in ALGORITHMS[name].learner_flags]

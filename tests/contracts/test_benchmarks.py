@@ -104,3 +104,15 @@ def test_the_docs_figures_are_drawn_by_the_documented_commands_and_shown_in_the_
     pages = (REPO / "docs" / "evaluating.md").read_text() + (REPO / "docs" / "two-players.md").read_text()
     for path in written:  # each shown, and the shipped one is there to show
         assert f"benchmarks/figures/{path.name}" in pages and (REPO / "benchmarks" / "figures" / path.name).is_file()
+
+
+def test_the_docs_figures_refuse_an_out_folder_they_cannot_write_before_any_work(tmp_path, capsys):
+    from benchmarks import docs_figures
+    from tests.helpers import refused
+
+    taken = tmp_path / "example_elo.png"
+    taken.mkdir()  # a folder where a figure goes: never replaced
+    err = refused(capsys, docs_figures.main, ["--out", str(tmp_path), "--only", "league", "--no-progress"])
+    assert f"--out {str(taken)!r} exists and is not a regular file" in err
+    err = refused(capsys, docs_figures.main, ["--out", "/proc", "--only", "compare", "--no-progress"])
+    assert "--out '/proc/example_curves.png': cannot write in '/proc'" in err

@@ -73,8 +73,9 @@ def test_bad_network_settings_are_refused(kwargs, message):
 
 
 def test_a_ray_address_is_refused_for_the_algorithms_that_train_in_this_process(tmp_path, capsys):
-    err = refused(capsys, train.main, ["--algo", "custom", "--address", "auto", "--log-dir", str(tmp_path)], tmp_path)
-    assert err == "error: --address: an option of --algo rllib_ppo, not of custom DQN"
+    for address in ("auto", ""):  # an empty address is given too
+        err = refused(capsys, train.main, ["--algo", "custom", "--address", address, "--log-dir", str(tmp_path)], tmp_path)
+        assert err == "error: --address: an option of --algo rllib_ppo, not of custom DQN"
     err = refused(capsys, train.main, ["--algo", "rllib_ppo", "--amp", "--log-dir", str(tmp_path)], tmp_path)
     assert err == "error: --amp: an option of --algo custom, pqn, distill, kickstart, not of RLlib PPO"
 

@@ -155,3 +155,24 @@ def test_sigterm_to_the_process_group_with_env_runners_saves_an_interrupted_mode
     run = next(tmp_path.glob("rllib_ppo/BallDuel-v0_1"))
     assert (run / "interrupted_model.npz").is_file() and (run / "interrupted_model.rllib").is_dir()
     check_checkpoint(run / "interrupted_model.rllib", ("default_policy",))
+
+
+@pytest.mark.parametrize(
+    "address, message",
+    [
+        ("", "--address '': a Ray cluster's head as HOST:PORT"),
+        ("127.0.0.1", "--address '127.0.0.1': a Ray cluster's head as HOST:PORT"),
+        ("127.0.0.1:99999", "--address '127.0.0.1:99999': a Ray cluster's head as HOST:PORT"),
+        ("127.0.0.1:{free}", "no Ray head answers at 127.0.0.1:{free} (tried for up to 10 s: Connection refused)"),
+        ("ray://127.0.0.1:{free}", "no Ray head answers at 127.0.0.1:{free}"),
+    ],
+)
+def test_an_address_where_no_ray_head_answers_is_refused_in_one_line_before_any_folder(address, message, tmp_path, capsys):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+        argv = ["--algo", "rllib_ppo", "--env", "BallDuel-v0", "--address", address.format(free=free)]
+        err = refused(capsys, train.main, [*argv, "--log-dir", str(tmp_path)], tmp_path)
+    assert message.format(free=free) in err
