@@ -116,3 +116,35 @@ def test_the_docs_figures_refuse_an_out_folder_they_cannot_write_before_any_work
     assert f"--out {str(taken)!r} exists and is not a regular file" in err
     err = refused(capsys, docs_figures.main, ["--out", "/proc", "--only", "compare", "--no-progress"])
     assert "--out '/proc/example_curves.png': cannot write in '/proc'" in err
+
+
+def test_time_to_skill_is_the_first_evaluation_past_the_threshold_against_every_opponent():
+    from benchmarks.time_to_skill import median_seconds, skill
+
+    def evaluation(seconds, reward, **rates):
+        return {"steps": 100 * seconds, "seconds": seconds, "mean_reward": reward, "win_rates": rates}
+
+    evals = [
+        evaluation(10, 0.1, chaser=0.95, anchor=0.5),
+        evaluation(20, 0.9, chaser=0.92, anchor=0.9),  # the first at 90% against both, and the best
+        evaluation(30, 0.5, chaser=1.0, anchor=0.8),
+    ]
+    found = skill(evals, 0.9)
+    assert (found["seconds"], found["steps"], found["final_holds"]) == (20, 2000, False)
+    assert found["best_final_gap"] == pytest.approx(10) and found["wall"] == 30
+    assert skill(evals[:1], 0.9)["seconds"] is None
+    assert median_seconds([{"seconds": 20}, {"seconds": None}, {"seconds": 40}]) == 40
+
+
+@pytest.mark.slow  # two short training runs in processes of their own
+def test_time_to_skill_runs_each_learner_and_writes_its_evaluations(tmp_path, monkeypatch, capsys):
+    from benchmarks import time_to_skill
+
+    monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
+    argv = ["--learners", "custom", "--seeds", "0", "1", "--timesteps", "1000", "--eval-freq", "500"]
+    payload = time_to_skill.main([*argv, "--eval-episodes", "2", "--plot", str(tmp_path / "t.png"), "--no-progress"])
+    assert [r["seed"] for r in payload["results"]["custom"]] == [0, 1]
+    assert [e["steps"] for e in payload["evaluations"]["custom"][0]] == [512, 1008]  # on the 16 envs' vector steps
+    assert set(payload["evaluations"]["custom"][0][0]["win_rates"]) == {"chaser", "pusher", "anchor", "sprinter", "champion"}
+    assert (tmp_path / "time_to_skill.json").is_file() and (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| custom | 1 |" in capsys.readouterr().out

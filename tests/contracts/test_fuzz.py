@@ -52,6 +52,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.docs_figures": ["--out", "{folder}", "--timesteps", "1000", "--games", "2", "--no-progress"],
     "benchmarks.rllib_sampling": ["--runners", "1", "--envs", "2", "--steps", "100", "--repeats", "1"],
     "benchmarks.silence": ["--only", "ballenvs.uav.baselines", "--limit", "30"],
+    "benchmarks.time_to_skill": ["--learners", "custom", "--seeds", "0", "--timesteps", "1000", "--eval-freq", "500"],
     "agents.tune": ["--env", "UAVGrid-v0", "--trainer", "custom", "--timesteps", "400", "--eval-freq", "200"]
     + ["--trials", "1", "--log-dir", "tune", "--hyperparams", "learning_starts=100", "buffer_size=500"],
 }
@@ -80,6 +81,7 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.docs_figures": [("agents.compare", "main")],
     "benchmarks.rllib_sampling": [("benchmarks.rllib_sampling", "measure")],
     "benchmarks.silence": [("benchmarks.silence", "silence")],
+    "benchmarks.time_to_skill": [("benchmarks.time_to_skill", "train_once")],
     "agents.tune": [("agents.tune", "run_workers")],
 }
 #: Flags left out: they reach services (Weights & Biases, a database) rather than checks of ours.

@@ -1,0 +1,193 @@
+"""Time to skill: how long each learner's shipped self-play section takes, from nothing, until one
+of its evaluations wins at least ``--threshold`` of its games against every built-in player named,
+side by side in one run of this benchmark (one learner at a time, one thread each):
+
+    python -m benchmarks.time_to_skill [--learners custom rllib_ppo] [--seeds 0 1 2] [--env BallSumo-v0]
+                                       [--eval-freq 25000] [--eval-episodes 100]
+
+Each run is ``python -m agents.train --algo L --env ENV --seed S --threads 1`` with evaluations
+every ``--eval-freq`` env steps (``--eval-episodes`` games against each built-in, as every run's
+evaluations are played). From its progress.csv: the wall-clock and env steps of the first
+evaluation at or above the threshold against every opponent, whether the last evaluation (the
+final model's) still is, and the gap between the best evaluation's win rates (the best model's)
+and the last one's. Writes ``time_to_skill.json`` (each evaluation of each run), a table, and a
+figure of the win rates over wall-clock, a panel per learner (``--plot``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.common.artifacts.figures import pyplot, save_png
+from agents.common.artifacts.runs import check_output_file
+from agents.common.errors import UsageError
+from agents.common.session.cli import Parser, run_cli
+from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
+
+OPPONENTS = ("chaser", "pusher", "anchor", "sprinter", "champion")
+LEARNERS = ("custom", "rllib_ppo")
+
+
+def train_command(algo: str, env_id: str, seed: int, args: Any, log_dir: Path) -> list[str]:
+    command = [sys.executable, "-m", "agents.train", "--algo", algo, "--env", env_id, "--seed", str(seed)]
+    command += ["--threads", "1", "--eval-freq", str(args.eval_freq), "--eval-episodes", str(args.eval_episodes)]
+    command += ["--save-freq", "0", "--no-progress", "--log-dir", str(log_dir)]
+    return command + (["--timesteps", str(args.timesteps)] if args.timesteps else [])
+
+
+def train_once(learner: str, seed: int, args: Any, log_dir: Path) -> Path:
+    """One run of ``learner``, one thread, in a process of its own: its run folder."""
+    command = train_command(learner, args.env, seed, args, log_dir)
+    done = subprocess.run(command, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UsageError(f"{learner} seed {seed} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    [run_dir] = (log_dir / learner).iterdir()
+    return run_dir
+
+
+def evaluations(run_dir: Path, opponents: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Each evaluation of a run, in order: its env steps, seconds since the run began, mean
+    return and win rate against each opponent."""
+    with open(run_dir / "progress.csv", newline="") as file:
+        rows = [r for r in csv.DictReader(file) if r.get("eval/mean_reward")]
+    missing = [name for name in opponents if rows and not rows[0].get(f"eval/win_rate_vs_{name}")]
+    if not rows or missing:
+        raise UsageError(f"{str(run_dir)!r}: no evaluations against {', '.join(missing or opponents)} in its progress.csv")
+    return [
+        {
+            "steps": int(float(r["time/total_timesteps"])),
+            "seconds": float(r["time/time_elapsed"]),
+            "mean_reward": float(r["eval/mean_reward"]),
+            "win_rates": {name: float(r[f"eval/win_rate_vs_{name}"]) for name in opponents},
+        }
+        for r in rows
+    ]
+
+
+def skill(evals: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
+    """When the run first reached ``threshold`` against every opponent (None: never), whether its
+    last evaluation holds it, and the best evaluation's (by mean return, as best_model is chosen)
+    largest gap to the last one against any opponent, in points."""
+    first = next((e for e in evals if min(e["win_rates"].values()) >= threshold), None)
+    best, last = max(evals, key=lambda e: e["mean_reward"]), evals[-1]
+    return {
+        "seconds": None if first is None else first["seconds"],
+        "steps": None if first is None else first["steps"],
+        "final_holds": min(last["win_rates"].values()) >= threshold,
+        "final_win_rates": last["win_rates"],
+        "best_final_gap": 100 * max(abs(best["win_rates"][k] - last["win_rates"][k]) for k in last["win_rates"]),
+        "wall": last["seconds"],
+    }
+
+
+def median_seconds(results: list[dict[str, Any]]) -> float:
+    """The median time to skill over seeds, a seed that never got there counted as infinite."""
+    return float(np.median([math.inf if r["seconds"] is None else r["seconds"] for r in results]))
+
+
+def plot(runs: dict[str, list[list[dict[str, Any]]]], opponents: tuple[str, ...], threshold: float, env_id: str) -> Any:
+    plt = pyplot()
+    figure, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 4), sharey=True, squeeze=False)
+    colours = dict(zip(opponents, plt.get_cmap("tab10").colors))
+    for axis, (learner, seeds) in zip(axes[0], runs.items()):
+        for k, evals in enumerate(seeds):
+            seconds = [e["seconds"] for e in evals]
+            for name in opponents:
+                label = name if k == 0 else None
+                axis.plot(
+                    seconds, [100 * e["win_rates"][name] for e in evals], ".-", color=colours[name], alpha=0.8, label=label
+                )
+        axis.axhline(100 * threshold, color="grey", linestyle="--", linewidth=1)
+        axis.set(title=f"{learner} ({len(seeds)} seeds)", xlabel="wall-clock (s), one thread", ylim=(-2, 102))
+    axes[0][0].set_ylabel(f"evaluation win rate on {env_id} (%)")
+    axes[0][0].legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = Parser(prog="python -m benchmarks.time_to_skill", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--learners", nargs="+", default=list(LEARNERS), help="algorithms (default: custom rllib_ppo)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="seeds (default: 0 1 2)")
+    parser.add_argument(
+        "--env", default="BallSumo-v0", help="a two-player env id with a self-play section (default: BallSumo-v0)"
+    )
+    parser.add_argument("--opponents", nargs="+", default=list(OPPONENTS), help="built-in players to beat")
+    parser.add_argument("--threshold", type=float, default=0.9, help="the win rate that counts as skill (default: 0.9)")
+    parser.add_argument("--eval-freq", type=int, default=25_000, help="env steps between evaluations (default: 25000)")
+    parser.add_argument("--eval-episodes", type=int, default=100, help="games against each built-in (default: 100)")
+    parser.add_argument("--timesteps", type=int, default=0, help="env steps of each run (default: its section's)")
+    parser.add_argument("--plot", default=None, help="a .png to draw the win rates over wall-clock in")
+    progress_flag(parser)
+    args = parser.parse_args(argv)
+    check_ranges(
+        [("--seeds", args.seeds, (0, 2**31)), ("--eval-freq", args.eval_freq, (100, 10_000_000))]
+        + [("--eval-episodes", args.eval_episodes, (2, 10_000)), ("--timesteps", args.timesteps, (0, 100_000_000))]
+    )
+    if not 0 < args.threshold <= 1:
+        raise UsageError(f"--threshold must be in (0, 1], got {args.threshold}")
+    out = None if args.plot is None else check_output_file(args.plot, "--plot", (".png",))
+    opponents = tuple(args.opponents)
+    runs: dict[str, list[list[dict[str, Any]]]] = {learner: [] for learner in args.learners}
+    results: dict[str, list[dict[str, Any]]] = {learner: [] for learner in args.learners}
+    with tempfile.TemporaryDirectory(prefix="ballenvs-time-to-skill-") as scratch:
+        with Measurements(len(args.learners) * len(args.seeds), not args.no_progress) as shown:
+            for learner in args.learners:
+                for seed in args.seeds:
+                    evals = evaluations(train_once(learner, seed, args, Path(scratch) / f"{learner}_{seed}"), opponents)
+                    runs[learner].append(evals)
+                    found = {"seed": seed, **skill(evals, args.threshold)}
+                    results[learner].append(found)
+                    reached = "never" if found["seconds"] is None else f"{found['seconds']:.0f} s, {found['steps']:,} steps"
+                    shown.result(f"{learner} seed {seed}: {reached}; wall {found['wall']:.0f} s")
+    medians = {learner: median_seconds(results[learner]) for learner in args.learners}
+    print(row("learner", "seed", "time to skill", "env steps", "final holds", "best-final gap", "wall", "final win rates (%)"))
+    print(row(*["---"] * 8))
+    for learner in args.learners:
+        for r in results[learner]:
+            rates = " / ".join(f"{100 * r['final_win_rates'][k]:.0f}" for k in opponents)
+            reached = "never" if r["seconds"] is None else f"{r['seconds']:.0f} s"
+            steps = "-" if r["steps"] is None else f"{r['steps']:,}"
+            print(
+                row(
+                    learner,
+                    r["seed"],
+                    reached,
+                    steps,
+                    r["final_holds"],
+                    f"{r['best_final_gap']:.0f}",
+                    f"{r['wall']:.0f} s",
+                    rates,
+                )
+            )
+    for learner in args.learners:
+        print(f"{learner}: median time to skill {medians[learner]:.0f} s over seeds {args.seeds}")
+    payload = {
+        "machine": machine(),
+        "env_id": args.env,
+        "opponents": list(opponents),
+        "threshold": args.threshold,
+        "eval_freq": args.eval_freq,
+        "eval_episodes": args.eval_episodes,
+        "results": results,
+        "medians": {k: (None if math.isinf(v) else v) for k, v in medians.items()},
+        "evaluations": runs,
+    }
+    print(f"wrote {write_json('time_to_skill', payload)}")
+    if out is not None:
+        save_png(plot(runs, opponents, args.threshold, args.env), out, dpi=80)
+        print(f"wrote {out}")
+    return payload
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
