@@ -3,7 +3,7 @@ of its evaluations wins at least ``--threshold`` of its games against every buil
 side by side in one run of this benchmark (one learner at a time, one thread each):
 
     python -m benchmarks.time_to_skill [--learners custom rllib_ppo] [--seeds 0 1 2] [--env BallSumo-v0]
-                                       [--eval-freq 25000] [--eval-episodes 100]
+                                       [--eval-freq 25000] [--eval-episodes 100] [--log-dir runs]
 
 Each run is ``python -m agents.train --algo L --env ENV --seed S --threads 1`` with evaluations
 every ``--eval-freq`` env steps (``--eval-episodes`` games against each built-in, as every run's
@@ -11,7 +11,8 @@ evaluations are played). From its progress.csv: the wall-clock and env steps of 
 evaluation at or above the threshold against every opponent, whether the last evaluation (the
 final model's) still is, and the gap between the best evaluation's win rates (the best model's)
 and the last one's. Writes ``time_to_skill.json`` (each evaluation of each run), a table, and a
-figure of the win rates over wall-clock, a panel per learner (``--plot``).
+figure of the win rates over wall-clock, a panel per learner (``--plot``). ``--log-dir`` keeps
+the runs (``time_to_skill/<learner>_<seed>/``), whose final models ``agents.evaluate`` then judges.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.runs import check_output_file
+from agents.common.artifacts.runs import check_log_dir, check_output_file
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
@@ -127,6 +128,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--eval-episodes", type=int, default=100, help="games against each built-in (default: 100)")
     parser.add_argument("--timesteps", type=int, default=0, help="env steps of each run (default: its section's)")
     parser.add_argument("--plot", default=None, help="a .png to draw the win rates over wall-clock in")
+    parser.add_argument("--log-dir", default=None, help="keep the runs here, <learner>_<seed>/ (default: a temporary folder)")
     progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges(
@@ -139,11 +141,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     opponents = tuple(args.opponents)
     runs: dict[str, list[list[dict[str, Any]]]] = {learner: [] for learner in args.learners}
     results: dict[str, list[dict[str, Any]]] = {learner: [] for learner in args.learners}
+    if args.log_dir is not None:
+        check_log_dir(args.log_dir, "time_to_skill")
     with tempfile.TemporaryDirectory(prefix="ballenvs-time-to-skill-") as scratch:
+        runs_in = Path(scratch) if args.log_dir is None else Path(args.log_dir) / "time_to_skill"
         with Measurements(len(args.learners) * len(args.seeds), not args.no_progress) as shown:
             for learner in args.learners:
                 for seed in args.seeds:
-                    evals = evaluations(train_once(learner, seed, args, Path(scratch) / f"{learner}_{seed}"), opponents)
+                    evals = evaluations(train_once(learner, seed, args, runs_in / f"{learner}_{seed}"), opponents)
                     runs[learner].append(evals)
                     found = {"seed": seed, **skill(evals, args.threshold)}
                     results[learner].append(found)

@@ -142,7 +142,11 @@ def test_time_to_skill_runs_each_learner_and_writes_its_evaluations(tmp_path, mo
 
     monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
     argv = ["--learners", "custom", "--seeds", "0", "1", "--timesteps", "1000", "--eval-freq", "500"]
-    payload = time_to_skill.main([*argv, "--eval-episodes", "2", "--plot", str(tmp_path / "t.png"), "--no-progress"])
+    argv += ["--eval-episodes", "2", "--plot", str(tmp_path / "t.png"), "--log-dir", str(tmp_path / "runs"), "--no-progress"]
+    payload = time_to_skill.main(argv)
+    kept = tmp_path / "runs" / "time_to_skill"
+    assert sorted(path.name for path in kept.iterdir()) == ["custom_0", "custom_1"]
+    assert (kept / "custom_1" / "custom" / "BallSumo-v0_1" / "final_model.pt").is_file()
     assert [r["seed"] for r in payload["results"]["custom"]] == [0, 1]
     assert [e["steps"] for e in payload["evaluations"]["custom"][0]] == [512, 1008]  # on the 16 envs' vector steps
     assert set(payload["evaluations"]["custom"][0][0]["win_rates"]) == {"chaser", "pusher", "anchor", "sprinter", "champion"}
