@@ -26,7 +26,7 @@ from agents.algorithms.qlearner import QLearner
 from agents.common.artifacts.models import SNAPSHOTS
 from agents.common.artifacts.runs import read_config
 from agents.common.configuration.config import Section
-from agents.common.configuration.hyperparameters import DQNConfig, QConfig
+from agents.common.configuration.hyperparameters import QConfig
 from agents.common.configuration.registry import Algorithm
 from agents.common.environments.steps import VecEnvSteps, make_steps
 from agents.common.errors import UsageError
@@ -139,7 +139,7 @@ class ModuleLearner:
 
     @property
     def learning_starts(self) -> int:
-        return self.config.learning_starts if isinstance(self.config, DQNConfig) else 0  # PQN has none
+        return getattr(self.config, "learning_starts", 0)  # PQN has none; DQN's and distill's are their configs'
 
     @property
     def num_timesteps(self) -> int:

@@ -280,3 +280,13 @@ def test_a_student_learns_through_sb3s_vector_envs_too(vec_env, tmp_path):
     assert run_cli(train.main, argv) == 0
     run = tmp_path / "distill" / "UAVGridImage-v0_1"
     assert read_config(run)["vec_env"] == vec_env and (run / "final_model.pt").is_file()
+
+
+def test_the_learner_reports_distills_own_learning_starts(tmp_path):
+    from agents.learners import trainer
+
+    _, setup, learner = trainer.prepare(
+        ["--algo", "distill", "--env", "BallSumo-v0", "--log-dir", str(tmp_path)], make_folder=False
+    )
+    learner.config = setup.checked.config  # what start() takes from check()
+    assert learner.learning_starts == setup.checked.config.learning_starts == 5000  # distill.yml's (0 before)
