@@ -1,0 +1,168 @@
+"""Hostile files for the readers of models and checkpoints (Hypothesis): a valid file cut short,
+with bytes flipped or junk added, or made from drawn contents, with payloads planted. Whatever is
+drawn: the reader returns plain data or refuses in one line with its own error, never another
+exception, and no payload runs. ``BALLENVS_FUZZ_EXAMPLES=N`` draws N a reader (RESULTS, "The fuzzer")."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents.common.errors import UsageError
+from agents.common.readers import torch_weights
+from ballenvs.npz import NpzError, read_weights
+
+pytestmark = pytest.mark.fuzz
+EXAMPLES = int(os.environ.get("BALLENVS_FUZZ_EXAMPLES", "60"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=EXAMPLES <= 60)
+
+
+class Payload:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _npz_bytes() -> bytes:
+    rng = np.random.default_rng(0)
+    buffer = io.BytesIO()
+    np.savez(buffer, weight_0=rng.normal(size=(8, 11)).astype(np.float32), bias_0=np.zeros(8, np.float32), layers=np.array(1))
+    return buffer.getvalue()
+
+
+def _pt_bytes() -> bytes:
+    buffer = io.BytesIO()
+    torch.save({"q": {"weight": torch.zeros(3, 4)}, "steps": 10}, buffer)
+    return buffer.getvalue()
+
+
+def mutated(original: bytes) -> st.SearchStrategy[bytes]:
+    """The file cut short, some bytes replaced, junk appended, or all three."""
+    size = len(original)
+
+    def apply(cut: int, flips: list[tuple[int, int]], tail: bytes) -> bytes:
+        data = bytearray(original[:cut])
+        for position, value in flips:
+            if data:
+                data[position % len(data)] = value
+        return bytes(data) + tail
+
+    return st.builds(
+        apply,
+        st.integers(0, size),
+        st.lists(st.tuples(st.integers(0, size), st.integers(0, 255)), max_size=8),
+        st.binary(max_size=64),
+    )
+
+
+def _one_line(error: Exception) -> None:
+    assert "\n" not in str(error), str(error)
+
+
+@FUZZ
+@given(data=mutated(_npz_bytes()))
+def test_a_damaged_model_file_is_read_as_numbers_or_refused_in_one_line(data):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "model.npz"
+        path.write_bytes(data)
+        try:
+            arrays = read_weights(path, "model")
+        except NpzError as error:
+            _one_line(error)
+            return
+    for array in arrays.values():
+        assert array.dtype.kind in "biuf" and (array.dtype.kind != "f" or np.isfinite(array).all())
+
+
+@FUZZ
+@given(data=mutated(_pt_bytes()))
+def test_a_damaged_weights_file_is_read_as_tensors_or_refused_in_one_line(data):
+    try:
+        torch_weights(data, "checkpoint")
+    except UsageError as error:
+        _one_line(error)
+
+
+@FUZZ
+@given(data=mutated(pickle.dumps(Payload(Path("/nonexistent/never")))))
+def test_a_pickle_where_weights_belong_never_runs(data, tmp_path_factory):
+    marker = tmp_path_factory.mktemp("marker") / "ran"
+    data = data.replace(b"/nonexistent/never", str(marker).encode())
+    try:
+        torch_weights(data, "checkpoint")
+    except UsageError as error:
+        _one_line(error)
+    assert not marker.exists()
+
+
+# -- RLlib checkpoints (msgpack states), checked without Ray -----------------------------------------
+
+#: What a msgpack state may hold, msgpack-numpy's array marks among it (an object array: a pickle).
+LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(), st.text(max_size=8), st.binary(max_size=8)
+)
+ARRAY_MARKS = st.fixed_dictionaries(
+    {
+        b"nd": st.booleans(),
+        b"kind": st.sampled_from([b"", b"f", b"O", b"V", "O"]),
+        b"type": st.just("<f4"),
+        b"shape": st.just([1]),
+    }
+)
+STATES = st.recursive(
+    st.one_of(LEAVES, ARRAY_MARKS),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=6), children, max_size=4)),
+    max_leaves=20,
+)
+
+
+def _object_marks(value) -> bool:
+    if isinstance(value, dict):
+        if value.get(b"kind") in (b"O", "O") and b"nd" in value:
+            return True
+        return any(_object_marks(v) for v in value.values())
+    return isinstance(value, list) and any(_object_marks(v) for v in value)
+
+
+@FUZZ
+@given(state=STATES, garbage=st.one_of(st.none(), st.binary(max_size=32)))
+def test_a_drawn_rllib_state_is_refused_where_it_would_unpickle_and_never_runs(state, garbage, tmp_path_factory):
+    msgpack = pytest.importorskip("msgpack")
+    from agents.rllib.checkpoint import check_checkpoint
+
+    folder = tmp_path_factory.mktemp("checkpoint")
+    marker = folder.parent / f"{folder.name}-ran"
+    module = folder / "learner_group" / "learner" / "rl_module" / "default_policy"
+    module.mkdir(parents=True)
+    learner = folder / "learner_group" / "learner"
+    states = [(folder, "algorithm_state"), (folder / "learner_group", "state"), (learner, "state")]
+    for place, stem in [*states, (learner / "rl_module", "module_state"), (module, "module_state")]:
+        (place / "metadata.json").write_text("{}")
+        (place / f"{stem}.msgpack").write_bytes(msgpack.packb({"ok": 1}))
+    planted = {b"nd": True, b"kind": b"O", b"type": "|O", b"shape": [1], b"data": pickle.dumps(Payload(marker))}
+    state_file = module / "module_state.msgpack"
+    state_file.write_bytes(msgpack.packb({"state": state, "payload": planted}, use_bin_type=True))
+    with pytest.raises(UsageError) as refusal:
+        check_checkpoint(folder, ("default_policy",))
+    _one_line(refusal.value)
+    for contents in (msgpack.packb({"state": state}, use_bin_type=True), garbage):
+        if contents is None:
+            continue
+        state_file.write_bytes(contents)
+        try:
+            check_checkpoint(folder, ("default_policy",))
+            assert contents is garbage or not _object_marks(state), "an object array got through"
+        except UsageError as error:
+            _one_line(error)
+    assert not marker.exists()
