@@ -30,8 +30,11 @@ import numpy as np
 
 from agents.common.artifacts.figures import pyplot, save_png
 from agents.common.artifacts.runs import check_log_dir, check_output_file
+from agents.common.configuration.registry import ALGORITHMS
+from agents.common.environments.ids import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
+from ballenvs.reference import reference_for
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 OPPONENTS = ("chaser", "pusher", "anchor", "sprinter", "champion")
@@ -137,6 +140,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     if not 0 < args.threshold <= 1:
         raise UsageError(f"--threshold must be in (0, 1], got {args.threshold}")
+    check_two_player_env(args.env)
+    unknown = [name for name in args.learners if name not in ALGORITHMS]
+    if unknown:
+        raise UsageError(f"--learners {unknown[0]!r}: not an algorithm; valid: {', '.join(ALGORITHMS)}")
+    players = reference_for(args.env).players
+    strangers = [name for name in args.opponents if name not in players]
+    if strangers:
+        raise UsageError(f"--opponents {strangers[0]!r}: not a built-in player of {args.env}; valid: {', '.join(players)}")
     out = None if args.plot is None else check_output_file(args.plot, "--plot", (".png",))
     opponents = tuple(args.opponents)
     runs: dict[str, list[list[dict[str, Any]]]] = {learner: [] for learner in args.learners}
