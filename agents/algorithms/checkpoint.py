@@ -100,9 +100,13 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
     rate = finite(state["exploration_rate"], f"{what}: exploration_rate")
     if not 0.0 <= rate <= 1.0:
         raise UsageError(f"{what}: exploration_rate must be in [0, 1], got {rate!r}")
-    weights = mapping_of(state["agent"], f"{what}: agent", {"q": dict})["q"]
-    if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
-        raise UsageError(f"{what}: its Q-network weights are not a mapping of tensors")
+    agent = mapping_of(state["agent"], f"{what}: agent", {"q": dict})
+    for name in ("q", "averaged"):
+        weights = agent.get(name, {})
+        if not isinstance(weights, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()
+        ):
+            raise UsageError(f"{what}: its Q-network weights ({name}) are not a mapping of tensors")
     return state
 
 
@@ -159,7 +163,8 @@ def load_policy(path: str | Path, run_config: dict[str, Any], device: str = "cpu
             f"checkpoint {str(path)!r} holds a network ({_shape(state['spec'])}) other than its run's config makes "
             f"({_shape(spec)})"
         )
-    return QNetworkPolicy(_network(spec, state["agent"]["q"], device, path), float(state["exploration_rate"]), device)
+    played = state["agent"].get("averaged", state["agent"]["q"])  # the network the run played (policy_averaging)
+    return QNetworkPolicy(_network(spec, played, device, path), float(state["exploration_rate"]), device)
 
 
 def run_spec(run_config: dict[str, Any]) -> dict[str, Any]:

@@ -75,6 +75,14 @@ class DQNAgent(QLearner):
         self.target.load_state_dict(self.q.state_dict())
         self.target.requires_grad_(False)
         self._target_fn: Callable[[Any], torch.Tensor] = torch.compile(self.target) if self.compiled else self.target
+        self.averaged: QNetwork | None = None  # policy_averaging's network, the one played
+        if config.policy_averaging > 0:
+            self.averaged = QNetwork(spec).to(self.device).requires_grad_(False)
+            self.averaged.load_state_dict(self.q.state_dict())
+
+    @property
+    def played(self) -> QNetwork:
+        return self.q if self.averaged is None else self.averaged
 
     act = QLearner.epsilon_greedy
 
@@ -94,6 +102,9 @@ class DQNAgent(QLearner):
         """One gradient step on a minibatch; returns the loss as a tensor (no sync with the device)."""
         loss = self.td_loss(batch)
         self.gradient_step(loss)
+        if self.averaged is not None:
+            with torch.no_grad():
+                torch._foreach_lerp_(list(self.averaged.parameters()), self._parameters, self.config.policy_averaging)
         return loss.detach()
 
     def td_loss(self, batch: Batch) -> torch.Tensor:
@@ -117,11 +128,14 @@ class DQNAgent(QLearner):
             torch._foreach_lerp_(list(self.target.parameters()), list(self.q.parameters()), self.config.tau)
 
     def state_dict(self) -> dict[str, Any]:
-        return {**super().state_dict(), "target": self.target.state_dict()}
+        averaged = {} if self.averaged is None else {"averaged": self.averaged.state_dict()}
+        return {**super().state_dict(), "target": self.target.state_dict(), **averaged}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.target.load_state_dict(state["target"])
+        if self.averaged is not None:
+            self.averaged.load_state_dict(state.get("averaged", state["q"]))  # a run before averaging: from its network
 
 
 Agent = DQNAgent

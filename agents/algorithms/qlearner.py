@@ -45,6 +45,12 @@ class QLearner:
         self.compiled = compile and self.device.type == "cuda"
         self._q_fn: Callable[[Any], torch.Tensor] = torch.compile(self.q) if self.compiled else self.q
 
+    @property
+    def played(self) -> QNetwork:
+        """The network the run plays, evaluates and saves as its model: the online one, unless an
+        algorithm keeps an average of it (:mod:`agents.algorithms.dqn`'s ``policy_averaging``)."""
+        return self.q
+
     def _autocast(self) -> Any:
         return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
 

@@ -86,7 +86,7 @@ class ModuleLearner:
             self.buffer.load(setup.resume_buffer, self.env.num_envs)
             print(f"replay buffer restored: {len(self.buffer)} transitions")
         if opponent is not None and setup.self_play is not None:  # self-play made the opponent
-            self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.q, opponent, spec, setup.seed)
+            self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.played, opponent, spec, setup.seed)
         if checkpoint is not None:
             self.restore_run_state(setup, checkpoint.get("run_state"))
         self.logger, self.run_dir = logger, run_dir
@@ -151,7 +151,7 @@ class ModuleLearner:
         self.algorithm.learn(self.agent, self.env, self.progress, timesteps, hooks, self.buffer)
 
     def policy(self) -> QNetworkPolicy:
-        return QNetworkPolicy(self.agent.q, 0.0, str(self.agent.device))
+        return QNetworkPolicy(self.agent.played, 0.0, str(self.agent.device))
 
     def save(self, path: Path) -> None:
         save_checkpoint(path, self.agent, self.progress, self.run_state())
@@ -163,4 +163,4 @@ class ModuleLearner:
         if self.agent.spec.get("layer_norm"):  # a network SB3 has not: the zoo folder holds no model
             return
         config = read_config(self.run_dir)
-        save_model(from_q_network(section_of(config), spaces_of(config), self.agent.q.state_dict()), path)
+        save_model(from_q_network(section_of(config), spaces_of(config), self.agent.played.state_dict()), path)

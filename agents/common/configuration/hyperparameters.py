@@ -134,6 +134,12 @@ class OurDQNConfig(DQNConfig):
     double_q: bool = key(True, "Double-DQN targets (van Hasselt et al., 2016)")
     # ez-greedy (Dabney et al., 2021): long dashes reach states that single random steps seldom do.
     exploration_repeat: int = key(1, "an exploring env repeats its random action 1..this many steps", low=1, high=1000)
+    # Polyak averaging of the weights: the greedy policy of a Q-network still learning flips with small changes of
+    # its values; the average's changes slowly, and it is what the run plays, evaluates, snapshots and saves.
+    policy_averaging: float = key(
+        0.0, "the played network: the online one's moving average, moved this share of the way each update (0: off)",
+        low=0, high=1,
+    )  # fmt: skip
 
 
 @dataclass

@@ -143,6 +143,36 @@ def test_hard_target_update_copies_and_polyak_moves_part_way():
     assert all(torch.allclose(t, b + 1.0) for t, b in zip(soft.target.parameters(), before))
 
 
+def test_policy_averaging_plays_a_moving_average_of_the_online_network():
+    from agents.algorithms.buffer import Batch
+
+    plain = small_agent()
+    assert plain.averaged is None and plain.played is plain.q  # off by default: the online network plays
+    agent = small_agent(policy_averaging=0.25)
+    start = [p.clone() for p in agent.q.parameters()]
+    agent.update(Batch(torch.randn(8, 3), torch.randint(0, 4, (8,)), torch.randn(8), torch.randn(8, 3), torch.zeros(8)))
+    for averaged, online, before in zip(agent.played.parameters(), agent.q.parameters(), start):
+        assert not torch.equal(online, before)
+        torch.testing.assert_close(averaged, 0.75 * before + 0.25 * online)
+    restored = small_agent(policy_averaging=0.25)
+    restored.load_state_dict(agent.state_dict())
+    assert all(torch.equal(a, b) for a, b in zip(restored.played.parameters(), agent.played.parameters()))
+
+
+def test_a_run_with_policy_averaging_saves_the_average_as_the_model_it_plays(tmp_path):
+    from agents.algorithms.checkpoint import load_checkpoint, load_policy
+    from agents.common.artifacts.runs import read_config
+
+    argv = ["--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "300", "--eval-freq", "0", "--no-progress"]
+    argv += ["--threads", "1", "--log-dir", str(tmp_path), "--hyperparams", "learning_starts=100", "buffer_size=500"]
+    assert run_cli(custom_train.main, [*argv, "policy_averaging=0.01"]) == 0
+    run = tmp_path / "custom" / "UAVGrid-v0_1"
+    saved = load_checkpoint(run / "final_model.pt")["agent"]
+    played = load_policy(run / "final_model.pt", read_config(run)).q_net.state_dict()
+    assert all(torch.equal(played[k], saved["averaged"][k]) for k in played)
+    assert not all(torch.equal(saved["q"][k], saved["averaged"][k]) for k in played)
+
+
 def test_epsilon_falls_linearly_then_stays():
     values = [linear_epsilon(step, 1000, 1.0, 0.1, 0.5) for step in (0, 250, 500, 900)]
     assert values == pytest.approx([1.0, 0.55, 0.1, 0.1])

@@ -33,6 +33,12 @@ RUNS = {
         + ["--hyperparams", "buffer_size=400", "learning_starts=60", "n_steps=3", SELF_PLAY],
         480,
     ),
+    # The played network an average of the online one's (policy_averaging), snapshots taken of it.
+    "self-play, averaged": (
+        ["--env", "BallSumo-v0", "--algo", "custom", "--n-envs", "4", "--env-kwargs", "obs_type=state", "opponent=self"]
+        + ["--hyperparams", "buffer_size=400", "learning_starts=60", "policy_averaging=0.05", SELF_PLAY],
+        480,
+    ),
 }
 #: One torch thread in every run: how a sum splits over threads changes its last bits (--threads
 #: auto picks by the machine's load, which the suite's other workers change).
