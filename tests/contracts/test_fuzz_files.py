@@ -1,4 +1,5 @@
-"""Hostile files for the readers of models and checkpoints (Hypothesis): a valid file cut short,
+"""Hostile files for the readers of models and checkpoints (Hypothesis): a valid file (of ours, of
+stable-baselines3, an RLlib state, a model in its run folder as every tool loads it) cut short,
 with bytes flipped or junk added, or made from drawn contents, with payloads planted. Whatever is
 drawn: the reader returns plain data or refuses in one line with its own error, never another
 exception, and no payload runs. ``BALLENVS_FUZZ_EXAMPLES=N`` draws N a reader (RESULTS, "The fuzzer")."""
@@ -166,3 +167,37 @@ def test_a_drawn_rllib_state_is_refused_where_it_would_unpickle_and_never_runs(s
         except UsageError as error:
             _one_line(error)
     assert not marker.exists()
+
+
+# -- every model a tool plays, through the one loader (evaluate, league, exploit, record, the teachers) --
+
+
+@pytest.fixture(scope="module")
+def small_runs(tmp_path_factory):
+    """A finished run of our DQN (.pt) and of stable-baselines3's (.zip) on UAVGrid-v0."""
+    from agents import train
+    from agents.common.session.cli import run_cli
+
+    log_dir = tmp_path_factory.mktemp("runs")
+    argv = ["--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "100", "--eval-freq", "0", "--no-progress"]
+    argv += ["--threads", "1", "--log-dir", str(log_dir), "--hyperparams", "learning_starts=50", "buffer_size=200"]
+    for algo in ("custom", "dqn"):
+        assert run_cli(train.main, ["--algo", algo, *argv]) == 0
+    return {algo: log_dir / algo / "UAVGrid-v0_1" for algo in ("custom", "dqn")}
+
+
+@FUZZ
+@given(kind=st.sampled_from(["custom", "dqn"]), drawn=st.data())
+def test_a_damaged_model_in_its_run_folder_plays_or_is_refused_in_one_line(small_runs, kind, drawn, tmp_path_factory):
+    import shutil
+
+    from agents.common.artifacts.models import load_policy
+
+    run = tmp_path_factory.mktemp("run") / "run"
+    shutil.copytree(small_runs[kind], run)
+    model = next(run.glob("final_model.*"))
+    model.write_bytes(drawn.draw(mutated(model.read_bytes())))
+    try:
+        load_policy(model, run, "cpu")
+    except UsageError as error:
+        _one_line(error)
