@@ -13,11 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-import msgpack
 import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
+msgpack = pytest.importorskip("msgpack")  # the rllib extra's, as Ray
 
 from agents import evaluate, train  # noqa: E402  (after the skip: these tests need Ray)
 from agents.common.errors import UsageError  # noqa: E402
