@@ -104,7 +104,7 @@ class DQNAgent(QLearner):
         self.gradient_step(loss)
         if self.averaged is not None:
             with torch.no_grad():
-                torch._foreach_lerp_(list(self.averaged.parameters()), self._parameters, self.config.policy_averaging)
+                torch._foreach_lerp_(list(self.averaged.parameters()), list(self.q.parameters()), self.config.policy_averaging)
         return loss.detach()
 
     def td_loss(self, batch: Batch) -> torch.Tensor:
