@@ -29,7 +29,7 @@ from agents.common.artifacts.runs import (
 )
 from agents.common.artifacts.video import check_video_path
 from agents.common.configuration.registry import ALGORITHMS, algorithm
-from agents.common.errors import UsageError
+from agents.common.errors import UsageError, note
 from agents.common.hardware import machine
 from agents.common.readers import count
 from agents.common.session.cli import Parser, add_progress_flag, add_run_flags, run_cli
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out_dir = new_run_dir(args.log_dir, "compare", args.env)
     jobs = [(label, seed) for seed in range(args.seeds) for label in trainers]
     for k, (label, seed) in enumerate(jobs, 1):
-        print(f"[run {k}/{len(jobs)}] {label}, seed {seed}", flush=True)
+        note(f"[run {k}/{len(jobs)}] {label}, seed {seed}")
         run_dir = train.main([*flags[label], "--seed", str(seed), "--log-dir", str(out_dir / "runs")])
         manifest["runs"][label].append(str(run_dir))
         save_manifest(out_dir, manifest)  # after every run: an interrupted compare can be re-plotted

@@ -1,4 +1,6 @@
-"""Train our own agents (agents/algorithms/) on a ballenvs environment: our DQN (--algo custom), PQN (--algo pqn).
+"""Train our own agents (agents/algorithms/) on a ballenvs environment: our DQN (--algo custom), PQN
+(--algo pqn), a pixel student distilled from a teacher (--algo distill), our DQN kickstarted by one
+(--algo kickstart); ``--help`` lists them from the registry.
 
     python -m agents.custom_train                                # our DQN on BallDuel-v0, zoo_configs/dqn.yml
     python -m agents.custom_train --env UAVGrid-v0 --timesteps 200000 --n-envs 4
@@ -16,13 +18,16 @@ from pathlib import Path
 
 from agents.common.configuration.registry import CUSTOM_TRAINER
 from agents.common.session.cli import run_cli
-from agents.learners import trainer as train
+from agents.learners.command import Command, answer_help
 
-COMMAND = train.Command(CUSTOM_TRAINER, __doc__.split("\n\n")[0].strip(), default_algo="custom")
+COMMAND = Command(CUSTOM_TRAINER, "Train our own agents (agents/algorithms/) on a ballenvs environment", default_algo="custom")
 
 
 def main(argv: list[str] | None = None) -> Path:
-    return train.main(argv, COMMAND)
+    answer_help(argv, COMMAND)
+    from agents.learners.trainer import main as run  # torch and stable-baselines3: once a run is asked for
+
+    return run(argv, COMMAND)
 
 
 if __name__ == "__main__":

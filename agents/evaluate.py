@@ -84,7 +84,7 @@ def against_every_builtin(
             row["time_outs"],
             f"{row['first_wins'] / games:.0%}",
         )
-        console.note("| " + " | ".join(map(str, cells)) + " |")
+        console.write("| " + " | ".join(map(str, cells)) + " |")
     console.close()
     return table
 
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         overrides["opponent"] = args.opponent if builtin else model_opponent(args.opponent, device, env_id, env_kwargs)
     if args.render or video:
         overrides["render_mode"] = args.render or "rgb_array"
-    print(f"{model_path} ({config['algo']}) on {describe_device(device)}")
+    print(f"{model_path} ({config['algo']}) on {describe_device(device)}")  # the results' caption
     frames: list = []
     with closing(Console(args.episodes, unit="game", enabled=not args.no_progress)) as console:
         played = frames if video else None

@@ -27,7 +27,7 @@ from agents.common.artifacts.runs import new_run_dir
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.config import parse_overrides
 from agents.common.environments.envs import probe_spaces
-from agents.common.errors import UsageError
+from agents.common.errors import UsageError, note
 from agents.common.session.cli import (
     Parser,
     add_device_flags,
@@ -81,13 +81,13 @@ def main(argv: list[str] | None = None) -> Path:
     probe_spaces(env_id, env_kwargs, None)  # bad game options: one line, before any player is built
     players = [make_entrant_player(entrant, device, env_id, env_kwargs) for entrant in league]
     pairs = len(league) * (len(league) - 1) // 2
-    print(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device)}")
+    note(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device)}")
     results = np.zeros((len(league), len(league), 3), dtype=np.int64)
     console = Console(pairs * args.games, unit="game", enabled=not args.no_progress)
 
     def played_pair(i: int, j: int, count: int) -> None:
         wins, draws, losses = results[i, j]
-        console.note(
+        console.write(
             f"  pair {count}/{pairs}: {league[i].name} against {league[j].name}: {wins} wins, {draws} draws, {losses} losses"
         )
 

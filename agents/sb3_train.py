@@ -1,4 +1,5 @@
-"""Train stable-baselines3 DQN on a ballenvs environment (``python -m agents.train --algo dqn``).
+"""Train stable-baselines3's algorithms on a ballenvs environment: its DQN (--algo dqn), as
+``python -m agents.train --algo dqn`` does; ``--help`` lists them from the registry.
 
     python -m agents.sb3_train                                   # BallDuel-v0, zoo_configs defaults
     python -m agents.sb3_train --env UAVGrid-v0 --timesteps 200000 --n-envs 4
@@ -14,13 +15,18 @@ from pathlib import Path
 
 from agents.common.configuration.registry import SB3_TRAINER
 from agents.common.session.cli import run_cli
-from agents.learners import trainer as train
+from agents.learners.command import Command, answer_help
 
-COMMAND = train.Command(SB3_TRAINER, __doc__.split("\n\n")[0].strip(), default_algo="dqn", gpu_flags=False)
+COMMAND = Command(
+    SB3_TRAINER, "Train stable-baselines3's algorithms on a ballenvs environment", default_algo="dqn", gpu_flags=False
+)
 
 
 def main(argv: list[str] | None = None) -> Path:
-    return train.main(argv, COMMAND)
+    answer_help(argv, COMMAND)
+    from agents.learners.trainer import main as run  # torch and stable-baselines3: once a run is asked for
+
+    return run(argv, COMMAND)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """Train any registered algorithm on a ballenvs environment: stable-baselines3's DQN (--algo dqn),
-our DQN (--algo custom), PQN (--algo pqn).
+our DQN (--algo custom), PQN (--algo pqn), a pixel student distilled from a teacher that sees the
+state (--algo distill), our DQN kickstarted by one (--algo kickstart), and Ray RLlib's PPO
+(--algo rllib_ppo); ``--help`` lists them from the registry.
 
     python -m agents.train                                       # SB3's DQN on BallDuel-v0, zoo_configs/dqn.yml
     python -m agents.train --algo custom --env UAVGrid-v0 --timesteps 200000 --n-envs 4
@@ -17,11 +19,23 @@ The command line only: the trainer is :mod:`agents.learners.trainer`.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from agents.common.session.cli import run_cli
-from agents.learners.trainer import main, prepare
+from agents.learners.command import TRAIN_COMMAND, answer_help
 
-__all__ = ["main", "prepare"]
+
+def __getattr__(name: str) -> Any:
+    """``main`` and ``prepare`` are the trainer's, imported when first asked for (torch with them)."""
+    if name in ("main", "prepare"):
+        from agents.learners import trainer
+
+        return getattr(trainer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 if __name__ == "__main__":
+    answer_help(None, TRAIN_COMMAND)  # before torch: --help answers in half a second
+    from agents.learners.trainer import main
+
     sys.exit(run_cli(main))

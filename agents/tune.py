@@ -34,7 +34,7 @@ from agents.common.configuration.config import Key, parse_overrides
 from agents.common.configuration.config_files import load_sections
 from agents.common.configuration.registry import ALGORITHMS, Algorithm, algorithm
 from agents.common.environments.ids import check_env_id
-from agents.common.errors import UsageError
+from agents.common.errors import UsageError, note
 from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, check_seed, run_cli
 from agents.common.studies.storage import check_study_name, load_existing_study, open_storage
 from agents.common.studies.tuning import (
@@ -156,10 +156,10 @@ def main(argv: list[str] | None = None) -> Path:
     _same_study(study, plan)
     fail_orphaned_trials(study)
     trials = args.seeds if fixed is not None else args.trials
-    print(f"study {study_name}: {len(study.trials)} trials so far; {trials} more, on {args.workers} worker(s) -> {study_dir}")
+    note(f"study {study_name}: {len(study.trials)} trials so far; {trials} more, on {args.workers} worker(s) -> {study_dir}")
     start = time.perf_counter()
     try:
-        run_workers(plan, trials)
+        run_workers(plan, trials, train.main)
     except KeyboardInterrupt:
         print(
             f"study {study_name}: its finished trials are kept, a stopped trial's model is in its folder; "

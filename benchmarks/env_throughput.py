@@ -173,10 +173,10 @@ def main(argv: list[str] | None = None) -> dict:
     )
     with one_core(), Measurements(1 + len(args.vector_sizes), not args.no_progress) as shown:
         result = run(args.steps, args.rounds)
-        shown.note(f"env_throughput on {result['machine']}, {args.steps} random steps x {args.rounds} rounds (best)")
+        shown.write(f"env_throughput on {result['machine']}, {args.steps} random steps x {args.rounds} rounds (best)")
         shown.result(format_table(result))
         if args.vector_sizes:
-            shown.note(f"\nvector envs, about {args.vector_steps} env steps per round:")
+            shown.write(f"\nvector envs, about {args.vector_steps} env steps per round:")
             result["vector_rows"] = []
             for k, n in enumerate(args.vector_sizes):
                 rows = run_vectors([n], args.vector_steps, args.rounds)

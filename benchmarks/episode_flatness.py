@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict:
     )
     with Measurements(1, not args.no_progress) as shown:
         result = run(args.episodes, args.anti_episodes, args.save_freq)
-        shown.note(f"episode_flatness on {result['machine']}: {ENV_ID}, 1 env")
+        shown.write(f"episode_flatness on {result['machine']}: {ENV_ID}, 1 env")
         shown.result(format_table(result))
     print(f"wrote {write_json('episode_flatness', result)}")
     return result

@@ -249,11 +249,11 @@ def main(argv: list[str] | None = None) -> dict:
     device = resolve_device(args.device, args.threads)
     rows = []
     with Measurements(3 * len(args.envs) + sum(env_id in extra for env_id in args.envs), not args.no_progress) as shown:
-        shown.note(f"floor on {machine()} ({describe_device(device)})")
-        shown.note(
+        shown.write(f"floor on {machine()} ({describe_device(device)})")
+        shown.write(
             row("section", "multiply-adds a sample", "samples per env step", "act (ms)", "update (ms)", "floor env steps/s")
         )
-        shown.note("|---|---:|---:|---:|---:|---:|")
+        shown.write("|---|---:|---:|---:|---:|---:|")
         for env_id in args.envs:
             sections: list[tuple[str, str, str | None]] = [("dqn", "dqn", None), ("dqn, double-q", "custom", None)]
             sections.append(("pqn", "pqn", None))

@@ -249,8 +249,8 @@ def main(argv: list[str] | None = None) -> dict:
     velocity_stacks = [depth for depth in args.stacks if depth > 1]
     readouts = []  # the centroid readouts, from the same recordings: their table comes after the probe's
     with Measurements(len(args.sizes) * (len(args.stacks) + len(velocity_stacks)), not args.no_progress) as shown:
-        shown.note(row("frames", "stack", *FEATURES, "lost", "seconds"))
-        shown.note(row(*["---"] * (len(FEATURES) + 4)))
+        shown.write(row("frames", "stack", *FEATURES, "lost", "seconds"))
+        shown.write(row(*["---"] * (len(FEATURES) + 4)))
         for size in args.sizes:
             recording = record_games(size, args.games, args.seed, **options)
             for depth in args.stacks:
@@ -263,12 +263,12 @@ def main(argv: list[str] | None = None) -> dict:
             for depth in velocity_stacks:
                 readouts.append({"size": size, "stack": depth, "centroid_r2": centroid_velocity(recording, depth)})
                 shown.result()
-        shown.note("")
-        shown.note(row("frames", "stack", "own vx by centroid shift", "own vy by centroid shift"))
-        shown.note(row(*["---"] * 4))
+        shown.write("")
+        shown.write(row("frames", "stack", "own vx by centroid shift", "own vy by centroid shift"))
+        shown.write(row(*["---"] * 4))
         for r in readouts:
             readout = r["centroid_r2"]
-            shown.note(row(f"{r['size']}x{r['size']}", r["stack"], f"{readout['own vx']:.2f}", f"{readout['own vy']:.2f}"))
+            shown.write(row(f"{r['size']}x{r['size']}", r["stack"], f"{readout['own vx']:.2f}", f"{readout['own vy']:.2f}"))
     results += readouts
     payload = {"machine": machine(), "subpixel": args.subpixel, "games_per_pair": args.games, "results": results}
     write_json("frame_probe_subpixel" if args.subpixel else "frame_probe", payload)

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     device = resolve_device(args.device, args.threads)
     with Measurements(1, not args.no_progress) as shown:
         result = pieces(args.env, args.steps, device)
-        shown.note(f"{machine()}; {args.env}, our DQN's section, plain targets, {device}")
+        shown.write(f"{machine()}; {args.env}, our DQN's section, plain targets, {device}")
         shown.result("\n".join(f"| {name} | {value:.3f} |" for name, value in result.items()))
     return result
 

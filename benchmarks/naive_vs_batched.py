@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> dict:
     with Measurements(1, not args.no_progress) as shown:
         result = run(args.calls, args.batch_size)
         threads = f"torch {torch.__version__}, {result['torch_threads']} threads"
-        shown.note(f"naive_vs_batched on {result['machine']} ({threads}), {args.calls} calls each")
+        shown.write(f"naive_vs_batched on {result['machine']} ({threads}), {args.calls} calls each")
         shown.result(format_table(result))
     print(f"wrote {write_json('naive_vs_batched', result)}")
     return result

@@ -135,17 +135,17 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     options = registered_options(args.env)
     rows = []
     with closing(Console(len(args.only) * args.games, unit="game", enabled=not args.no_progress)) as console:
-        console.note(f"{args.player} against the outsiders on {args.env}, {args.games} games each, half from each side")
-        console.note(
+        console.write(f"{args.player} against the outsiders on {args.env}, {args.games} games each, half from each side")
+        console.write(
             f"| outsider | {args.player} wins | draws | {args.player} losses | decided at the clock | {args.player} win rate |"
         )
-        console.note("|---|---:|---:|---:|---:|---:|")
+        console.write("|---|---:|---:|---:|---:|---:|")
         for k, name in enumerate(args.only):
             on_step = counting_from(console.update, k * args.games)
             pair = play_pairs(args.player, OUTSIDERS[name](), args.games, 0, on_step=on_step, **options)
             rows.append({"outsider": name, **pair})
             wins, draws, losses = pair["first_wins"], pair["draws"], pair["second_wins"]
-            console.note(f"| {name} | {wins} | {draws} | {losses} | {pair['time_outs']} | {wins / args.games:.1%} |")
+            console.write(f"| {name} | {wins} | {draws} | {losses} | {pair['time_outs']} | {wins / args.games:.1%} |")
     return rows
 
 

@@ -73,7 +73,7 @@ def measure(
                     .rl_module(model_config=DefaultModelConfig(**model))
                 )
                 algos[count, label] = config.build_algo()
-                shown.note(f"  built: {count} env runner(s), {label}")
+                shown.write(f"  built: {count} env runner(s), {label}")
         per_runner = steps // max(runners)
         rates: dict[tuple[int, str], list[float]] = {key: [] for key in algos}
         for algo in algos.values():  # warm-up: the actors' first calls build and trace

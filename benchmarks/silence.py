@@ -105,9 +105,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     check_ranges([("--limit", args.limit, (1, 36_000))])
     rows = []
     with Measurements(len(args.only), not args.no_progress) as shown:
-        shown.note(f"silence on {machine()}: each command piped, stopped after {args.limit:.0f} s")
-        shown.note(row("command", "ran (s)", "longest silence (s)", f"within {MOST_SILENT_S:.0f} s"))
-        shown.note(row(*["---"] * 4))
+        shown.write(f"silence on {machine()}: each command piped, stopped after {args.limit:.0f} s")
+        shown.write(row("command", "ran (s)", "longest silence (s)", f"within {MOST_SILENT_S:.0f} s"))
+        shown.write(row(*["---"] * 4))
         for name in args.only:
             needs = NEEDS.get(name)
             if needs is not None and importlib.util.find_spec(needs) is None:

@@ -23,6 +23,7 @@ import torch
 
 from agents.algorithms import dqn
 from agents.algorithms.buffer import Batch
+from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.distill import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
@@ -70,8 +71,6 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
 
 def start_weights(path: str) -> dict[str, Any]:
     """The checkpoint of the model a run starts from (one of ours: a distilled student, a DQN)."""
-    from agents.algorithms.checkpoint import load_checkpoint  # the checkpoint module reads the registry, which names this one
-
     try:
         model, _ = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
     except UsageError as error:

@@ -29,7 +29,7 @@ from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig
 from agents.common.configuration.registry import Algorithm
 from agents.common.environments.steps import VecEnvSteps, make_steps
-from agents.common.errors import UsageError
+from agents.common.errors import UsageError, note
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
 from agents.sb3.dqn import from_q_network, save_model
@@ -74,7 +74,6 @@ class ModuleLearner:
         if checkpoint is not None:
             self.agent, self.progress = restore_agent(checkpoint, self.config, setup.device, **kwargs)
             self.progress.exploration_horizon = self.progress.num_timesteps + setup.timesteps  # see Progress
-            print(f"resumed from {setup.resume} at step {self.progress.num_timesteps}")
         else:
             self.agent = self.algorithm.Agent(spec, self.config, setup.device, **kwargs)
             self.progress = Progress(exploration_horizon=setup.timesteps)
@@ -84,11 +83,16 @@ class ModuleLearner:
         self.buffer = self.algorithm.replay_buffer(self.agent.config, space, setup.device, seed=setup.seed)
         if self.buffer is not None and setup.resume_buffer is not None:
             self.buffer.load(setup.resume_buffer, self.env.num_envs)
-            print(f"replay buffer restored: {len(self.buffer)} transitions")
         if opponent is not None and setup.self_play is not None:  # self-play made the opponent
             self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.played, opponent, spec, setup.seed)
         if checkpoint is not None:
-            self.restore_run_state(setup, checkpoint.get("run_state"))
+            inexact = self.restore_run_state(setup, checkpoint.get("run_state"))
+            # Told once nothing more can refuse the resume: a refusal is its one line on stderr.
+            note(f"resumed from {setup.resume} at step {self.progress.num_timesteps}")
+            if setup.resume_buffer is not None and self.buffer is not None:
+                note(f"replay buffer restored: {len(self.buffer)} transitions")
+            if inexact:
+                note(f"resume is not exact: {'; '.join(inexact)}")
         self.logger, self.run_dir = logger, run_dir
         return [self.env]
 
@@ -103,9 +107,9 @@ class ModuleLearner:
             "torch": torch.get_rng_state(),
         }
 
-    def restore_run_state(self, setup: RunSetup, saved: dict[str, Any] | None) -> None:
-        """Go on from the checkpoint's run state, and say in one line what keeps the resume from
-        being exact (the run then goes on from fresh games where it must)."""
+    def restore_run_state(self, setup: RunSetup, saved: dict[str, Any] | None) -> list[str]:
+        """Go on from the checkpoint's run state; what keeps the resume from being exact (the run
+        then goes on from fresh games where it must)."""
         restorable = not isinstance(self.env, VecEnvSteps)  # games in other processes are not saved
         inexact = [] if self.agent.INEXACT_RESUME is None else [self.agent.INEXACT_RESUME]
         if saved is None:
@@ -134,8 +138,7 @@ class ModuleLearner:
                 torch.set_rng_state(saved["torch"])
         except (ValueError, TypeError, RuntimeError, IndexError, KeyError, OverflowError) as error:  # data, not a bug
             raise UsageError(f"--resume {str(setup.resume)!r}: its run state does not fit this run: {error}") from None
-        if inexact:
-            print(f"resume is not exact: {'; '.join(inexact)}")
+        return inexact
 
     @property
     def learning_starts(self) -> int:

@@ -13,6 +13,7 @@ from stable_baselines3.common.logger import Logger
 from agents.common.artifacts.models import SNAPSHOTS
 from agents.common.configuration.config import Section
 from agents.common.configuration.registry import Algorithm
+from agents.common.errors import note
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env
 from agents.sb3.callbacks import FeedMilestones
@@ -57,9 +58,9 @@ class SB3Learner:
             message = f"resumed from {setup.resume} at step {self.model.num_timesteps}"
             if setup.resume_buffer is not None:
                 message += f" with its replay buffer ({load_replay_buffer(self.model, setup.resume_buffer)} transitions)"
-            print(message)
+            note(message)
             # SB3 saves none of these, and its learn() resets the envs: docs/guarantees.md says so too.
-            print(
+            note(
                 "resume is not exact: stable-baselines3's DQN starts fresh games and generators (its model keeps the "
                 "weights, optimiser and step count; --save-replay-buffer keeps the buffer)"
             )

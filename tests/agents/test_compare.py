@@ -33,8 +33,8 @@ def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwar
     if env_id == "BallDuel-v0":
         argv += ["--hyperparams", "buffer_size=500", "learning_starts=100", "policy=MlpPolicy", "frame_stack=1"]
     assert run_cli(compare.main, argv) == 0
-    out = capsys.readouterr().out
-    assert "[run 1/2] SB3 DQN, seed 0" in out and "[run 2/2] custom DQN, seed 0" in out
+    notes = capsys.readouterr().err
+    assert "[run 1/2] SB3 DQN, seed 0" in notes and "[run 2/2] custom DQN, seed 0" in notes
     folder = tmp_path / "compare" / f"{env_id}_1"
     width, height = read_png_size(folder / "curves.png")
     assert width > 800 and height > 300

@@ -1,6 +1,7 @@
 """Every command that plays or trains long shows its progress as agents.train does: a line now and
 then when its output is not a terminal (here: every update, the interval set to 0), none with
---no-progress, the same flag on each."""
+--no-progress, the same flag on each; on standard error, with the notes, so that standard output
+holds the results alone (``agents.evaluate ... | tee results.md``)."""
 
 from __future__ import annotations
 
@@ -51,19 +52,31 @@ def test_a_long_command_prints_its_progress_and_no_progress_silences_it(
     main, argv, unit, total = COMMANDS[name]
     argv = [str(run) if arg == "{run}" else arg for arg in argv]
     assert run_cli(main, argv) == 0
-    counts = [
-        int(m.group(1).replace(",", ""))
-        for m in re.finditer(rf"^{unit} ([\d,]+) of {total:,} ", capsys.readouterr().out, re.M)
-    ]
+    shown = capsys.readouterr()
+    counts = [int(m.group(1).replace(",", "")) for m in re.finditer(rf"^{unit} ([\d,]+) of {total:,} ", shown.err, re.M)]
     assert counts and counts == sorted(counts) and counts[-1] == total, counts
+    assert shown.out.strip() and not re.search(rf"{unit} [\d,]+ of |on cpu with", shown.out), shown.out
     assert run_cli(main, [*argv, "--no-progress", *(["--data-path", "more"] if name == "record" else [])]) == 0
-    assert not re.search(rf"^{unit} [\d,]+ of ", capsys.readouterr().out, re.M)
+    assert not re.search(rf"^{unit} [\d,]+ of ", capsys.readouterr().err, re.M)
+
+
+def test_training_prints_its_results_on_stdout_and_the_rest_on_stderr(every_update, tmp_path, capsys):
+    argv = ["--env", "BallSumo-v0", "--algo", "custom", "--timesteps", "128", "--n-envs", "2", "--eval-freq", "64"]
+    argv += ["--eval-episodes", "1", "--hyperparams", "learning_starts=32", "buffer_size=100", "--log-dir", str(tmp_path)]
+    assert run_cli(train.main, argv) == 0
+    shown = capsys.readouterr()
+    results = shown.out.splitlines()
+    assert [line.split(":")[0] for line in results[:-1]] == ["eval at 64 steps", "eval at 128 steps"], results
+    assert results[-1].startswith("trained 128 steps in ")
+    assert shown.err.startswith("device: cpu") and re.search(r"^step [\d,]+ of 128 ", shown.err, re.M)
 
 
 def test_compare_shows_its_runs_progress_unless_asked_not_to(every_update, tmp_path, capsys):
     argv = ["--agents", "custom", "--seeds", "1", "--timesteps", "300", "--score-episodes", "2", "--eval-episodes", "1"]
     argv += ["--env-kwargs", "max_episode_steps=50", "--hyperparams", "learning_starts=100", "buffer_size=500"]
     assert run_cli(compare.main, [*argv, "--log-dir", str(tmp_path / "a")]) == 0
-    assert re.search(r"^step [\d,]+ of 300 ", capsys.readouterr().out, re.M)
+    shown = capsys.readouterr()
+    assert re.search(r"^step [\d,]+ of 300 ", shown.err, re.M) and re.search(r"^\[run 1/1\] ", shown.err, re.M)
+    assert not re.search(r"^step [\d,]+ of |^\[run ", shown.out, re.M)
     assert run_cli(compare.main, [*argv, "--log-dir", str(tmp_path / "b"), "--no-progress"]) == 0
-    assert not re.search(r"^step [\d,]+ of ", capsys.readouterr().out, re.M)
+    assert not re.search(r"^step [\d,]+ of ", capsys.readouterr().err, re.M)

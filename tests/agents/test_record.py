@@ -134,6 +134,7 @@ def test_the_opponent_may_be_named_in_the_env_kwargs_and_the_dataset_says_it(tmp
     assert run_cli(record.main, argv) == 0
     dataset = load_dataset(tmp_path, "ballenvs/ballsumo-chaser-v0")
     assert dataset.recover_environment().spec.kwargs["opponent"] == "pusher"
+    capsys.readouterr()
     argv = ["chaser", "--opponent", "chaser", "--env-kwargs", "opponent=pusher", "--data-path", str(tmp_path / "data")]
     assert "--opponent 'chaser' and --env-kwargs opponent='pusher' disagree" in refused(capsys, record.main, argv)
     assert not (tmp_path / "data").exists()
@@ -150,6 +151,7 @@ def test_a_model_is_recorded_only_in_the_game_it_learned(tmp_path, capsys):
     argv = ["--algo", "custom", "--env", "BallSumo-v0", "--n-envs", "2", "--timesteps", "100", "--eval-freq", "0"]
     argv += ["--no-progress", "--threads", "1", "--log-dir", str(tmp_path), "--hyperparams", "buffer_size=200"]
     assert run_cli(train.main, [*argv, "learning_starts=50"]) == 0
+    capsys.readouterr()
     run = tmp_path / "custom" / "BallSumo-v0_1"
     err = refused(capsys, record.main, [str(run), "--env", "BallDuel-v0", "--data-path", str(tmp_path / "data")])
     assert "a model of BallSumo-v0, not BallDuel-v0: record it with --env BallSumo-v0" in err

@@ -55,8 +55,8 @@ def train(tmp_path, env_id, *extra):
 @pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
 def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
     run_dir = train(tmp_path, env_id)
-    out = capsys.readouterr().out
-    assert "device: cpu" in out and "trained 600 steps" in out
+    shown = capsys.readouterr()
+    assert "device: cpu" in shown.err and "trained 600 steps" in shown.out
     assert run_dir.name == f"{env_id}_1"
     config = read_config(run_dir)
     assert config["env_id"] == env_id and config["vec_env"] == "native" and config["hyperparams"]["n_envs"] == 2
@@ -101,7 +101,7 @@ def test_resume_continues_the_step_count_and_restores_the_buffer(tmp_path, capsy
     assert read_config(second)["resumed_from"] == str(first / "final_model.zip")
     assert DQN.load(second / "final_model.zip").num_timesteps == 800
     assert "model_800_steps.zip" in {p.name for p in (second / "checkpoints").iterdir()}
-    assert "at step 600 with its replay buffer (600 transitions)" in capsys.readouterr().out
+    assert "at step 600 with its replay buffer (600 transitions)" in capsys.readouterr().err
 
 
 def test_evaluate_prints_wins_draws_losses(tmp_path, capsys):

@@ -3,6 +3,9 @@ runs from the same flags; and the milestones every learner feeds (checkpoints, e
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import yaml
 
@@ -122,3 +125,23 @@ def test_every_algorithm_trains_and_evaluates_on_channels_last_images(algo, tmp_
     assert run_cli(train.main, [*argv, "--log-dir", str(tmp_path)]) == 0
     run = tmp_path / algo / "UAVGridImage-v0_1"
     assert (run / "evaluations.npz").is_file() and any(run.glob("final_model.*"))
+
+
+@pytest.mark.parametrize("command", [train, sb3_train, custom_train], ids=lambda m: m.__name__)
+def test_help_and_docstring_name_every_algorithm_the_command_trains_and_help_imports_no_torch(command, capsys):
+    from agents.common.configuration.registry import trained_by
+
+    module = command.__name__
+    with pytest.raises(SystemExit) as exit_info:
+        command.main(["--help"])
+    assert exit_info.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    for name in trained_by(module):
+        assert f"(--algo {name})" in shown, name
+        assert f"(--algo {name})" in " ".join(command.__doc__.split()), f"{module}'s docstring lacks --algo {name}"
+    # A fresh process, as `python -m`: --help answers before torch (and stable-baselines3) is imported.
+    code = f"import runpy, sys\nsys.argv = [{module!r}, '--help']\n"
+    code += f"try:\n    runpy.run_module({module!r}, run_name='__main__')\nexcept SystemExit:\n    pass\n"
+    code += "print(sorted(m for m in ('torch', 'stable_baselines3') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "[]", done.stdout[-500:] + done.stderr

@@ -22,6 +22,7 @@ from agents.common.configuration.registry import ALGORITHMS  # noqa: E402
 from agents.common.session.cli import run_cli  # noqa: E402
 from agents.common.studies import tuning  # noqa: E402
 from agents.common.studies.storage import open_storage  # noqa: E402
+from agents.learners import trainer  # noqa: E402
 from tests.helpers import REPO, tiny_run  # noqa: E402
 
 POSTGRES = os.environ.get("BALLENVS_TEST_POSTGRES")
@@ -92,12 +93,12 @@ def test_a_trial_reports_every_evaluation_and_is_pruned_when_the_pruner_says(tmp
     study = optuna.create_study(direction="maximize", pruner=AlwaysPrune())
     trial = study.ask()
     with pytest.raises(optuna.TrialPruned, match="pruned at 200 steps"):
-        tuning.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=True)
+        tuning.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=True, train=trainer.main)
     assert list(trial.storage.get_trial(trial._trial_id).intermediate_values) == [200]
     assert (tmp_path / "study" / "trial_0" / "output.log").is_file()
     study = optuna.create_study(direction="maximize")
     trial = study.ask()
-    value = tuning.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=False)
+    value = tuning.run_trial(trial, plan, {"gamma": 0.9}, 0, prune=False, train=trainer.main)
     assert isinstance(value, float) and Path(trial.user_attrs["run_dir"]).is_dir()
     assert sorted(trial.storage.get_trial(trial._trial_id).intermediate_values) == [200, 400]
 
@@ -108,9 +109,9 @@ def test_a_trial_shows_a_line_now_and_then_while_it_runs_and_no_progress_silence
     monkeypatch.setattr(tuning, "PLAIN_EVERY_S", 0.001)  # a line at every look, for a trial of a second
     lines = re.compile(r"^\[worker 0\] trial 0: \d+ s in, last evaluation (none yet|[-\d.]+ at [\d,]+ steps)$", re.M)
     assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1")) == 0
-    out = capsys.readouterr().out
-    assert lines.search(out), out
-    assert "[worker 0] trial 0: complete" in out
+    shown = capsys.readouterr()
+    assert lines.search(shown.err) and not lines.search(shown.out), shown  # progress on stderr, results on stdout
+    assert "[worker 0] trial 0: complete" in shown.out
     assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1", "--no-progress")) == 0
     out = capsys.readouterr().out
     assert not re.search(r"^\[worker 0\] trial 1: \d+ s in", out, re.M)

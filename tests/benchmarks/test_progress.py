@@ -40,23 +40,25 @@ def every_update(monkeypatch, tmp_path):
 def test_a_benchmark_prints_its_progress_and_no_progress_silences_it(name, every_update, capsys):
     main, argv, unit, total = COMMANDS[name]
     assert run_cli(main, argv) == 0
-    counts = [int(m.group(1)) for m in re.finditer(rf"^{unit} (\d+) of {total} ", capsys.readouterr().out, re.M)]
+    shown = capsys.readouterr()
+    counts = [int(m.group(1)) for m in re.finditer(rf"^{unit} (\d+) of {total} ", shown.err, re.M)]
     assert counts and counts == sorted(counts) and counts[-1] == total, counts
+    assert not re.search(rf"{unit} \d+ of ", shown.out)  # standard output: the results alone
     assert run_cli(main, [*argv, "--no-progress"]) == 0
-    out = capsys.readouterr().out
-    assert not re.search(rf"^{unit} \d+ of ", out, re.M)
-    assert "|" in out  # the results still print
+    shown = capsys.readouterr()
+    assert not re.search(rf"^{unit} \d+ of ", shown.err, re.M)
+    assert "|" in shown.out  # the results still print
 
 
 def test_measurements_print_each_result_and_progress_only_when_enabled(every_update, capsys):
     for enabled in (True, False):
         with Measurements(2, enabled) as shown:
-            shown.note("| header |")
+            shown.write("| header |")
             shown.result("| first |")
             shown.result("| second |")
-        out = capsys.readouterr().out
-        assert out.index("| header |") < out.index("| first |") < out.index("| second |")
-        assert ("measurement 2 of 2 " in out) == enabled
+        shown = capsys.readouterr()
+        assert shown.out == "| header |\n| first |\n| second |\n"
+        assert ("measurement 2 of 2 " in shown.err) == enabled
 
 
 def test_every_calls_while_the_body_runs_and_not_after():

@@ -574,7 +574,7 @@ def test_a_search_spaces_log_flag_that_is_not_a_bool_is_refused():
 def test_a_run_shorter_than_its_eval_freq_is_evaluated_once_at_its_end(tmp_path, capsys, trainer):
     argv = [*UAV, "--timesteps", "300", "--log-dir", str(tmp_path), "--hyperparams", "buffer_size=500", "learning_starts=100"]
     assert run_cli(trainer.main, [*argv, "--eval-freq", "25000", "--eval-episodes", "1", "--no-progress"]) == 0
-    assert "is past this run's 300 steps: it is evaluated once, at its end" in capsys.readouterr().out
+    assert "is past this run's 300 steps: it is evaluated once, at its end" in capsys.readouterr().err
     with np.load(next(tmp_path.glob("*/UAVGrid-v0_1")) / "evaluations.npz") as data:
         assert data["timesteps"].tolist() == [300]
 

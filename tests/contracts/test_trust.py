@@ -266,7 +266,7 @@ def test_sb3_resume_keeps_learning_and_checkpoints_on_the_grid(sb3_run, tmp_path
     assert before[0]["num_timesteps"] == 300 and after[0]["num_timesteps"] == 550
     moved = [not torch.equal(a, b) for a, b in zip(before[1]["policy"].values(), after[1]["policy"].values())]
     assert any(moved), "a resumed lin_ schedule still learns"
-    assert "with its replay buffer (300 transitions)" in capsys.readouterr().out
+    assert "with its replay buffer (300 transitions)" in capsys.readouterr().err
 
 
 def test_resume_ignores_temporary_files_and_picks_the_most_steps(custom_run, tmp_path):
@@ -299,7 +299,7 @@ def test_a_resume_that_expected_a_buffer_and_finds_none_says_so(trainer, sb3_run
         run_cli(trainer.main, ["--resume", str(run), "--timesteps", "40", "--log-dir", str(tmp_path / "out"), "--no-progress"])
         == 0
     )
-    assert "asked for its replay buffer but none was saved: it starts empty" in capsys.readouterr().out
+    assert "asked for its replay buffer but none was saved: it starts empty" in capsys.readouterr().err
 
 
 def test_a_step_cut_short_between_the_workers_answers_does_not_hang_the_close():

@@ -75,13 +75,15 @@ def find_model(path: str | Path, names: tuple[str, ...] = (BEST_MODEL, FINAL_MOD
 
 @dataclass(frozen=True)
 class Resumed:
-    """What ``--resume PATH`` continues: the model file, its run folder, that run's config, and the
-    replay buffer it continues with (None: it starts empty)."""
+    """What ``--resume PATH`` continues: the model file, its run folder, that run's config, the
+    replay buffer it continues with (None: it starts empty) and what the user is told of it once
+    the run starts."""
 
     model: Path
     run_dir: Path
     config: dict[str, Any]
     replay_buffer: Path | None
+    notes: tuple[str, ...] = ()
 
     @property
     def algo(self) -> str:
@@ -103,13 +105,14 @@ def resumed_run(path: str | Path) -> Resumed:
     else:
         raise UsageError(f"--resume {str(path)!r}: no such model file or run folder")
     config = read_config(run_dir)
-    replay_buffer = None
+    replay_buffer: Path | None = None
+    notes: tuple[str, ...] = ()
     if config.get("save_replay_buffer") and model.stem.startswith((FINAL_MODEL, INTERRUPTED_MODEL)):
         replay_buffer = run_dir / REPLAY_BUFFER
         if not replay_buffer.is_file():
-            print(f"note: {run_dir} asked for its replay buffer but none was saved: it starts empty")
+            notes = (f"{run_dir} asked for its replay buffer but none was saved: it starts empty",)
             replay_buffer = None
-    return Resumed(model, run_dir, config, replay_buffer)
+    return Resumed(model, run_dir, config, replay_buffer, notes)
 
 
 def load_policy(model_path: Path, run_dir: Path, device: str) -> tuple[Any, dict[str, Any]]:

@@ -21,10 +21,10 @@ from stable_baselines3.common.preprocessing import is_image_space, is_image_spac
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
 
 import ballenvs  # noqa: F401  (registers the ids gym.spec and gym.make read)
+from agents.common.environments.ids import VEC_ENVS
 from agents.common.environments.vec_env import NativeVecEnv, make_native
 from agents.common.errors import UsageError
 
-VEC_ENVS = ("native", "dummy", "subproc")
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 

@@ -7,6 +7,9 @@ import ballenvs
 from agents.common.errors import UsageError
 from ballenvs.reference import reference_for
 
+#: The vector envs a trainer steps its games in (--vec-env): ours, then stable-baselines3's two.
+VEC_ENVS = ("native", "dummy", "subproc")
+
 
 def check_env_id(env_id: str) -> None:
     if env_id in ballenvs.RENAMED_IDS:

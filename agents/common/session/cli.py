@@ -13,8 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from agents.common.environments.envs import VEC_ENVS
-from agents.common.environments.ids import check_env_id, check_two_player_env
+from agents.common.environments.ids import VEC_ENVS, check_env_id, check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.readers import MAX_COUNT, MAX_SEED
 from agents.common.session.tracking import add_tracking_flags, check_tracking

@@ -1,7 +1,12 @@
 """What a long command shows while it runs (a training run's steps, the games a league, an
 exploiter or a recording plays): a progress bar in a terminal, a plain progress line every
-:data:`PLAIN_EVERY_S` seconds when the output goes to a file or a pipe (``| tee log``, a job
-scheduler), and its own lines (a run's evaluations) in both. ``--no-progress`` drops the progress.
+:data:`PLAIN_EVERY_S` seconds when the output goes to a file or a pipe (``2> log``, a job
+scheduler), and its own lines (a run's evaluations, a table's rows) in both. ``--no-progress``
+drops the progress.
+
+Standard output holds a command's results alone (``agents.evaluate ... | tee results.md`` is the
+table): the progress and the notes along the way (the device, a resumed step, a setting not
+applied: :func:`agents.common.errors.note`) go to standard error, as pip's and curl's do.
 
 The time left is estimated from the rate since learning started: the warm-up steps before
 ``learning_starts`` run an order of magnitude faster than learning ones, so a rate taken over
@@ -42,9 +47,10 @@ class Console:
     """Progress of a run from ``start_steps`` to ``start_steps + total`` env steps (or of any
     count: ``unit`` names one, "game" for a command that plays games).
 
-    ``update(steps)`` is cheap enough for every step: it redraws at most a few times a second.
-    ``note(text)`` prints a line (above the bar in a terminal). ``close()`` is idempotent.
-    ``enabled=False`` (``--no-progress``) keeps the notes and drops the progress.
+    ``update(steps)`` is cheap enough for every step: it redraws at most a few times a second, on
+    ``stream`` (standard error). ``write(text)`` prints a line of the results on ``results``
+    (standard output; above the bar in a terminal). ``close()`` is idempotent.
+    ``enabled=False`` (``--no-progress``) keeps the results and drops the progress.
     """
 
     def __init__(
@@ -54,10 +60,12 @@ class Console:
         learning_starts: int = 0,
         enabled: bool = True,
         stream: IO[str] | None = None,
+        results: IO[str] | None = None,
         plain_every: float | None = None,  # None: PLAIN_EVERY_S
         unit: str = "step",
     ) -> None:
-        self.stream = stream or sys.stdout
+        self.stream = stream or sys.stderr
+        self.results = results or sys.stdout
         self.total, self.start_steps, self.end = total, start_steps, start_steps + total
         self.learning_starts = learning_starts
         self.enabled = enabled
@@ -113,11 +121,11 @@ class Console:
             )
             self._next_draw = now + self.plain_every
 
-    def note(self, text: str) -> None:
+    def write(self, text: str) -> None:
         if self._bar is not None:
-            self._bar.write(text, file=self.stream)
+            self._bar.write(text, file=self.results)  # clears the bar, prints, draws it again
         else:
-            print(text, file=self.stream, flush=True)
+            print(text, file=self.results, flush=True)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -152,7 +160,8 @@ class Ticking:
     """Progress over ``total`` pieces of work that each take a while (a benchmark's measurements, a
     comparison's final models scored): a :class:`Console` looked at once a second by a thread of
     its own (:func:`every`), so that its plain lines keep coming while one piece runs. ``result``
-    counts a piece done and prints its line; ``note`` prints a line. A context manager."""
+    counts a piece done and prints its line; ``write`` prints a line of the results. A context
+    manager."""
 
     def __init__(self, total: int, unit: str, enabled: bool = True) -> None:
         self.console = Console(max(total, 1), unit=unit, enabled=enabled)
@@ -173,14 +182,14 @@ class Ticking:
         with self._lock:
             self.console.update(self.done)
 
-    def note(self, line: str) -> None:
+    def write(self, line: str) -> None:
         with self._lock:
-            self.console.note(line)
+            self.console.write(line)
 
     def result(self, line: str | None = None) -> None:
         """One piece done, and its line (if any)."""
         with self._lock:
             self.done += 1
             if line is not None:
-                self.console.note(line)
+                self.console.write(line)
             self.console.update(self.done)

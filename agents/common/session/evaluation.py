@@ -8,10 +8,9 @@ paired with a reference policy on exactly the episodes it played.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,19 +22,6 @@ from agents.common.environments.envs import make_eval_vec
 from agents.common.errors import UsageError
 from agents.common.session.console import Console
 from ballenvs.reference import Episodes, win_rate
-
-_LISTENERS: list[Callable[[int, float], None]] = []
-
-
-@contextlib.contextmanager
-def listening(listener: Callable[[int, float], None]) -> Iterator[None]:
-    """Call ``listener(steps, mean_return)`` after every evaluation in this process while the
-    block runs: how agents.tune hears a trial's evaluations (and prunes it, by raising)."""
-    _LISTENERS.append(listener)
-    try:
-        yield
-    finally:
-        _LISTENERS.remove(listener)
 
 
 def play_episodes(
@@ -82,7 +68,8 @@ class Evaluator:
     logger (``eval/mean_reward``, ``eval/mean_ep_length``, ``eval/win_rate``), the best model
     kept (``save_best``), and one line on the console. ``envs`` maps a name to each env to play
     (``""``: the run's own env; a self-play run is evaluated against each built-in opponent,
-    ``eval/win_rate_vs_<name>``, and its return is the mean over them)."""
+    ``eval/win_rate_vs_<name>``, and its return is the mean over them). ``on_evaluation(steps,
+    mean_return)`` after each: how agents.tune hears a trial's evaluations (and prunes it, by raising)."""
 
     def __init__(
         self,
@@ -93,9 +80,11 @@ class Evaluator:
         logger: Any,
         console: Console,
         save_best: Callable[[], None],
+        on_evaluation: Callable[[int, float], None] | None = None,
     ) -> None:
         self.envs, self.episodes, self.seed = envs, episodes, seed
         self.run_dir, self.logger, self.console, self.save_best = run_dir, logger, console, save_best
+        self.on_evaluation = on_evaluation
         self.best_mean = -np.inf
         self.start_time = time.time()
         self.history: dict[str, list] = {"timesteps": [], "results": [], "ep_lengths": []}
@@ -128,9 +117,9 @@ class Evaluator:
             self.best_mean = mean
             self.save_best()
             line += " (new best: best_model saved)"
-        self.console.note(line)
-        for listener in list(_LISTENERS):
-            listener(num_timesteps, mean)
+        self.console.write(line)
+        if self.on_evaluation is not None:
+            self.on_evaluation(num_timesteps, mean)
         return mean
 
     def close(self) -> None:

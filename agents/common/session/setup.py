@@ -53,6 +53,8 @@ class RunSetup:
     resume_buffer: Path | None = None  # the replay buffer it continues with, if its run saved one
     self_play: SelfPlay | None = None  # the pool's settings when the learner plays itself (--opponent self)
     checked: Any = None  # what the learner's check() built, for its start()
+    # What the user is told once the run has started: nothing but its one line when it is refused.
+    notes: tuple[str, ...] = ()
 
 
 class Checks(Protocol):
@@ -107,8 +109,9 @@ def prepare_run(
     model = None if resumed is None else resumed.model
     checked = None if learner is None else learner.check(section, observation_space, action_space, model, device)
     timesteps, seed = args.timesteps or timesteps, seed if args.seed is None else args.seed
+    notes = () if resumed is None else resumed.notes
     if args.eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
-        print(f"note: --eval-freq {args.eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end")
+        notes += (f"--eval-freq {args.eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end",)
         args.eval_freq = timesteps
     return RunSetup(
         algo=algo,
@@ -124,6 +127,7 @@ def prepare_run(
         resume_buffer=None if resumed is None else resumed.replay_buffer,
         self_play=self_play,
         checked=checked,
+        notes=notes,
     )
 
 

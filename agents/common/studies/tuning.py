@@ -6,6 +6,7 @@ workers that share a study, and its report. See :mod:`agents.tune` for the comma
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import math
 import multiprocessing
@@ -15,6 +16,7 @@ import socket
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +26,17 @@ import yaml
 from agents.common.artifacts.figures import pyplot, save_png
 from agents.common.artifacts.runs import EVALUATIONS, atomic_path, process_alive
 from agents.common.configuration.config_files import load_section, load_sections, shipped_config
-from agents.common.configuration.registry import ALGORITHMS, TRAIN, Algorithm
-from agents.common.errors import ConfigError, UsageError
+from agents.common.configuration.registry import ALGORITHMS, Algorithm
+from agents.common.errors import ConfigError, UsageError, note
 from agents.common.session.cli import run_cli
 from agents.common.session.console import PLAIN_EVERY_S, duration, every
-from agents.common.session.evaluation import listening
 from agents.common.stops import STOP_SIGNALS, Stopped, how_stopped, ignore_stops, signal_of
 from agents.common.studies.storage import open_storage
 from agents.common.threads import parse_threads, usable_cores
+
+#: The trainer's main as a trial runs it: ``train(argv, on_evaluation=report)``, handed in by
+#: agents.tune (the trainer sits in a room above this one).
+Train = Callable[..., Path]
 
 PRUNERS = ("median", "halving", "none")
 #: Seconds between a PostgreSQL worker's heartbeats; a trial silent for two of them is failed.
@@ -170,22 +175,21 @@ def last_evaluation(run_dir: Path) -> float:
         return float(data["results"][-1].mean())
 
 
-def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: int, prune: bool, worker: int = 0) -> float:
-    """One trial: the trainer on its budget, each evaluation reported (and the trial pruned if
-    the pruner says so); its output goes to the trial's folder, to the console a line every
-    :data:`PLAIN_EVERY_S` seconds while it runs (with its last evaluation) and one at its end."""
-    import importlib
-
+def run_trial(
+    trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: int, prune: bool, train: Train, worker: int = 0
+) -> float:
+    """One trial: ``train`` (the trainer's main) on its budget, each evaluation reported (and the
+    trial pruned if the pruner says so); its output goes to the trial's folder, to the console a
+    line every :data:`PLAIN_EVERY_S` seconds while it runs (with its last evaluation) and one at
+    its end."""
     import optuna
 
     trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
     trial.set_user_attr("seed", seed)
     trial_dir = Path(plan["study_dir"]) / f"trial_{trial.number}"
     trial_dir.mkdir(parents=True, exist_ok=True)
-    trainer = importlib.import_module(TRAIN)  # agents.train, a layer above this room: by name
-
     latest = ["none yet"]  # the trial's last evaluation, for its progress lines
-    console, start = sys.stdout, time.monotonic()  # the console, before the trainer's output is redirected
+    console, start = sys.stderr, time.monotonic()  # progress, before the trainer's output is redirected
 
     def report(steps: int, mean: float) -> None:
         latest[0] = f"{mean:.3f} at {steps:,} steps"
@@ -200,8 +204,8 @@ def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: in
     output = io.StringIO()
     showing = every(PLAIN_EVERY_S, show_progress) if plan.get("progress", True) else contextlib.nullcontext()
     try:
-        with showing, listening(report), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            code = run_cli(trainer.main, trial_argv(plan, params, seed, trial_dir))
+        with showing, contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            code = run_cli(functools.partial(train, on_evaluation=report), trial_argv(plan, params, seed, trial_dir))
     finally:
         (trial_dir / "output.log").write_text(output.getvalue())
     if code > 128:  # Ctrl-C or a stop signal: the trainer saved its model (if it had begun); this worker stops too
@@ -214,7 +218,7 @@ def run_trial(trial: Any, plan: dict[str, Any], params: dict[str, Any], seed: in
     return last_evaluation(run_dir)
 
 
-def worker(plan: dict[str, Any], n_trials: int, index: int) -> int | None:
+def worker(plan: dict[str, Any], n_trials: int, index: int, train: Train) -> int | None:
     """One worker: its share of the trials, on the shared study. Ctrl-C or a stop signal stops the
     trial running (its trainer saves its model in the trial's folder; Optuna records the trial as
     pruned, stopped early) and the worker: it returns the signal, else None."""
@@ -233,8 +237,9 @@ def worker(plan: dict[str, Any], n_trials: int, index: int) -> int | None:
     def objective(trial: Any) -> float:
         try:
             if plan["fixed"] is not None:  # a seed sweep: trial n runs seed n of one configuration
-                return run_trial(trial, plan, plan["fixed"], trial.number, prune=False, worker=index)
-            return run_trial(trial, plan, SearchSpace(space, algo, "").sample(trial), 0, prune=True, worker=index)
+                return run_trial(trial, plan, plan["fixed"], trial.number, prune=False, train=train, worker=index)
+            params = SearchSpace(space, algo, "").sample(trial)
+            return run_trial(trial, plan, params, 0, prune=True, train=train, worker=index)
         except KeyboardInterrupt as stop:
             ignore_stops()
             stopped_by.append(signal_of(stop))
@@ -262,23 +267,27 @@ def worker(plan: dict[str, Any], n_trials: int, index: int) -> int | None:
     return stopped_by[0] if stopped_by else None
 
 
-def worker_process(plan: dict[str, Any], n_trials: int, index: int) -> None:
+def worker_process(plan: dict[str, Any], n_trials: int, index: int, train: Train) -> None:
     """A worker in its own process: its exit status says which signal stopped it (128 + signal)."""
-    stopped_by = worker(plan, n_trials, index)
+    stopped_by = worker(plan, n_trials, index, train)
     if stopped_by is not None:
         sys.exit(128 + stopped_by)
 
 
-def run_workers(plan: dict[str, Any], trials: int) -> None:
+def run_workers(plan: dict[str, Any], trials: int, train: Train) -> None:
+    """The study's ``trials`` on its workers, each trial a run of ``train`` (the trainer's main, a
+    module-level function: a spawned worker imports it by name)."""
     workers = plan["workers"]
     shares = [trials // workers + (1 if k < trials % workers else 0) for k in range(workers)]
     if workers == 1:
-        stopped_by = worker(plan, shares[0], 0)
+        stopped_by = worker(plan, shares[0], 0, train)
         if stopped_by is not None:
             raise Stopped(stopped_by) if stopped_by in STOP_SIGNALS else KeyboardInterrupt()
         return
     context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=worker_process, args=(plan, share, k)) for k, share in enumerate(shares) if share]
+    processes = [
+        context.Process(target=worker_process, args=(plan, share, k, train)) for k, share in enumerate(shares) if share
+    ]
     for process in processes:
         process.start()
     try:
@@ -304,7 +313,7 @@ def run_workers(plan: dict[str, Any], trials: int) -> None:
             study_name=plan["study"], storage=open_storage(plan["storage"], Path(plan["study_dir"]), plan["heartbeat"])
         )
         fail_orphaned_trials(study)
-        print(f"note: {sum(p.exitcode != 0 for p in processes)} worker(s) stopped early; their running trials were failed")
+        note(f"{sum(p.exitcode != 0 for p in processes)} worker(s) stopped early; their running trials were failed")
 
 
 # -- the report -----------------------------------------------------------------------------------

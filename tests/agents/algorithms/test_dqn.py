@@ -277,8 +277,8 @@ def test_resume_restores_steps_and_exploration_and_buffer(tmp_path, capsys):
         run_cli(custom_train.main, ["--timesteps", "200", "--resume", str(first), "--log-dir", str(tmp_path), "--no-progress"])
         == 0
     )
-    out = capsys.readouterr().out
-    assert "resumed from" in out and "replay buffer restored: 600 transitions" in out
+    notes = capsys.readouterr().err
+    assert "resumed from" in notes and "replay buffer restored: 600 transitions" in notes
     second = tmp_path / "custom" / "UAVGrid-v0_2"
     assert read_config(second)["env_id"] == "UAVGrid-v0" and read_config(second)["hyperparams"]["n_envs"] == 2
     state = load_checkpoint(second / "final_model.pt")

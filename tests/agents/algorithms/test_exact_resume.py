@@ -145,7 +145,7 @@ def test_a_resume_without_the_replay_buffer_says_it_is_not_exact_and_why(tmp_pat
     cut = train_run([*argv, *QUIET, "--timesteps", str(steps)], tmp_path, stop_after=200)
     capsys.readouterr()
     train_run(["--resume", str(cut), "--timesteps", "100", *QUIET], tmp_path)
-    lines = [line for line in capsys.readouterr().out.splitlines() if "not exact" in line]
+    lines = [line for line in capsys.readouterr().err.splitlines() if "not exact" in line]
     assert lines == ["resume is not exact: no replay buffer was saved, it starts empty (--save-replay-buffer keeps it)"]
 
 
@@ -187,6 +187,6 @@ def test_a_resume_of_games_in_other_vector_envs_says_it_is_not_exact(tmp_path, c
     cut = train_run([*argv, *QUIET, "--vec-env", "dummy", "--save-replay-buffer", "--timesteps", str(steps)], tmp_path, 200)
     capsys.readouterr()
     train_run(["--resume", str(cut), "--timesteps", "100", *QUIET], tmp_path)
-    lines = [line for line in capsys.readouterr().out.splitlines() if "not exact" in line]
+    lines = [line for line in capsys.readouterr().err.splitlines() if "not exact" in line]
     assert len(lines) == 1 and lines[0].startswith("resume is not exact: its games ran in stable-baselines3's vector envs")
     assert "(--vec-env dummy;" in lines[0]

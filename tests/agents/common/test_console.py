@@ -30,8 +30,8 @@ def clock(monkeypatch):
 
 
 def test_a_log_gets_a_plain_progress_line_at_once_then_every_few_seconds(clock):
-    stream = io.StringIO()  # not a terminal, as under "| tee log" or a job scheduler
-    console = Console(total=1000, learning_starts=100, stream=stream, plain_every=30)
+    stream, results = io.StringIO(), io.StringIO()  # not a terminal, as under "2> log" or a job scheduler
+    console = Console(total=1000, learning_starts=100, stream=stream, results=results, plain_every=30)
     for step in range(0, 1001, 10):
         clock.now += 1.0
         console.update(step)
@@ -39,10 +39,11 @@ def test_a_log_gets_a_plain_progress_line_at_once_then_every_few_seconds(clock):
     assert 3 <= len(lines) <= 4, lines  # at once, then about every 30 s over 100 s
     assert lines[0].startswith("step 0 of 1,000 ")
     assert all(line.startswith("step ") and " of 1,000 " in line for line in lines)
-    console.note("eval at 500 steps: return 1.0")
+    console.write("eval at 500 steps: return 1.0")
     console.close()
     console.close()  # closing twice prints nothing more
-    assert stream.getvalue().splitlines()[-1] == "eval at 500 steps: return 1.0"
+    assert results.getvalue() == "eval at 500 steps: return 1.0\n"  # the results alone, no progress among them
+    assert stream.getvalue().splitlines() == lines
 
 
 def test_the_time_left_waits_for_learning_then_uses_its_rate(clock):
@@ -63,11 +64,11 @@ def test_work_that_takes_minutes_a_piece_is_counted_a_minute(clock):
 
 
 def test_no_progress_keeps_the_notes():
-    stream = io.StringIO()
-    console = Console(total=100, enabled=False, stream=stream, plain_every=0)
+    stream, results = io.StringIO(), io.StringIO()
+    console = Console(total=100, enabled=False, stream=stream, results=results, plain_every=0)
     console.update(50)
-    console.note("eval at 50 steps")
-    assert stream.getvalue() == "eval at 50 steps\n"
+    console.write("eval at 50 steps")
+    assert (stream.getvalue(), results.getvalue()) == ("", "eval at 50 steps\n")
 
 
 def test_a_terminal_gets_a_bar(monkeypatch, clock):
@@ -76,9 +77,9 @@ def test_a_terminal_gets_a_bar(monkeypatch, clock):
             return True
 
     stream = Terminal()
-    console = Console(total=100, stream=stream)
+    console = Console(total=100, stream=stream, results=stream)
     console.update(40)
-    console.note("eval line")
+    console.write("eval line")
     console.close()
     console.close()
     text = stream.getvalue()

@@ -78,7 +78,7 @@ def test_a_trainer_prints_its_thread_choice_beside_the_device(tmp_path):
     argv += ["--hyperparams", "learning_starts=32", "buffer_size=100", "--eval-freq", "0", "--save-freq", "0", "--no-progress"]
     done = subprocess.run([sys.executable, "-m", "agents.custom_train", *argv], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "device: cpu with 1 thread (--threads, passive waits)" in done.stdout
+    assert "device: cpu with 1 thread (--threads, passive waits)" in done.stderr
 
 
 @pytest.mark.parametrize("command", ["sb3_train", "custom_train", "evaluate", "league", "compare", "tune"])

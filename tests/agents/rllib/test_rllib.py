@@ -148,7 +148,7 @@ def test_a_resumed_run_continues_from_its_checkpoint_and_step_count(tmp_path, ca
         "0",
     ]
     assert run_cli(train.main, argv) == 0
-    assert f"resumed from {run / 'final_model.npz'} at step {steps}" in capsys.readouterr().out
+    assert f"resumed from {run / 'final_model.npz'} at step {steps}" in capsys.readouterr().err
     resumed = next((tmp_path / "more" / "rllib_ppo").iterdir())
     with np.load(resumed / "final_model.npz") as saved:
         assert int(saved["num_env_steps_trained"]) >= steps + 128

@@ -390,6 +390,7 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
 
     empty = tmp_path / "empty"
     empty.mkdir()
+    capsys.readouterr()
     for scripted, named in ((str(empty), "no final_model"), (str(tmp_path / "nowhere"), "a model file or a run folder")):
         err = refused(
             capsys, custom_train.main, [*base, f"self_play=dict(scripted='{scripted}')", "--log-dir", str(second)], second
