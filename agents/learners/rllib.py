@@ -33,7 +33,7 @@ from agents.common.artifacts.runs import atomic_path
 from agents.common.configuration.config import Section, schedule
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import Algorithm
-from agents.common.errors import UsageError
+from agents.common.errors import UsageError, note
 from agents.common.readers import count, weight_arrays
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup
@@ -95,6 +95,7 @@ class RLlibLearner:
             check_checkpoint(resume.with_suffix(CHECKPOINT_SUFFIX), (LEARNER, SINGLE_MODULE))
         if not isinstance(action_space, spaces.Discrete):
             raise UsageError(f"rllib_ppo plays discrete actions, not {action_space}")
+        check_learners(section)
         return Checked(tuple(observation_space.shape or ()), int(action_space.n), network)
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
@@ -111,16 +112,21 @@ class RLlibLearner:
         try:
             with stops_left_to_the_trainer():
                 if started_ray:
-                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+                    # "local": a Ray of this run's own, not a cluster a past `ray start` left named in /tmp/ray
+                    address = self.address or "local"
+                    ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+                check_cpus(setup.section, local=self.address is None)
                 self.algo = ray_run.algo = self._build(setup)
             if setup.resume is not None:
                 self.algo.restore_from_path(str(setup.resume.with_suffix(CHECKPOINT_SUFFIX).resolve()))
         except BaseException:
             ray_run.close()  # the run folder goes (training.starting), and so does the Ray it started
             raise
+        for line in where_actors_run(self.algo):
+            note(line)
         if setup.resume is not None:
-            print(f"resumed from {setup.resume} at step {self._steps}")
-            print("resume is not exact: RLlib's env runners start fresh games and generators")
+            note(f"resumed from {setup.resume} at step {self._steps}")
+            note("resume is not exact: RLlib's env runners start fresh games and generators")
         elif self.self_play is not None:
             self._refresh_snapshots(self.snapshots)  # every slot starts as the learner: no random-network opponents
         self._next_snapshot = self._steps + (self.self_play.snapshot_steps if self.self_play else 0)
@@ -137,7 +143,7 @@ class RLlibLearner:
 
         section, keys = setup.section, setup.section.algo_kwargs
         picture = len(self._shape) == 3
-        env_runners = int(keys.get("env_runners", 0))
+        env_runners, learners = int(keys.get("env_runners", 0)), int(keys.get("learners", 0))
         config = (
             PPOConfig()
             .env_runners(
@@ -154,11 +160,11 @@ class RLlibLearner:
                 entropy_coeff=float(keys.get("ent_coef", 0.0)),
                 vf_loss_coeff=float(keys.get("vf_coef", 0.5)),
                 grad_clip=float(keys.get("max_grad_norm", 0.5)),
-                train_batch_size_per_learner=int(keys.get("n_steps", 2048)) * section.n_envs * max(env_runners, 1),
+                train_batch_size_per_learner=iteration_batch(section) // max(learners, 1),
                 minibatch_size=int(keys.get("batch_size", 64)),
                 num_epochs=int(keys.get("n_epochs", 10)),
             )
-            .learners(num_learners=0, num_gpus_per_learner=1 if setup.device == "cuda" else 0)
+            .learners(num_learners=learners, num_gpus_per_learner=1 if setup.device == "cuda" else 0)
             .callbacks(WinRates)
             .debugging(seed=setup.seed)
             .reporting(metrics_num_episodes_for_smoothing=100)
@@ -222,6 +228,10 @@ class RLlibLearner:
             "train/value_loss": learner.get("vf_loss"),
             "train/entropy": learner.get("entropy"),
             "time/iterations": result.get("training_iteration"),
+            # Where an iteration's time goes: the env runners' sampling, the learners' update.
+            "time/iteration_s": result.get("time_this_iter_s"),
+            "time/sample_s": result.get("timers", {}).get("env_runner_sampling_timer"),
+            "time/learn_s": result.get("timers", {}).get("learner_update_timer"),
         }
         for opponent, rate in (runners.get("win_rate") or {}).items():
             values[f"win_rate/{opponent}"] = rate
@@ -249,6 +259,64 @@ class RLlibLearner:
         with atomic_path(path) as tmp, open(tmp, "wb") as file:
             arrays = {**self.weights(), STEPS_KEY: np.asarray(self._steps, dtype=np.int64)}
             np.savez(file, allow_pickle=False, **arrays)
+
+
+def iteration_batch(section: Section) -> int:
+    """The env steps an iteration trains on: ``n_steps`` in each of ``n_envs`` envs on every env runner."""
+    keys = section.algo_kwargs
+    return int(keys.get("n_steps", 2048)) * section.n_envs * max(int(keys.get("env_runners", 0)), 1)
+
+
+def check_learners(section: Section) -> None:
+    """``learners`` Ray actors split each iteration's batch evenly and each cuts its share into
+    minibatches of ``batch_size``: a batch they cannot share so is refused before Ray starts."""
+    learners, batch = int(section.algo_kwargs.get("learners", 0)), iteration_batch(section)
+    if learners > 1 and (batch % learners or batch // learners < int(section.algo_kwargs.get("batch_size", 64))):
+        raise UsageError(
+            f"learners={learners}: an iteration's batch of {batch:,} env steps (n_steps x n_envs x env runners) "
+            f"must split evenly into shares of at least batch_size={section.algo_kwargs.get('batch_size', 64)}"
+        )
+
+
+def check_cpus(section: Section, local: bool) -> None:
+    """Each env runner and each learner is a Ray actor that holds a CPU; Ray waits for as many as
+    they ask, forever where they never come. On this machine's own Ray that is refused at once; a
+    cluster may still be joined by nodes, so its run is told why it waits."""
+    import ray
+
+    runners, learners = int(section.algo_kwargs.get("env_runners", 0)), int(section.algo_kwargs.get("learners", 0))
+    have = ray.cluster_resources().get("CPU", 0.0)
+    if runners + learners <= have:
+        return
+    asked = f"env_runners={runners} and learners={learners} ask Ray for {runners + learners} CPUs"
+    if local:
+        raise UsageError(f"{asked}, this machine has {have:g}: ask for fewer, or run on a cluster (--address)")
+    note(f"{asked}, the cluster has {have:g} now: the run waits for nodes to join")
+
+
+def where_actors_run(algo: Any) -> list[str]:
+    """Where the env runners and learners (Ray actors) run, as each reports its own Ray node: on
+    the trainer's node or on others'. What a user of a cluster checks first."""
+    import ray
+
+    here = ray.get_runtime_context().get_node_id()
+
+    def node(_: Any = None) -> str:
+        return ray.get_runtime_context().get_node_id()
+
+    placed = {}
+    if algo.env_runner_group.num_remote_env_runners():
+        placed["env runner"] = algo.env_runner_group.foreach_env_runner(node, local_env_runner=False)
+    if algo.learner_group.is_remote:
+        placed["learner"] = [result.get() for result in algo.learner_group.foreach_learner(node)]
+    lines = []
+    for kind, nodes in placed.items():
+        on_this = sum(found == here for found in nodes)
+        others = len(set(nodes) - {here})
+        lines.append(
+            f"{len(nodes)} {kind}(s): {on_this} on the trainer's Ray node, {len(nodes) - on_this} on {others} other node(s)"
+        )
+    return lines
 
 
 def check_address(address: str | None) -> None:

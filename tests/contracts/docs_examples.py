@@ -34,7 +34,10 @@ PAGES = (
     ROOT / "benchmarks" / "RESULTS.md",
     *sorted((ROOT / "docs").rglob("*.md")),
 )
-FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)```", re.M | re.S)
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<code>.*?)^(?P=indent)```", re.M | re.S)
+#: A block whose title starts so holds commands for several machines: tests/agents/rllib/test_cluster.py
+#: runs it on a cluster of two nodes, not here.
+CLUSTER_TITLE = 'title="A cluster'
 EXPECTED_EXIT = re.compile(r"#\s*exits (\d+)")
 
 #: Per command, the budgets of its flags: ``cut`` replaces a flag's value where the command has
@@ -80,6 +83,7 @@ class Block:
     line: int
     lang: str
     code: str
+    info: str = ""  # the rest of the fence's line: a title
 
     def __str__(self) -> str:
         return f"{self.page.relative_to(ROOT)}:{self.line}"
@@ -88,8 +92,8 @@ class Block:
 def blocks(page: Path) -> list[Block]:
     text = page.read_text()
     return [
-        Block(page, text.count("\n", 0, match.start()) + 1, match["lang"], textwrap.dedent(match["code"]))
-        for match in FENCE.finditer(text)
+        Block(page, text.count("\n", 0, m.start()) + 1, m["lang"], textwrap.dedent(m["code"]), m["info"].strip())
+        for m in FENCE.finditer(text)
     ]
 
 
@@ -161,7 +165,7 @@ def run_command(words: list[str]) -> int:
 
 def main(page: Path) -> int:
     for block in blocks(page):
-        if block.lang != "bash":
+        if block.lang != "bash" or block.info.startswith(CLUSTER_TITLE):
             continue
         for words, expected in commands(block):
             print(f"+ {' '.join(words)}  ({block})", flush=True)

@@ -51,6 +51,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.eval_curves": ["{run}", "--metric", "eval/win_rate_vs_chaser", "--out", "curves.png"],
     "benchmarks.docs_figures": ["--out", "{folder}", "--timesteps", "1000", "--games", "2", "--no-progress"],
     "benchmarks.rllib_sampling": ["--runners", "1", "--envs", "2", "--steps", "100", "--repeats", "1"],
+    "benchmarks.rllib_learners": ["--runners", "1", "--learners", "1", "--iterations", "2", "--n-steps", "32"],
     "benchmarks.silence": ["--only", "ballenvs.uav.baselines", "--limit", "30"],
     "benchmarks.time_to_skill": ["--learners", "custom", "--seeds", "0", "--timesteps", "1000", "--eval-freq", "500"],
     "agents.tune": ["--env", "UAVGrid-v0", "--trainer", "custom", "--timesteps", "400", "--eval-freq", "200"]
@@ -80,6 +81,7 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.eval_curves": [],  # it reads the runs' progress.csv and draws: seconds
     "benchmarks.docs_figures": [("agents.compare", "main")],
     "benchmarks.rllib_sampling": [("benchmarks.rllib_sampling", "measure")],
+    "benchmarks.rllib_learners": [("benchmarks.rllib_learners", "two_nodes")],
     "benchmarks.silence": [("benchmarks.silence", "silence")],
     "benchmarks.time_to_skill": [("benchmarks.time_to_skill", "train_once")],
     "agents.tune": [("agents.tune", "run_workers")],

@@ -178,6 +178,10 @@ class RLlibPPOConfig:
         "([[channels, kernel, stride], ...]) for pictures",
     )  # fmt: skip
     env_runners: int = key(0, "Ray actors that play, n_envs envs each (0: the trainer's process plays)", low=0, high=4096)
+    learners: int = key(
+        0, "Ray actors that train data-parallel, each on its share of the batch (0: the trainer's process trains)",
+        low=0, high=1024,
+    )  # fmt: skip
 
 
 @dataclass

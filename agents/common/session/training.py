@@ -132,12 +132,14 @@ def run_training(setup: RunSetup, learner: Learner, milestones: Milestones, to_c
         milestones.console.close()
         saved = save_model(setup, learner, INTERRUPTED_MODEL)
         raise Interrupted(f"model saved to {saved}; continue with --resume {setup.run_dir}", signal_of(stop)) from None
+    else:
+        elapsed = time.perf_counter() - start
+        milestones.console.close()
+        save_model(setup, learner, FINAL_MODEL)  # before what the run closes: RLlib's learners may be Ray actors
     finally:
         milestones.console.close()
         milestones.close()
         close_quietly(to_close, interrupted)
-    elapsed = time.perf_counter() - start
-    save_model(setup, learner, FINAL_MODEL)
     finish_run(setup.run_dir, learner.num_timesteps - start_steps, elapsed, learner.num_timesteps)
     return setup.run_dir
 
