@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agents.common.errors import note
 from agents.common.session.cli import add_device_flags, describe_device, resolve_device
 from benchmarks.common import RESULTS_DIR, Measurements, machine, progress_flag, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> dict:
     progress_flag(parser)
     args = parser.parse_args(argv)
     device = resolve_device(args.device, args.threads)
-    print(f"device: {describe_device(device)}", flush=True)
+    note(f"device: {describe_device(device)}")
     steps, learning_starts = (200, 64) if args.quick else (4000, 1000)
     timesteps, eval_freq, episodes = (400, 200, 2) if args.quick else (100_000, 10_000, 20)
     with Measurements(1, not args.no_progress) as shown:

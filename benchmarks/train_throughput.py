@@ -35,6 +35,7 @@ from agents.algorithms.progress import Progress
 from agents.common.environments.envs import VEC_ENVS, make_vec
 from agents.common.environments.ids import check_env_id
 from agents.common.environments.steps import make_steps
+from agents.common.errors import note
 from agents.common.session.cli import Parser, add_device_flags, resolve_device, run_cli
 from agents.sb3.dqn import build_dqn
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
@@ -255,7 +256,7 @@ def main(argv: list[str] | None = None) -> dict:
     device = resolve_device(args.device, args.threads)
     peers = args.peers and sbx_available()
     if args.peers and not peers:
-        print("--peers: sbx is not installed (pip install -e '.[peers]'); its DQN is skipped")
+        note("--peers: sbx is not installed (pip install -e '.[peers]'); its DQN is skipped")
     with Measurements(len(args.envs) * len(args.vec_envs), not args.no_progress) as shown:
 
         def measured(r: dict[str, Any]) -> None:

@@ -45,7 +45,7 @@ def test_peers_are_skipped_in_one_line_without_sbx(monkeypatch, capsys):
     monkeypatch.setattr(train_throughput, "write_json", lambda name, result: "x.json")
     train_throughput.main(["--peers", "--envs", "BallDuel-v0", "--vec-envs", "native"])
     assert ran["peers"] is False
-    assert "--peers: sbx is not installed" in capsys.readouterr().out
+    assert "--peers: sbx is not installed" in capsys.readouterr().err
 
 
 def test_the_table_shows_the_peer_and_our_ratio_to_it():
