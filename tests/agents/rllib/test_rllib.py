@@ -110,6 +110,7 @@ def test_the_pools_snapshot_slots_take_the_learners_weights():
 def test_a_picture_run_takes_float_channels_last_frames_and_refuses_others(tmp_path, capsys):
     run = trained(tmp_path, "--algo", "rllib_ppo", "--env", "UAVGridImage-v0", "--env-kwargs", "max_episode_steps=40")
     assert run_cli(evaluate.main, [str(run), "--episodes", "2", "--no-progress"]) == 0
+    capsys.readouterr()  # the run's notes
     for kwargs, message in [
         (["pixel_dtype=uint8"], "RLlib's CNN takes float frames: add --env-kwargs pixel_dtype=float32"),
         (["channels_last=false"], "RLlib's CNN reads frames channels-last, not (4, 64, 64): add channels_last=true"),
