@@ -21,7 +21,7 @@ from agents.common.artifacts.runs import CONFIG_NAME, read_config
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.registry import algorithm
 from agents.common.environments.ids import check_env_id
-from agents.common.errors import UsageError
+from agents.common.errors import UsageError, note
 from agents.common.session.cli import (
     Parser,
     add_device_flags,
@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         overrides["opponent"] = args.opponent if builtin else model_opponent(args.opponent, device, env_id, env_kwargs)
     if args.render or video:
         overrides["render_mode"] = args.render or "rgb_array"
-    print(f"{model_path} ({config['algo']}) on {describe_device(device)}")  # the results' caption
+    note(f"device: {describe_device(device)}")
+    print(f"{model_path} ({config['algo']})")  # the results' caption
     frames: list = []
     with closing(Console(args.episodes, unit="game", enabled=not args.no_progress)) as console:
         played = frames if video else None
