@@ -18,6 +18,7 @@ which part of an iteration more learners can shorten.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
 import re
 import socket
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         + [("--iterations", args.iterations, (2, 1000)), ("--n-steps", args.n_steps, (32, 100_000))]
     )
     check_env_id(args.env)
-    if subprocess.run([sys.executable, "-c", "import ray"], capture_output=True).returncode != 0:
+    if importlib.util.find_spec("ray") is None:
         raise UsageError('benchmarks.rllib_learners needs Ray RLlib: pip install "ballenvs[rllib]"')
     configurations = [(runners, learners) for runners in args.runners for learners in args.learners]
     results = []
