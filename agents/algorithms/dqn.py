@@ -79,6 +79,10 @@ class DQNAgent(QLearner):
         if config.policy_averaging > 0:
             self.averaged = QNetwork(spec).to(self.device).requires_grad_(False)
             self.averaged.load_state_dict(self.q.state_dict())
+            # Walked every update: listed once (load_state_dict copies into these same tensors).
+            averaged: list[torch.Tensor] = list(self.averaged.parameters())
+            online: list[torch.Tensor] = list(self._parameters)
+            self._averaging = (averaged, online)
 
     @property
     def played(self) -> QNetwork:
@@ -104,7 +108,7 @@ class DQNAgent(QLearner):
         self.gradient_step(loss)
         if self.averaged is not None:
             with torch.no_grad():
-                torch._foreach_lerp_(list(self.averaged.parameters()), list(self.q.parameters()), self.config.policy_averaging)
+                torch._foreach_lerp_(*self._averaging, self.config.policy_averaging)
         return loss.detach()
 
     def td_loss(self, batch: Batch) -> torch.Tensor:

@@ -271,10 +271,11 @@ def check_learners(section: Section) -> None:
     """``learners`` Ray actors split each iteration's batch evenly and each cuts its share into
     minibatches of ``batch_size``: a batch they cannot share so is refused before Ray starts."""
     learners, batch = int(section.algo_kwargs.get("learners", 0)), iteration_batch(section)
-    if learners > 1 and (batch % learners or batch // learners < int(section.algo_kwargs.get("batch_size", 64))):
+    minibatch = int(section.algo_kwargs.get("batch_size", 64))
+    if learners > 1 and (batch % learners or batch // learners < minibatch):
         raise UsageError(
             f"learners={learners}: an iteration's batch of {batch:,} env steps (n_steps x n_envs x env runners) "
-            f"must split evenly into shares of at least batch_size={section.algo_kwargs.get('batch_size', 64)}"
+            f"must split evenly into shares of at least batch_size={minibatch}"
         )
 
 
