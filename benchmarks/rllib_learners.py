@@ -21,6 +21,7 @@ import csv
 import importlib.util
 import os
 import re
+import signal
 import socket
 import statistics
 import subprocess
@@ -45,9 +46,7 @@ def two_nodes(cpus: int) -> Iterator[tuple[str, dict[str, str]]]:
     """A head with no CPUs and a node with ``cpus``, token auth as docs/rllib.md sets it up; the
     head's address and the environment that reaches it. Both stopped whatever happens."""
     folder = Path(tempfile.mkdtemp(prefix="ballenvs-cluster-"))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     address = f"127.0.0.1:{port}"
     env = {key: value for key, value in os.environ.items() if not key.startswith("RAY_")}
     env.update(
@@ -74,25 +73,40 @@ def two_nodes(cpus: int) -> Iterator[tuple[str, dict[str, str]]]:
                 time.sleep(2)
         yield address, env
     finally:
-        for node in reversed(nodes):
-            node.terminate()
-            try:
-                node.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                pass
-            try:
-                os.killpg(node.pid, 9)
-            except ProcessLookupError:
-                pass
-        current = Path("/tmp/ray/ray_current_cluster")
-        if current.is_file() and current.read_text().strip().endswith(f":{port}"):
-            current.unlink()
+        stop_nodes(nodes, port)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def cluster_cpus(env: dict[str, str], address: str) -> float:
+    """The CPUs the cluster at ``address`` holds now (-1: nothing answers there yet)."""
     code = f"import ray; ray.init(address={address!r}, logging_level='ERROR'); print(ray.cluster_resources().get('CPU', 0))"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     return float(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else -1.0
+
+
+def stop_nodes(nodes: list[subprocess.Popen], port: int) -> None:
+    """Stop the nodes (``ray start --block`` in sessions of their own), the last started first: each
+    command stops its node, and what is left of it is killed; then the address the head left in
+    /tmp/ray for a later ``ray.init()`` to find goes, as ``ray stop`` would take it."""
+    for node in reversed(nodes):
+        node.terminate()
+        try:
+            node.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(node.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        node.wait(timeout=30)
+    current = Path("/tmp/ray/ray_current_cluster")
+    if current.is_file() and current.read_text().strip().endswith(f":{port}"):
+        current.unlink()
 
 
 def train_once(

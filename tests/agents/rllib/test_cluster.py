@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +21,7 @@ import yaml
 pytest.importorskip("ray")
 
 from agents.learners.trainer import prepare  # noqa: E402  (after the skip: these tests need Ray)
+from benchmarks.rllib_learners import cluster_cpus, free_port, stop_nodes  # noqa: E402
 from tests.contracts.docs_examples import CLUSTER_TITLE, blocks  # noqa: E402
 from tests.helpers import REPO  # noqa: E402
 
@@ -49,18 +48,6 @@ def recipe() -> list[tuple[str, list[str]]]:
         elif line.strip():
             machines[-1][1].append(line)
     return machines
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def cluster_cpus(env: dict[str, str], address: str) -> float:
-    code = f"import ray; ray.init(address={address!r}, logging_level='ERROR'); print(ray.cluster_resources().get('CPU', 0))"
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
-    return float(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else -1.0
 
 
 @pytest.mark.slow
@@ -121,18 +108,7 @@ def test_the_pages_cluster_recipe_trains_on_a_second_node_and_its_model_plays(tm
         assert re.search(r"^2 env runner\(s\): 0 on the trainer's Ray node, 2 on 1 other node\(s\)$", trained.stderr, re.M)
         assert "InvalidAuthToken" not in trained.stderr
     finally:
-        for node in reversed(nodes):  # the second node, then the head: each `ray start --block` stops its node
-            node.terminate()
-            try:
-                node.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                pass
-            with_group(node, signal.SIGKILL)  # whatever of its node is left
-            node.wait(timeout=30)
-        # Where the head left its address for a later ray.init() to find, as `ray stop` would not.
-        current = Path("/tmp/ray/ray_current_cluster")
-        if current.is_file() and current.read_text().strip().endswith(f":{port}"):
-            current.unlink()
+        stop_nodes(nodes, port)
     run = next((tmp_path / "runs" / "rllib_ppo").iterdir())
     played = subprocess.run(
         [sys.executable, "-m", "agents.evaluate", str(run), "--opponent", "chaser", "--episodes", "2", "--no-progress"],
@@ -143,13 +119,6 @@ def test_the_pages_cluster_recipe_trains_on_a_second_node_and_its_model_plays(tm
     )
     assert played.returncode == 0, played.stderr[-3000:]
     assert "BallSumo-v0: 2 episodes" in played.stdout
-
-
-def with_group(process: subprocess.Popen, signum: int) -> None:
-    try:
-        os.killpg(process.pid, signum)
-    except ProcessLookupError:
-        pass
 
 
 def test_the_kuberay_job_runs_the_dockerfiles_image_on_the_declared_ray_and_a_command_the_trainer_takes(tmp_path):
