@@ -4,6 +4,7 @@ side by side in one run of this benchmark (one learner at a time, one thread eac
 
     python -m benchmarks.time_to_skill [--learners custom rllib_ppo] [--seeds 0 1 2] [--env BallSumo-v0]
                                        [--eval-freq 25000] [--eval-episodes 100] [--log-dir runs]
+                                       [--until-skilled]
 
 Each run is ``python -m agents.train --algo L --env ENV --seed S --threads 1`` with evaluations
 every ``--eval-freq`` env steps (``--eval-episodes`` games against each built-in, as every run's
@@ -13,6 +14,12 @@ final model's) still is, and the gap between the best evaluation's win rates (th
 and the last one's. Writes ``time_to_skill.json`` (each evaluation of each run), a table, and a
 figure of the win rates over wall-clock, a panel per learner (``--plot``). ``--log-dir`` keeps
 the runs (``time_to_skill/<learner>_<seed>/``), whose final models ``agents.evaluate`` then judges.
+
+The learners take turns seed by seed (custom 0, rllib_ppo 0, custom 1, ...), so that a change in the
+machine's load falls on both alike, and the JSON is rewritten after every run, so a benchmark cut
+short keeps what it measured. ``--until-skilled`` stops each run at its first evaluation at the
+threshold against every opponent (SIGTERM, as a job scheduler stops a run; it saves what it has):
+the time to skill for a part of each run's cost; whether the final model holds it is then not judged.
 """
 
 from __future__ import annotations
@@ -20,9 +27,11 @@ from __future__ import annotations
 import csv
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +57,43 @@ def train_command(algo: str, env_id: str, seed: int, args: Any, log_dir: Path) -
     return command + (["--timesteps", str(args.timesteps)] if args.timesteps else [])
 
 
-def train_once(learner: str, seed: int, args: Any, log_dir: Path) -> Path:
-    """One run of ``learner``, one thread, in a process of its own: its run folder."""
+#: Seconds between looks at a running run's progress.csv under ``--until-skilled``.
+POLL_SECONDS = 2.0
+
+
+def train_once(learner: str, seed: int, args: Any, log_dir: Path) -> tuple[Path, bool]:
+    """One run of ``learner``, one thread, in a process of its own: its run folder, and whether it
+    was stopped before its end: under ``args.until_skilled``, at its first evaluation at
+    ``args.threshold`` against every one of ``args.opponents``."""
     command = train_command(learner, args.env, seed, args, log_dir)
-    done = subprocess.run(command, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise UsageError(f"{learner} seed {seed} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    with tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen(
+            command, env={**os.environ, "OMP_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=stderr, text=True
+        )
+        stopped = False
+        while process.poll() is None:
+            if args.until_skilled and not stopped and skilled_yet(log_dir / learner, args):
+                process.send_signal(signal.SIGTERM)
+                stopped = True
+            time.sleep(POLL_SECONDS)
+        stderr.seek(0)
+        lines = stderr.read().strip().splitlines() or ["?"]
+    if process.returncode not in ((0, 128 + signal.SIGTERM) if stopped else (0,)):
+        raise UsageError(f"{learner} seed {seed} failed: {lines[-1]}")
     [run_dir] = (log_dir / learner).iterdir()
-    return run_dir
+    return run_dir, stopped
+
+
+def skilled_yet(runs: Path, args: Any) -> bool:
+    """Whether the run under ``runs`` has had an evaluation at the threshold against every opponent."""
+    found = list(runs.glob("*/progress.csv")) if runs.is_dir() else []
+    if not found:
+        return False
+    try:
+        evals = evaluations(found[0].parent, tuple(args.opponents))
+    except (UsageError, ValueError, KeyError):  # no evaluation yet, or a row being written
+        return False
+    return skill(evals, args.threshold)["seconds"] is not None
 
 
 def evaluations(run_dir: Path, opponents: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -77,18 +115,20 @@ def evaluations(run_dir: Path, opponents: tuple[str, ...]) -> list[dict[str, Any
     ]
 
 
-def skill(evals: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
+def skill(evals: list[dict[str, Any]], threshold: float, whole_run: bool = True) -> dict[str, Any]:
     """When the run first reached ``threshold`` against every opponent (None: never), whether its
     last evaluation holds it, and the best evaluation's (by mean return, as best_model is chosen)
-    largest gap to the last one against any opponent, in points."""
+    largest gap to the last one against any opponent, in points; the last two None where the run
+    was stopped at skill (not ``whole_run``): its last evaluation is then not a final model's."""
     first = next((e for e in evals if min(e["win_rates"].values()) >= threshold), None)
     best, last = max(evals, key=lambda e: e["mean_reward"]), evals[-1]
+    gap = 100 * max(abs(best["win_rates"][k] - last["win_rates"][k]) for k in last["win_rates"])
     return {
         "seconds": None if first is None else first["seconds"],
         "steps": None if first is None else first["steps"],
-        "final_holds": min(last["win_rates"].values()) >= threshold,
+        "final_holds": min(last["win_rates"].values()) >= threshold if whole_run else None,
         "final_win_rates": last["win_rates"],
-        "best_final_gap": 100 * max(abs(best["win_rates"][k] - last["win_rates"][k]) for k in last["win_rates"]),
+        "best_final_gap": gap if whole_run else None,
         "wall": last["seconds"],
     }
 
@@ -96,6 +136,16 @@ def skill(evals: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
 def median_seconds(results: list[dict[str, Any]]) -> float:
     """The median time to skill over seeds, a seed that never got there counted as infinite."""
     return float(np.median([math.inf if r["seconds"] is None else r["seconds"] for r in results]))
+
+
+def ratios_to_first(medians: dict[str, float], learners: list[str]) -> dict[str, float]:
+    """The first learner's median time to skill over each other's, where both got there."""
+    first = medians.get(learners[0], math.inf)
+    return {
+        other: first / medians[other]
+        for other in learners[1:]
+        if not math.isinf(first) and not math.isinf(medians.get(other, math.inf))
+    }
 
 
 def plot(runs: dict[str, list[list[dict[str, Any]]]], opponents: tuple[str, ...], threshold: float, env_id: str) -> Any:
@@ -131,6 +181,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--eval-episodes", type=int, default=100, help="games against each built-in (default: 100)")
     parser.add_argument("--timesteps", type=int, default=0, help="env steps of each run (default: its section's)")
     parser.add_argument("--plot", default=None, help="a .png to draw the win rates over wall-clock in")
+    parser.add_argument(
+        "--until-skilled", action="store_true", help="stop each run at its first evaluation at the threshold against all"
+    )
     parser.add_argument("--log-dir", default=None, help="keep the runs here, <learner>_<seed>/ (default: a temporary folder)")
     progress_flag(parser)
     args = parser.parse_args(argv)
@@ -154,18 +207,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, list[dict[str, Any]]] = {learner: [] for learner in args.learners}
     if args.log_dir is not None:
         check_log_dir(args.log_dir, "time_to_skill")
+
+    def payload() -> dict[str, Any]:
+        medians = {learner: median_seconds(found) for learner, found in results.items() if found}
+        return {
+            "machine": machine(),
+            "env_id": args.env,
+            "opponents": list(opponents),
+            "threshold": args.threshold,
+            "eval_freq": args.eval_freq,
+            "eval_episodes": args.eval_episodes,
+            "until_skilled": args.until_skilled,
+            "complete": sum(map(len, results.values())) == len(args.learners) * len(args.seeds),
+            "results": results,
+            "medians": {k: (None if math.isinf(v) else v) for k, v in medians.items()},
+            "ratios": ratios_to_first(medians, args.learners),
+            "evaluations": runs,
+        }
+
     with tempfile.TemporaryDirectory(prefix="ballenvs-time-to-skill-") as scratch:
         runs_in = Path(scratch) if args.log_dir is None else Path(args.log_dir) / "time_to_skill"
         with Measurements(len(args.learners) * len(args.seeds), not args.no_progress) as shown:
-            for learner in args.learners:
-                for seed in args.seeds:
-                    evals = evaluations(train_once(learner, seed, args, runs_in / f"{learner}_{seed}"), opponents)
+            for seed in args.seeds:
+                for learner in args.learners:
+                    run_dir, stopped = train_once(learner, seed, args, runs_in / f"{learner}_{seed}")
+                    evals = evaluations(run_dir, opponents)
                     runs[learner].append(evals)
-                    found = {"seed": seed, **skill(evals, args.threshold)}
+                    found = {"seed": seed, **skill(evals, args.threshold, whole_run=not stopped)}
                     results[learner].append(found)
+                    written = write_json("time_to_skill", payload())
                     reached = "never" if found["seconds"] is None else f"{found['seconds']:.0f} s, {found['steps']:,} steps"
                     shown.result(f"{learner} seed {seed}: {reached}; wall {found['wall']:.0f} s")
-    medians = {learner: median_seconds(results[learner]) for learner in args.learners}
     print(row("learner", "seed", "time to skill", "env steps", "final holds", "best-final gap", "wall", "final win rates (%)"))
     print(row(*["---"] * 8))
     for learner in args.learners:
@@ -173,36 +245,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             rates = " / ".join(f"{100 * r['final_win_rates'][k]:.0f}" for k in opponents)
             reached = "never" if r["seconds"] is None else f"{r['seconds']:.0f} s"
             steps = "-" if r["steps"] is None else f"{r['steps']:,}"
-            print(
-                row(
-                    learner,
-                    r["seed"],
-                    reached,
-                    steps,
-                    r["final_holds"],
-                    f"{r['best_final_gap']:.0f}",
-                    f"{r['wall']:.0f} s",
-                    rates,
-                )
-            )
-    for learner in args.learners:
-        print(f"{learner}: median time to skill {medians[learner]:.0f} s over seeds {args.seeds}")
-    payload = {
-        "machine": machine(),
-        "env_id": args.env,
-        "opponents": list(opponents),
-        "threshold": args.threshold,
-        "eval_freq": args.eval_freq,
-        "eval_episodes": args.eval_episodes,
-        "results": results,
-        "medians": {k: (None if math.isinf(v) else v) for k, v in medians.items()},
-        "evaluations": runs,
-    }
-    print(f"wrote {write_json('time_to_skill', payload)}")
+            holds = "stopped at skill" if r["final_holds"] is None else r["final_holds"]
+            gap = "-" if r["best_final_gap"] is None else f"{r['best_final_gap']:.0f}"
+            print(row(learner, r["seed"], reached, steps, holds, gap, f"{r['wall']:.0f} s", rates))
+    measured = payload()
+    for learner, median in measured["medians"].items():
+        said = "never" if median is None else f"{median:.0f} s"
+        print(f"{learner}: median time to skill {said} over seeds {args.seeds}")
+    for learner, ratio in measured["ratios"].items():
+        print(f"{args.learners[0]} / {learner}: {ratio:.2f}x the time to skill (medians, side by side)")
+    print(f"wrote {written}")
     if out is not None:
         save_png(plot(runs, opponents, args.threshold, args.env), out, dpi=80)
         print(f"wrote {out}")
-    return payload
+    return measured
 
 
 if __name__ == "__main__":

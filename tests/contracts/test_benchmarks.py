@@ -4,6 +4,7 @@ Speed is not asserted here: figures live in benchmarks/RESULTS.md."""
 from __future__ import annotations
 
 import json
+from argparse import Namespace
 
 import pytest
 
@@ -152,3 +153,43 @@ def test_time_to_skill_runs_each_learner_and_writes_its_evaluations(tmp_path, mo
     assert set(payload["evaluations"]["custom"][0][0]["win_rates"]) == {"chaser", "pusher", "anchor", "sprinter", "champion"}
     assert (tmp_path / "time_to_skill.json").is_file() and (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
     assert "| custom | 1 |" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # a training run in a process of its own, stopped at its first evaluation
+def test_time_to_skill_until_skilled_stops_a_run_at_skill_and_judges_no_final_model(tmp_path, monkeypatch, capsys):
+    from benchmarks import time_to_skill
+
+    monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
+    # Skilled at its first evaluation whatever it won: the run must be stopped there, long before its end.
+    skilled_yet = time_to_skill.skilled_yet
+
+    def at_any_win_rate(runs, args):
+        return skilled_yet(runs, Namespace(**{**vars(args), "threshold": 0}))
+
+    monkeypatch.setattr(time_to_skill, "skilled_yet", at_any_win_rate)
+    argv = ["--learners", "custom", "--seeds", "3", "--timesteps", "1000000", "--eval-freq", "500"]
+    argv += ["--eval-episodes", "2", "--until-skilled", "--log-dir", str(tmp_path / "runs"), "--no-progress"]
+    payload = time_to_skill.main(argv)
+    [result] = payload["results"]["custom"]
+    assert result["final_holds"] is None and result["best_final_gap"] is None
+    assert payload["evaluations"]["custom"][0][-1]["steps"] < 1_000_000
+    [run] = (tmp_path / "runs" / "time_to_skill" / "custom_3" / "custom").iterdir()
+    assert (run / "interrupted_model.pt").is_file() and not (run / "final_model.pt").exists()
+    assert payload["until_skilled"] and payload["complete"]
+    assert "| stopped at skill | - |" in capsys.readouterr().out
+
+
+def test_time_to_skill_is_judged_from_the_progress_a_run_has_written(tmp_path):
+    from benchmarks.time_to_skill import ratios_to_first, skilled_yet
+
+    args = Namespace(opponents=["chaser", "anchor"], threshold=0.9)
+    assert not skilled_yet(tmp_path / "nothing", args)
+    run = tmp_path / "custom" / "BallSumo-v0_0"
+    run.mkdir(parents=True)
+    header = "time/total_timesteps,time/time_elapsed,eval/mean_reward,eval/win_rate_vs_chaser,eval/win_rate_vs_anchor\n"
+    (run / "progress.csv").write_text(header + "1000,5,0.1,0.95,0.5\n")
+    assert not skilled_yet(tmp_path / "custom", args)
+    (run / "progress.csv").write_text(header + "1000,5,0.1,0.95,0.5\n2000,9,0.2,0.9,0.9\n")
+    assert skilled_yet(tmp_path / "custom", args)
+    assert ratios_to_first({"custom": 30.0, "rllib_ppo": 60.0}, ["custom", "rllib_ppo"]) == {"rllib_ppo": 0.5}
+    assert ratios_to_first({"custom": float("inf"), "rllib_ppo": 60.0}, ["custom", "rllib_ppo"]) == {}
