@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from stable_baselines3.common.logger import Logger
@@ -32,8 +32,9 @@ from agents.common.environments.steps import VecEnvSteps, make_steps
 from agents.common.errors import UsageError, note
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env, section_of, spaces_of
-from agents.sb3.dqn import from_q_network, save_model
-from agents.twoplayer.selfplay import SnapshotPool, make_opponent
+
+if TYPE_CHECKING:
+    from agents.twoplayer.selfplay import SnapshotPool
 
 
 @dataclass(frozen=True)
@@ -77,14 +78,18 @@ class ModuleLearner:
         else:
             self.agent = self.algorithm.Agent(spec, self.config, setup.device, **kwargs)
             self.progress = Progress(exploration_horizon=setup.timesteps)
-        opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
+        opponent = None
+        if setup.self_play is not None:  # only self-play loads the two-player machinery
+            from agents.twoplayer.selfplay import make_opponent
+
+            opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
         self.env = make_train_env(setup, functools.partial(make_steps, stagger=self.algorithm.STAGGER_ENVS), opponent)
         space = self.env.observation_space
         self.buffer = self.algorithm.replay_buffer(self.agent.config, space, setup.device, seed=setup.seed)
         if self.buffer is not None and setup.resume_buffer is not None:
             self.buffer.load(setup.resume_buffer, self.env.num_envs)
-        if opponent is not None and setup.self_play is not None:  # self-play made the opponent
-            self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.agent.played, opponent, spec, setup.seed)
+        if opponent is not None:
+            self.pool = opponent.pool(run_dir / SNAPSHOTS, self.agent.played, spec, setup.seed)
         if checkpoint is not None:
             inexact = self.restore_run_state(setup, checkpoint.get("run_state"))
             # Told once nothing more can refuse the resume: a refusal is its one line on stderr.
@@ -165,5 +170,8 @@ class ModuleLearner:
     def save_zoo_model(self, path: Path) -> None:
         if self.agent.spec.get("layer_norm"):  # a network SB3 has not: the zoo folder holds no model
             return
+        # SB3's DQN is built for this copy alone, at the run's end: its module stays off the way to an update.
+        from agents.sb3.dqn import from_q_network, save_model
+
         config = read_config(self.run_dir)
         save_model(from_q_network(section_of(config), spaces_of(config), self.agent.played.state_dict()), path)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gymnasium import spaces
 from stable_baselines3 import DQN
@@ -27,7 +27,9 @@ from agents.sb3.dqn import (
     save_model,
     save_replay_buffer,
 )
-from agents.twoplayer.selfplay import SnapshotPool, make_opponent
+
+if TYPE_CHECKING:
+    from agents.twoplayer.selfplay import SnapshotPool
 
 
 class SB3Learner:
@@ -49,7 +51,11 @@ class SB3Learner:
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
-        opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
+        opponent = None
+        if setup.self_play is not None:  # only self-play loads the two-player machinery
+            from agents.twoplayer.selfplay import make_opponent
+
+            opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
         env = make_train_env(setup, opponent=opponent)
         self.model: DQN = build_dqn(section, env, setup.seed, setup.device)
         self.resumed = setup.resume is not None
@@ -64,8 +70,8 @@ class SB3Learner:
                 "resume is not exact: stable-baselines3's DQN starts fresh games and generators (its model keeps the "
                 "weights, optimiser and step count; --save-replay-buffer keeps the buffer)"
             )
-        if opponent is not None and setup.self_play is not None:  # self-play made the opponent
-            self.pool = SnapshotPool(setup.self_play, run_dir / SNAPSHOTS, self.model.q_net, opponent, None, setup.seed)
+        if opponent is not None:
+            self.pool = opponent.pool(run_dir / SNAPSHOTS, self.model.q_net, None, setup.seed)
         self.model.set_logger(logger)
         return [env]
 

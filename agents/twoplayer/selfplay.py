@@ -51,6 +51,10 @@ class SelfPlayOpponent(QPlayer):
         self.scripted = scripted
         self.tally: Callable[[np.ndarray], None] | None = None
 
+    def pool(self, folder: Path, learner: torch.nn.Module, spec: Any, seed: int) -> SnapshotPool:
+        """The pool of ``learner``'s snapshots (saved in ``folder``) this opponent plays from."""
+        return SnapshotPool(self.settings, folder, learner, self, spec, seed)
+
     def _scripted_games(self, n: int) -> list[np.ndarray]:
         """Each scripted player's games of a batch of ``n``."""
         count = int(round(self.settings.scripted_share * n))

@@ -25,6 +25,8 @@ def stop_and_show(*args, **kwargs):
         if path.startswith(("agents" + os.sep, "ballenvs" + os.sep)):
             ours.append(path)
     print("STACK " + json.dumps(ours + UPDATE_DEFINED_IN), flush=True)
+    loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("agents", "ballenvs"))
+    print("MODULES " + json.dumps(loaded), flush=True)
     os._exit(0)
 
 UPDATE_DEFINED_IN = []  # the update's own file, whose frame the stand-in replaces
@@ -47,15 +49,29 @@ def map_in_contributing(heading: str) -> list[str]:
     return [line.split()[0] for line in block.splitlines() if re.match(r"\s*(agents|ballenvs)/\S+\.py", line)]
 
 
-def stack_at_first_update(algo: str, tmp_path) -> list[str]:
+def first_update(algo: str, tmp_path) -> tuple[list[str], list[str]]:
+    """The files of ours on the stack at the run's first update, and the modules of ours loaded by then."""
     argv = ["--algo", algo, "--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "2000", "--log-dir", str(tmp_path)]
     argv += ["--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
     argv += ["--hyperparams", "learning_starts=50", "buffer_size=1000"]
     script = STACK_AT_FIRST_UPDATE.format(repo=str(REPO), algo=algo, argv=argv)
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("STACK ")]
-    assert lines, f"no update was reached:\n{done.stdout}\n{done.stderr}"
-    return json.loads(lines[0][len("STACK ") :])
+    said = dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("STACK ", "MODULES ")))
+    assert said.keys() == {"STACK", "MODULES"}, f"no update was reached:\n{done.stdout}\n{done.stderr}"
+    return json.loads(said["STACK"]), json.loads(said["MODULES"])
+
+
+@pytest.fixture(scope="module")
+def first_updates(tmp_path_factory):
+    """``first_update`` of each algo, run once for this module's tests."""
+    found: dict[str, tuple[list[str], list[str]]] = {}
+
+    def of(algo: str) -> tuple[list[str], list[str]]:
+        if algo not in found:
+            found[algo] = first_update(algo, tmp_path_factory.mktemp(algo))
+        return found[algo]
+
+    return of
 
 
 def entered_once(stack: list[str]) -> bool:
@@ -69,13 +85,24 @@ MAPS = [("custom", "to the first gradient step", 8), ("dqn", "stable-baselines3'
 
 
 @pytest.mark.parametrize(("algo", "heading", "most"), MAPS)
-def test_the_map_in_contributing_is_the_stack_at_the_first_update(algo, heading, most, tmp_path):
+def test_the_map_in_contributing_is_the_stack_at_the_first_update(algo, heading, most, first_updates):
     documented = map_in_contributing(heading)
-    frames = stack_at_first_update(algo, tmp_path)
+    frames, _ = first_updates(algo)
     assert entered_once(frames), frames
     stack = list(dict.fromkeys(frames))
     assert stack == documented, f"CONTRIBUTING's map ({heading}) says {documented}; the run went {stack}"
     assert len(stack) <= most
+
+
+@pytest.mark.parametrize("algo", ["custom", "dqn"])
+def test_a_one_player_run_loads_no_self_play_and_ours_no_sb3_dqn_before_its_first_update(algo, first_updates):
+    """What a run does not use is not on its way: UAVGrid-v0 has no opponent, so nothing of
+    agents.twoplayer; our DQN builds SB3's only for the zoo's copy at the end."""
+    _, loaded = first_updates(algo)
+    assert "agents.common.session.players" in loaded  # the look saw the session's modules
+    assert not [name for name in loaded if name.startswith("agents.twoplayer")]
+    if algo == "custom":
+        assert not [name for name in loaded if name.startswith("agents.sb3")]
 
 
 #: Run in a fresh process: agents.train's checks with a look at each call prepare_run makes itself.
