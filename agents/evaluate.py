@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         raise UsageError(
             "--render human needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy)"
         )
-    device = resolve_device(args.device, args.threads)
+    device, threads = resolve_device(args.device, args.threads)
     model_path, config = locate(Path(args.path), args.env)
     model = algorithm(config["algo"]).load(model_path, config, device)
     overrides: dict[str, Any] = {}
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         overrides["opponent"] = args.opponent if builtin else model_opponent(args.opponent, device, env_id, env_kwargs)
     if args.render or video:
         overrides["render_mode"] = args.render or "rgb_array"
-    note(f"device: {describe_device(device)}")
+    note(f"device: {describe_device(device, threads)}")
     print(f"{model_path} ({config['algo']})")  # the results' caption
     frames: list = []
     with closing(Console(args.episodes, unit="game", enabled=not args.no_progress)) as console:

@@ -75,13 +75,13 @@ def main(argv: list[str] | None = None) -> Path:
     video = check_video_path(args.video) if args.video is not None else None
     check_two_player_flags(args)
     env_kwargs = parse_overrides(args.env_kwargs, "--env-kwargs")
-    device = resolve_device(args.device, args.threads)
+    device, threads = resolve_device(args.device, args.threads)
     league = entrants(args.players, reference_for(args.env or DEFAULT_ENV).players)
     env_id = args.env or _models_env(league)
     probe_spaces(env_id, env_kwargs, None)  # bad game options: one line, before any player is built
     players = [make_entrant_player(entrant, device, env_id, env_kwargs) for entrant in league]
     pairs = len(league) * (len(league) - 1) // 2
-    note(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device)}")
+    note(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device, threads)}")
     results = np.zeros((len(league), len(league), 3), dtype=np.int64)
     console = Console(pairs * args.games, unit="game", enabled=not args.no_progress)
 

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> Path:
     data_path = Path(args.data_path)
     check_data_path(data_path)
     refuse_existing(data_path, dataset_id)
-    player = _make_player(args.player, args.env, env_kwargs, resolve_device(args.device, args.threads))
+    player = _make_player(args.player, args.env, env_kwargs, resolve_device(args.device, args.threads)[0])
 
     start = time.perf_counter()
     with closing(Console(args.episodes, unit="game", enabled=not args.no_progress)) as console:

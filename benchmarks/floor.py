@@ -246,10 +246,10 @@ def main(argv: list[str] | None = None) -> dict:
     extra = {} if args.config is None else read_yaml(args.config, "config")
     if not isinstance(extra, dict):
         parser.error(f"--config {args.config!r} must map env ids to sections")
-    device = resolve_device(args.device, args.threads)
+    device, threads = resolve_device(args.device, args.threads)
     rows = []
     with Measurements(3 * len(args.envs) + sum(env_id in extra for env_id in args.envs), not args.no_progress) as shown:
-        shown.write(f"floor on {machine()} ({describe_device(device)})")
+        shown.write(f"floor on {machine()} ({describe_device(device, threads)})")
         shown.write(
             row("section", "multiply-adds a sample", "samples per env step", "act (ms)", "update (ms)", "floor env steps/s")
         )
@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> dict:
                         f"{floor.steps_per_s:,.0f}",
                     )
                 )
-    result = {"benchmark": "floor", "machine": machine(), "device": describe_device(device), "rows": rows}
+    result = {"benchmark": "floor", "machine": machine(), "device": describe_device(device, threads), "rows": rows}
     write_json("floor", result)
     return result
 

@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--results", default=str(RESULTS_DIR / "RESULTS.md"), help="the results file to update")
     progress_flag(parser)
     args = parser.parse_args(argv)
-    device = resolve_device(args.device, args.threads)
-    note(f"device: {describe_device(device)}")
+    device, threads = resolve_device(args.device, args.threads)
+    note(f"device: {describe_device(device, threads)}")
     steps, learning_starts = (200, 64) if args.quick else (4000, 1000)
     timesteps, eval_freq, episodes = (400, 200, 2) if args.quick else (100_000, 10_000, 20)
     with Measurements(1, not args.no_progress) as shown:
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict:
         "benchmark": "gpu",
         "machine": machine(),
         "device": device,
-        "device_name": describe_device(device),
+        "device_name": describe_device(device, threads),
         "throughput": rates,
         "skill_timesteps": timesteps,
         "skill_eval_freq": eval_freq,

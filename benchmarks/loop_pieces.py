@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parser.parse_args(argv)
     check_env_id(args.env)
     check_ranges([("--steps", args.steps, (1, 10_000_000))])
-    device = resolve_device(args.device, args.threads)
+    device, _ = resolve_device(args.device, args.threads)
     with Measurements(1, not args.no_progress) as shown:
         result = pieces(args.env, args.steps, device)
         shown.write(f"{machine()}; {args.env}, our DQN's section, plain targets, {device}")

@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> dict:
         check_env_id(env_id)
     overrides = {"learning_starts": args.learning_starts}
     custom = {"double_q": False} if args.plain_targets else {}
-    device = resolve_device(args.device, args.threads)
+    device, _ = resolve_device(args.device, args.threads)
     peers = args.peers and sbx_available()
     if args.peers and not peers:
         note("--peers: sbx is not installed (pip install -e '.[peers]'); its DQN is skipped")

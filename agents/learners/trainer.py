@@ -72,7 +72,7 @@ def main(
         log_hyperparameters(logger, run_dir)
         milestones = make_milestones(setup, args, learner, logger, on_evaluation)
     # Once nothing can refuse the run: a refused one prints its one line on stderr and nothing else.
-    note(f"device: {describe_device(setup.device)}")
+    note(f"device: {describe_device(setup.device, setup.threads)}")
     for flag in ("amp", "compile"):
         if getattr(args, flag, False) and setup.device != "cuda":
             note(f"--{flag}: not applied on CPU (it only pays off on a GPU)")

@@ -21,7 +21,6 @@ from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_o
 from agents.common.threads import apply_threads, threads_flag
 
 DEVICES = ("auto", "cpu", "cuda")
-_threads_chosen: str | None = None  # resolve_device's thread choice in words, for describe_device
 DEFAULT_ENV = "BallDuel-v0"
 
 
@@ -157,9 +156,10 @@ def add_progress_flag(parser: argparse.ArgumentParser, still_printed: str) -> No
     parser.add_argument("--no-progress", action="store_true", help=f"no progress bar or progress lines ({still_printed})")
 
 
-def check_flags(args: argparse.Namespace) -> str:
+def check_flags(args: argparse.Namespace) -> tuple[str, str]:
     """A training command's flags, as far as the parser has them: counts, frequencies, the seed,
-    the device (its torch threads set, :func:`resolve_device`), the env and tracking. Returns the device."""
+    the device (its torch threads set, :func:`resolve_device`), the env and tracking. Returns the
+    device and its threads in words."""
     for flag in ("timesteps", "n_envs", "eval_episodes"):
         value = getattr(args, flag, None)
         if value is not None and not 1 <= value < MAX_COUNT:
@@ -189,13 +189,13 @@ def check_two_player_flags(args: argparse.Namespace) -> None:
         check_two_player_env(args.env)
 
 
-def resolve_device(requested: str, threads: str = "auto") -> str:
-    """The torch device to use: "cuda" or "cpu"; "cuda" without CUDA is an error. Sets torch's
-    CPU threads for ``threads`` (``--threads``) too: a GPU run's host side uses them as well."""
+def resolve_device(requested: str, threads: str = "auto") -> tuple[str, str]:
+    """The torch device to use, "cuda" or "cpu" ("cuda" without CUDA is an error), and the CPU
+    threads chosen for ``threads`` (``--threads``) in words, for :func:`describe_device`. Sets
+    torch's CPU threads too: a GPU run's host side uses them as well."""
     import torch
 
-    global _threads_chosen
-    _threads_chosen = apply_threads(threads)
+    threads_chosen = apply_threads(threads)
     available = torch.cuda.is_available()
     if requested == "cuda" and not available:
         raise UsageError(f"--device cuda: CUDA is not available here (torch {torch.__version__}); use --device auto or cpu")
@@ -203,14 +203,14 @@ def resolve_device(requested: str, threads: str = "auto") -> str:
     if device == "cuda":
         # Fixed input sizes: let cuDNN pick its fastest kernels once.
         torch.backends.cudnn.benchmark = True
-    return device
+    return device, threads_chosen
 
 
-def describe_device(device: str) -> str:
-    """The device and the CPU threads chosen for it, for the line a command prints at start."""
+def describe_device(device: str, threads: str) -> str:
+    """The device and the CPU threads chosen for it (:func:`resolve_device`'s words), for the line a
+    command prints at start."""
     import torch
 
-    threads = _threads_chosen or f"{torch.get_num_threads()} threads"
     if device == "cuda":
         return f"cuda ({torch.cuda.get_device_name(0)}), host with {threads}"
     return f"cpu with {threads}, torch {torch.__version__}"

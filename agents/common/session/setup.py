@@ -53,6 +53,7 @@ class RunSetup:
     resume_buffer: Path | None = None  # the replay buffer it continues with, if its run saved one
     self_play: SelfPlay | None = None  # the pool's settings when the learner plays itself (--opponent self)
     checked: Any = None  # what the learner's check() built, for its start()
+    threads: str = ""  # the CPU threads chosen for the device, in words (resolve_device)
     # What the user is told once the run has started: nothing but its one line when it is refused.
     notes: tuple[str, ...] = ()
 
@@ -94,7 +95,7 @@ def prepare_run(
             f"--resume {args.resume!r}: a {resumed.algo} run, not {algo.name}; python -m agents.train --resume "
             f"{args.resume} continues it (with its own algorithm)"
         )
-    device = check_flags(args)
+    device, threads = check_flags(args)
     section, opponent = run_section(args, algo, resumed)
     self_play = check_players(section.env_id, opponent, section.self_play)
     if resumed is not None:
@@ -127,6 +128,7 @@ def prepare_run(
         resume_buffer=None if resumed is None else resumed.replay_buffer,
         self_play=self_play,
         checked=checked,
+        threads=threads,
         notes=notes,
     )
 
