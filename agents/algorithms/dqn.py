@@ -93,6 +93,10 @@ class DQNAgent(QLearner):
     def random_actions(self, n: int) -> np.ndarray:
         return self.rng.integers(self.n_actions, size=n)
 
+    def warm_up_actions(self, observations: Any, n: int) -> np.ndarray:
+        """The actions of the ``n`` envs before ``learning_starts``: uniform, as SB3's."""
+        return self.random_actions(n)
+
     def augment(self, batch: Batch) -> Batch:
         """The minibatch with each sample's frames randomly shifted (``augment_shift``; DrQ): its
         observation and next observation by the same shift, drawn from the agent's generator."""
@@ -104,21 +108,30 @@ class DQNAgent(QLearner):
 
     def update(self, batch: Batch) -> torch.Tensor:
         """One gradient step on a minibatch; returns the loss as a tensor (no sync with the device)."""
-        loss = self.td_loss(batch)
+        loss = self.loss(batch)
         self.gradient_step(loss)
         if self.averaged is not None:
             with torch.no_grad():
                 torch._foreach_lerp_(*self._averaging, self.config.policy_averaging)
         return loss.detach()
 
+    def loss(self, batch: Batch) -> torch.Tensor:
+        """What an update minimises: the TD loss (an algorithm built on this one adds its terms)."""
+        return self.td_loss(batch)
+
+    def next_action_values(self, next_observations: torch.Tensor) -> torch.Tensor | None:
+        """The values whose argmax picks the action a target bootstraps on: the online network's
+        (Double DQN), or None: the target network's own max."""
+        return self._q_fn(next_observations).float() if self.config.double_q else None
+
     def td_loss(self, batch: Batch) -> torch.Tensor:
         """The Huber loss of the minibatch's Q-values to their (Double-DQN, n-step) targets."""
         config = self.config
         with torch.no_grad(), self._autocast():
             next_q_target = self._target_fn(batch.next_observations).float()
-            next_q_online = self._q_fn(batch.next_observations).float() if config.double_q else None
+            choosing = self.next_action_values(batch.next_observations)
             discounts = config.gamma if batch.discounts is None else batch.discounts
-            targets = td_targets(batch.rewards, batch.terminated, discounts, next_q_target, next_q_online)
+            targets = td_targets(batch.rewards, batch.terminated, discounts, next_q_target, choosing)
         with self._autocast():
             q_taken = self._q_fn(batch.observations).float().gather(1, batch.actions.unsqueeze(1)).squeeze(1)
         return F.smooth_l1_loss(q_taken, targets)
@@ -181,7 +194,7 @@ def learn(
     obs = env.first_observations()
     while progress.num_timesteps < end:
         if progress.num_timesteps < config.learning_starts:
-            actions = agent.random_actions(n_envs)  # warm-up, as SB3: uniform actions
+            actions = agent.warm_up_actions(obs, n_envs)
         else:
             actions = agent.act(obs, progress.epsilon(config))
         step = env.step(actions)

@@ -12,6 +12,7 @@ from stable_baselines3.common.logger import Logger
 
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
+from agents.common.session.evaluation import Evaluation
 from agents.common.session.milestones import Milestones
 
 
@@ -27,6 +28,14 @@ class Hooks:
 
     def record(self, key: str, value: float) -> None:
         """A figure of the algorithm's own, written with the next log line."""
+
+    def evaluate_now(self, progress: Progress) -> Evaluation | None:
+        """The run's evaluation played now, before the grid's next (None: the run is not evaluated)."""
+        return None
+
+    def latest_evaluation(self) -> Evaluation | None:
+        """The run's last evaluation (None before the first, or when the run is not evaluated)."""
+        return None
 
 
 class RunHooks(Hooks):
@@ -45,6 +54,12 @@ class RunHooks(Hooks):
 
     def record(self, key: str, value: float) -> None:
         self.logger.record(key, value)
+
+    def evaluate_now(self, progress: Progress) -> Evaluation | None:
+        return self.milestones.evaluate(progress.num_timesteps)
+
+    def latest_evaluation(self) -> Evaluation | None:
+        return self.milestones.latest
 
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         record = self.logger.record

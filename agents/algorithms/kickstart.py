@@ -5,9 +5,8 @@ softmax to the teacher's labels on the frames it plays, the weight falling linea
 pixels and reward alone, and can go past its teacher.
 
 The network may start as a distilled student (``start_from``: :mod:`agents.algorithms.distill`'s
-run or model), so that DQN begins from a policy that already plays: the student's outputs are
-logits of the teacher's policy, softmax(values / temperature), so its last layer is scaled by its
-temperature to give Q-values on the teacher's scale whose softmax(Q / temperature) is that policy.
+run or model, read by :mod:`agents.algorithms.starts`), so that DQN begins from a policy that
+already plays.
 The teacher labels only while its term counts: the frames the agent plays, from ``info["state"]`` (the env's ``state_info``),
 go to a bounded buffer of labels (:class:`agents.algorithms.distill.LabelBuffer`), sampled beside each
 replay minibatch. Everything else is :mod:`agents.algorithms.dqn`'s, unchanged.
@@ -23,18 +22,15 @@ import torch
 
 from agents.algorithms import dqn
 from agents.algorithms.buffer import Batch
-from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.distill import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.progress import Progress, linear_epsilon
-from agents.common.artifacts.models import find_model
-from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
+from agents.algorithms.starts import check_start, load_start
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, Teaching, key
 from agents.common.environments.steps import Step
-from agents.common.errors import UsageError
 from agents.common.networks.augment import check_augmentation
 
 __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
@@ -63,19 +59,8 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
     config, spec = settings_of(KickstartConfig, section, observation_space, action_space)
     check_teaching(config, section, action_space)
     if config.start_from:
-        state = start_weights(config.start_from)
-        if state["spec"] != spec:
-            raise UsageError(f"start_from {config.start_from!r}: its network {state['spec']} is not this run's ({spec})")
+        check_start(config.start_from, spec)
     return config, spec
-
-
-def start_weights(path: str) -> dict[str, Any]:
-    """The checkpoint of the model a run starts from (one of ours: a distilled student, a DQN)."""
-    try:
-        model, _ = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
-    except UsageError as error:
-        raise UsageError(f"start_from {path!r}: {error}") from None
-    return load_checkpoint(model)
 
 
 class KickstartAgent(dqn.DQNAgent):
@@ -95,29 +80,20 @@ class KickstartAgent(dqn.DQNAgent):
     ) -> None:
         super().__init__(spec, config, device, seed, amp, compile)
         if config.start_from:
-            state = start_weights(config.start_from)
-            self.q.load_state_dict(state["agent"]["q"])
-            temperature = state["config"].get("temperature")  # a distilled student's: its logits are values / it
-            if isinstance(temperature, float):
-                last = self.q.head[-1]
-                assert isinstance(last, torch.nn.Linear)  # a QNetwork's head ends in its actions' layer
-                with torch.no_grad():
-                    last.weight.mul_(temperature)
-                    last.bias.mul_(temperature)
+            load_start(self.q, config.start_from)
             self.target.load_state_dict(self.q.state_dict())
         self.teacher = make_teacher(config, device, seed)
         self.weight = config.kickstart_weight  # the teacher term's, now
         self.labels: LabelBuffer | None = None  # made by learn, sized as the replay buffer
 
-    def update(self, batch: Batch) -> torch.Tensor:
+    def loss(self, batch: Batch) -> torch.Tensor:
         loss = self.td_loss(batch)
         if self.weight > 0 and self.labels is not None and len(self.labels):
             observations, targets = self.labels.sample(len(batch.actions))
             with self._autocast():
                 logits = self._q_fn(observations).float()
             loss = loss + self.weight * policy_cross_entropy(logits / self.config.temperature, targets)
-        self.gradient_step(loss)
-        return loss.detach()
+        return loss
 
 
 Agent = KickstartAgent

@@ -59,7 +59,7 @@ def test_every_registered_algorithm_is_an_algo_of_agents_train_and_the_aliases_k
 
 def test_our_agents_gpu_options_are_refused_for_sb3s_dqn_before_any_folder(tmp_path, capsys):
     err = refused(capsys, train.main, ["--amp", "--log-dir", str(tmp_path)], tmp_path)
-    assert err == "error: --amp: an option of --algo custom, pqn, distill, kickstart, not of SB3 DQN"
+    assert err == "error: --amp: an option of --algo custom, pqn, distill, kickstart, finetune, not of SB3 DQN"
     assert "unrecognized arguments: --compile" in refused(capsys, sb3_train.main, ["--compile"], tmp_path)
 
 
@@ -81,6 +81,8 @@ LOGGER = type("Logger", (), {"dump": lambda self, steps: None})()
 
 
 class Evaluations:
+    latest = None  # an Evaluator's last outcome: none that a learner reads here
+
     def __init__(self) -> None:
         self.at: list[int] = []
 

@@ -200,6 +200,18 @@ register(
 
 register(
     Algorithm(
+        "finetune",
+        "fine-tuned DQN",
+        config="finetune.yml",
+        hyperparameters="agents.algorithms.finetune:FinetuneConfig",
+        module="agents.algorithms.finetune",
+        **_OURS,
+    )
+)
+
+
+register(
+    Algorithm(
         "rllib_ppo",
         "RLlib PPO",
         trainer=TRAIN,

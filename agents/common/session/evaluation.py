@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -62,6 +62,15 @@ def play_episodes(
     return Episodes(returns, final_infos, seed), lengths
 
 
+class Evaluation(NamedTuple):
+    """One evaluation's outcome: its step, mean return, and win rate against each opponent it
+    played (``{"": rate}`` for the run's own env; empty where the game has no winner)."""
+
+    steps: int
+    mean_return: float
+    win_rates: dict[str, float]
+
+
 class Evaluator:
     """Deterministic episodes on separate envs every ``eval_freq`` steps, as stable-baselines3's
     EvalCallback: the results in ``evaluations.npz`` (its layout, where the RL Zoo's plots read it), the figures in the
@@ -88,6 +97,7 @@ class Evaluator:
         self.best_mean = -np.inf
         self.start_time = time.time()
         self.history: dict[str, list] = {"timesteps": [], "results": [], "ep_lengths": []}
+        self.latest: Evaluation | None = None  # what the last evaluation found, for the learner (Hooks)
 
     def __call__(self, policy: Any, num_timesteps: int) -> float:
         played = {name: play_episodes(policy, env, self.episodes, self.seed) for name, env in self.envs.items()}
@@ -118,6 +128,8 @@ class Evaluator:
             self.save_best()
             line += " (new best: best_model saved)"
         self.console.write(line)
+        rates = {name: float(rate) for name, rate in wins.items() if rate is not None}
+        self.latest = Evaluation(num_timesteps, mean, rates)
         if self.on_evaluation is not None:
             self.on_evaluation(num_timesteps, mean)
         return mean

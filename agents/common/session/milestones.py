@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from agents.common.artifacts.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name
 from agents.common.session.console import Console
-from agents.common.session.evaluation import Evaluator
+from agents.common.session.evaluation import Evaluation, Evaluator
 from agents.common.stops import DeferredStop
 
 
@@ -95,10 +95,24 @@ class Milestones:
             self.learner.save(folder / checkpoint_name(steps, self.suffix))
             self._next_save = next_multiple(steps, self.save_freq)
         if steps >= self._next_eval and self.evaluator is not None:
-            self.evaluator(self.learner.policy(), steps)
-            self.logger.dump(steps)
+            self.evaluate(steps)
             self._next_eval = next_multiple(steps, self.eval_freq)
         return self.stop.signum is None  # a stop ends training here, at a step's end
+
+    def evaluate(self, steps: int) -> Evaluation | None:
+        """An evaluation now, off the grid (a learner that needs its start's level asks for one
+        before its first step): logged, the best model kept, as on the grid. None: the run is
+        not evaluated (``eval_freq`` 0)."""
+        if self.evaluator is None:
+            return None
+        self.evaluator(self.learner.policy(), steps)
+        self.logger.dump(steps)
+        return self.evaluator.latest
+
+    @property
+    def latest(self) -> Evaluation | None:
+        """The last evaluation's outcome (None before the first, or when the run is not evaluated)."""
+        return None if self.evaluator is None else self.evaluator.latest
 
     def close(self) -> None:
         if self.evaluator is not None:

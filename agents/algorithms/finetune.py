@@ -1,0 +1,226 @@
+"""Our DQN fine-tuned from a model that already plays, without unlearning what it knows.
+
+Temporal-difference learning started on a network that holds a policy rewrites its values before
+it improves on them, and the policy falls apart on the way: "unlearning" in offline-to-online
+fine-tuning (Cal-QL, Nakamoto et al. 2023; WSRL, Zhou et al. 2024), and what kickstarted self-play
+did here once its teacher's term ended (benchmarks/RESULTS.md). Three things keep it:
+
+1. **Calibration first** (``calibration_steps``): the start plays, its greedy actions held, while
+   the Q-network's values are fitted to the start's own returns under this run's rewards: the TD
+   targets bootstrap on the start's action at the next state (the values of its policy, SARSA's
+   targets), not on the max. No update can change a played action yet. The greedy policy of
+   values so fitted is a policy improvement step over the start's.
+2. **A pull to the start** (``pull_weight``): the cross-entropy of softmax(Q / pull_temperature)
+   to the start's policy, softmax(start / pull_temperature), on each minibatch's states, beside
+   the TD loss (AlphaStar's KL to its supervised policy).
+3. **Released on evidence, not on a clock**: the run is evaluated once before its first step (the
+   start's own level against each opponent). After calibration, each evaluation that holds that
+   level (no opponent's win rate more than ``pull_margin`` below the start's; a game without
+   winners: its mean return within that share of the start's) multiplies the pull's weight by
+   ``pull_release``; one that falls puts it back to ``pull_weight``. A run without evaluations
+   (``--eval-freq 0``) has no evidence, and its pull stays.
+
+The start (``start_from``) is read by :mod:`agents.algorithms.starts` (a distilled student's logits
+scaled to values). Everything else is :mod:`agents.algorithms.dqn`'s: its buffer, targets, loop.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.algorithms import dqn
+from agents.algorithms.contract import AlgorithmModule, settings_of
+from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
+from agents.algorithms.hooks import Hooks
+from agents.algorithms.networks import QNetwork
+from agents.algorithms.progress import Progress
+from agents.algorithms.starts import check_start, load_start
+from agents.algorithms.tensors import to_tensor
+from agents.common.configuration.config import Section
+from agents.common.configuration.hyperparameters import OurDQNConfig, key
+from agents.common.errors import UsageError
+from agents.common.networks.augment import check_augmentation
+from agents.common.session.evaluation import Evaluation
+
+if TYPE_CHECKING:
+    from agents.algorithms.buffer import Batch
+
+__all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
+
+
+@dataclass
+class FinetuneConfig(OurDQNConfig):
+    """Our DQN fine-tuned from a model that plays (zoo_configs/finetune.yml): calibration on the
+    start's own games, then a pull to the start released as evaluations hold its level."""
+
+    start_from: str = key("", "the model file or run folder the run starts from and is pulled towards (required)")
+    calibration_steps: int = key(
+        50_000, "env steps at the start in which the start plays and the values are fitted to its returns", low=0
+    )
+    pull_weight: float = key(
+        1.0, "the pull's weight beside the TD loss at the start, and after an evaluation that falls", low=0
+    )
+    pull_temperature: float = key(0.05, "both policies the pull compares are softmax(values / this)", low=0, low_open=True)
+    pull_margin: float = key(
+        0.05, "how far below the start's level an evaluation's win rate may be and still hold it", low=0, high=1
+    )
+    pull_release: float = key(
+        0.5, "the pull's weight is multiplied by this at each evaluation that holds the start's level", low=0, high=1
+    )
+
+
+def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[FinetuneConfig, dict[str, Any]]:
+    """DQN's config and network, and the start it fine-tunes, fitting this network."""
+    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
+    config, spec = settings_of(FinetuneConfig, section, observation_space, action_space)
+    if not config.start_from:
+        raise UsageError(
+            f"start_from: name the model file or run folder to fine-tune, e.g. --hyperparams "
+            f"start_from=runs/distill/{section.env_id}_1"
+        )
+    check_start(config.start_from, spec)
+    return config, spec
+
+
+def holds(evaluation: Evaluation, level: Evaluation, margin: float) -> bool:
+    """Whether ``evaluation`` holds the start's ``level``: every opponent's win rate at most
+    ``margin`` below the start's; a game without winners, its mean return within ``margin`` of the
+    start's as a share of it."""
+    if level.win_rates:
+        return all(evaluation.win_rates.get(name, 0.0) >= rate - margin for name, rate in level.win_rates.items())
+    return evaluation.mean_return >= level.mean_return - margin * abs(level.mean_return)
+
+
+class FinetuneAgent(dqn.DQNAgent):
+    """Our DQN agent started from a model, with that model frozen beside it (the start) and the
+    pull towards it."""
+
+    FORMAT = "ballenvs-custom-finetune/1"  # of its checkpoints
+
+    def __init__(
+        self,
+        spec: dict[str, Any],
+        config: FinetuneConfig,
+        device: str,
+        seed: int = 0,
+        amp: bool = False,
+        compile: bool = False,
+    ) -> None:
+        super().__init__(spec, config, device, seed, amp, compile)
+        load_start(self.q, config.start_from)
+        self.target.load_state_dict(self.q.state_dict())
+        if self.averaged is not None:
+            self.averaged.load_state_dict(self.q.state_dict())
+        self.start = QNetwork(spec).to(self.device).requires_grad_(False).eval()
+        self.start.load_state_dict(self.q.state_dict())
+        self.pull = config.pull_weight  # the pull's weight, now
+        self.start_level: Evaluation | None = None  # the start's evaluation, before the first step
+        self.calibrating = config.calibration_steps > 0  # kept by learn as the steps go by
+
+    def start_actions(self, observations: Any) -> np.ndarray:
+        with torch.inference_mode(), self._autocast():
+            return self.start(to_tensor(observations, self.device)).argmax(dim=1).cpu().numpy()
+
+    def act(self, observation: Any, epsilon: float) -> np.ndarray:
+        return self.start_actions(observation) if self.calibrating else self.epsilon_greedy(observation, epsilon)
+
+    def warm_up_actions(self, observations: Any, n: int) -> np.ndarray:
+        return self.start_actions(observations)  # the start's games fill the buffer, not uniform ones
+
+    def next_action_values(self, next_observations: torch.Tensor) -> torch.Tensor | None:
+        if self.calibrating:  # the start's policy's values: bootstrap on the start's own action
+            return self.start(next_observations).float()
+        return super().next_action_values(next_observations)
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        loss = self.td_loss(batch)
+        if self.pull > 0:
+            temperature = self.config.pull_temperature
+            with torch.no_grad(), self._autocast():
+                targets = F.softmax(self.start(batch.observations).float() / temperature, dim=1)
+            with self._autocast():
+                logits = self._q_fn(batch.observations).float() / temperature
+            loss = loss - self.pull * (targets * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        return loss
+
+    def weigh(self, evaluation: Evaluation) -> None:
+        """The pull after an evaluation (see the module docstring)."""
+        if self.start_level is None:
+            return
+        if not holds(evaluation, self.start_level, self.config.pull_margin):
+            self.pull = self.config.pull_weight
+        elif not self.calibrating:
+            self.pull *= self.config.pull_release
+
+    def runtime_state(self) -> dict[str, Any]:
+        level = None if self.start_level is None else self.start_level._asdict()
+        return {**super().runtime_state(), "pull": self.pull, "start_level": level}
+
+    def load_runtime_state(self, state: dict[str, Any]) -> None:
+        super().load_runtime_state({k: v for k, v in state.items() if k not in ("pull", "start_level")})
+        self.pull = float(state.get("pull", self.config.pull_weight))
+        level = state.get("start_level")
+        self.start_level = None if level is None else Evaluation(**level)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "start": self.start.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.start.load_state_dict(state["start"])
+
+
+Agent = FinetuneAgent
+
+
+class Evidence(Hooks):
+    """The run's hooks, and after each of its evaluations the pull weighed on it; the pull's weight
+    is logged with every row (``train/pull_weight``)."""
+
+    def __init__(self, hooks: Hooks, agent: FinetuneAgent) -> None:
+        self.hooks, self.agent = hooks, agent
+        self.seen = None if agent.start_level is None else agent.start_level.steps
+
+    def on_step(self, progress: Progress) -> bool:
+        self.agent.calibrating = progress.num_timesteps < self.agent.config.calibration_steps
+        go_on = self.hooks.on_step(progress)  # may evaluate
+        latest = self.hooks.latest_evaluation()
+        if latest is not None and latest.steps != self.seen:
+            self.seen = latest.steps
+            self.agent.weigh(latest)
+        return go_on
+
+    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
+        self.hooks.record("train/pull_weight", self.agent.pull)
+        self.hooks.on_episodes(progress, returns, lengths, loss, fps)
+
+    def record(self, key: str, value: float) -> None:
+        self.hooks.record(key, value)
+
+    def evaluate_now(self, progress: Progress) -> Evaluation | None:
+        return self.hooks.evaluate_now(progress)
+
+    def latest_evaluation(self) -> Evaluation | None:
+        return self.hooks.latest_evaluation()
+
+
+def learn(
+    agent: FinetuneAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any, log_every_episodes: int = 4
+) -> None:
+    """DQN's loop (:func:`agents.algorithms.dqn.learn`), the start evaluated first on a fresh run."""
+    agent.calibrating = progress.num_timesteps < agent.config.calibration_steps
+    if agent.start_level is None and progress.num_timesteps == 0:
+        agent.start_level = hooks.evaluate_now(progress)
+    dqn.learn(agent, env, progress, timesteps, Evidence(hooks, agent), buffer, log_every_episodes)
+
+
+if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
+    from agents.algorithms import finetune as _this_module
+
+    _: AlgorithmModule = _this_module

@@ -1,0 +1,128 @@
+"""Fine-tuning from a model that plays (agents.algorithms.finetune): while calibrating the start
+plays and the targets bootstrap on its actions; the pull is released only by evaluations that hold
+the start's level once calibration is over, and comes back at one that falls; a run evaluates its
+start before its first step."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+import torch
+
+from agents import train
+from agents.algorithms.checkpoint import load_checkpoint
+from agents.algorithms.finetune import FinetuneAgent, FinetuneConfig, holds
+from agents.algorithms.networks import QNetwork
+from agents.common.session.cli import run_cli
+from agents.common.session.evaluation import Evaluation
+from tests.helpers import refused
+
+#: BallSumo-v0's state section, small: 4 envs, the cheap scripts as the pool, a tiny buffer.
+STATE = ["--env", "BallSumo-v0", "--n-envs", "4", "--save-freq", "0", "--no-progress", "--threads", "1", "--seed", "1"]
+STATE += ["--hyperparams", "buffer_size=2000", "learning_starts=64", "batch_size=32"]
+STATE += ["self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=200, swap_steps=100)"]
+
+
+@pytest.fixture(scope="module")
+def start(tmp_path_factory):
+    """A model that plays BallSumo-v0's state: a short run of our DQN's section."""
+    folder = tmp_path_factory.mktemp("start")
+    argv = ["--algo", "custom", *STATE, "--timesteps", "400", "--eval-freq", "0", "--log-dir", str(folder)]
+    assert run_cli(train.main, argv) == 0
+    return folder / "custom" / "BallSumo-v0_1"
+
+
+def agent_from(start, **keys) -> FinetuneAgent:
+    state = load_checkpoint(start / "final_model.pt")
+    config = FinetuneConfig(start_from=str(start), **keys)
+    return FinetuneAgent(state["spec"], config, "cpu", seed=0)
+
+
+def test_an_evaluation_holds_the_starts_level_within_the_margin_against_every_opponent():
+    level = Evaluation(0, 0.5, {"chaser": 0.9, "anchor": 1.0})
+    assert holds(Evaluation(10, 0.1, {"chaser": 0.86, "anchor": 0.95}), level, 0.05)
+    assert not holds(Evaluation(10, 0.9, {"chaser": 0.84, "anchor": 1.0}), level, 0.05)
+    assert not holds(Evaluation(10, 0.9, {"chaser": 1.0}), level, 0.05)  # an opponent not played is not held
+    one_player = Evaluation(0, 20.0, {})
+    assert holds(Evaluation(10, 19.0, {}), one_player, 0.05) and not holds(Evaluation(10, 18.9, {}), one_player, 0.05)
+
+
+def test_while_calibrating_the_start_plays_and_the_targets_bootstrap_on_its_actions(start):
+    agent = agent_from(start)
+    with torch.no_grad():  # the online network moves away from the start, as updates would move it
+        agent.q.head[-1].bias.copy_(torch.arange(9.0) * 100)
+    observations = np.random.default_rng(0).normal(size=(64, agent.spec["parts"][""]["size"])).astype(np.float32)
+    tensor = torch.as_tensor(observations)
+    with torch.no_grad():
+        start_actions, online_actions = agent.start(tensor).argmax(1).numpy(), agent.q(tensor).argmax(1).numpy()
+        assert (online_actions == 8).all() and (start_actions != 8).any()
+        agent.calibrating = True
+        np.testing.assert_array_equal(agent.act(observations, 1.0), start_actions)  # held, exploration and all
+        np.testing.assert_array_equal(agent.warm_up_actions(observations, 64), start_actions)
+        torch.testing.assert_close(agent.next_action_values(tensor), agent.start(tensor))
+        agent.calibrating = False
+        np.testing.assert_array_equal(agent.act(observations, 0.0), online_actions)
+        torch.testing.assert_close(agent.next_action_values(tensor), agent.q(tensor))  # Double DQN's
+
+
+def test_the_pull_is_released_by_evaluations_that_hold_after_calibration_and_comes_back_at_one_that_falls(start):
+    agent = agent_from(start, pull_weight=2.0, pull_release=0.5, pull_margin=0.05)
+    agent.start_level = Evaluation(0, 0.0, {"chaser": 0.9, "pusher": 0.8})
+    holding, falling = Evaluation(1, 0.0, {"chaser": 0.9, "pusher": 0.8}), Evaluation(2, 0.0, {"chaser": 0.7, "pusher": 0.8})
+    agent.calibrating = True
+    agent.weigh(holding)
+    assert agent.pull == 2.0  # no release while the start plays
+    agent.calibrating = False
+    agent.weigh(holding)
+    agent.weigh(holding)
+    assert agent.pull == 0.5
+    agent.weigh(falling)
+    assert agent.pull == 2.0
+
+
+def test_the_pull_draws_the_online_policy_back_to_the_starts(start):
+    agent = agent_from(start, pull_weight=1.0, learning_rate=1e-3)
+    with torch.no_grad():
+        agent.q.head[-1].bias.add_(torch.arange(9.0))  # moved away from the start
+    observations = torch.as_tensor(np.random.default_rng(1).normal(size=(256, agent.spec["parts"][""]["size"])))
+    observations = observations.float()
+
+    def disagreement() -> float:
+        with torch.no_grad():
+            return float((agent.q(observations).argmax(1) != agent.start(observations).argmax(1)).float().mean())
+
+    before = disagreement()
+    agent.td_loss = lambda batch: torch.zeros(())  # the pull alone
+    for _ in range(200):
+        agent.gradient_step(agent.loss(type("Batch", (), {"observations": observations})()))
+    assert before > 0.5 and disagreement() < before / 2
+
+
+def test_a_run_evaluates_its_start_first_and_logs_the_pull(start, tmp_path):
+    argv = ["--algo", "finetune", *STATE, f"start_from={start}", "calibration_steps=96", "--timesteps", "256"]
+    argv += ["--eval-freq", "128", "--eval-episodes", "2", "--log-dir", str(tmp_path)]
+    assert run_cli(train.main, argv) == 0
+    run = tmp_path / "finetune" / "BallSumo-v0_1"
+    with open(run / "progress.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    evaluated = [int(float(r["time/total_timesteps"])) for r in rows if r.get("eval/mean_reward")]
+    assert evaluated == [0, 128, 256]  # the start's level first
+    assert any(r.get("train/pull_weight") for r in rows)
+    saved = load_checkpoint(run / "final_model.pt")
+    assert saved["format"] == FinetuneAgent.FORMAT
+    start_q = QNetwork(saved["spec"])
+    start_q.load_state_dict(load_checkpoint(start / "final_model.pt")["agent"]["q"])
+    for name, tensor in start_q.state_dict().items():  # the start rides along, unchanged
+        torch.testing.assert_close(saved["agent"]["start"][name], tensor)
+
+
+def test_a_run_needs_a_start_that_fits_its_network_and_is_refused_before_any_folder(start, tmp_path, capsys):
+    flags = ["--timesteps", "64", "--log-dir", str(tmp_path)]
+    err = refused(capsys, train.main, ["--algo", "finetune", *STATE, *flags])
+    assert "start_from: name the model file or run folder to fine-tune" in err
+    other_network = [f"start_from={start}", "policy_kwargs=dict(net_arch=[64])"]
+    err = refused(capsys, train.main, ["--algo", "finetune", *STATE, *other_network, *flags])
+    assert f"start_from {str(start)!r}: its network" in err and "is not this run's" in err
+    assert not list(tmp_path.iterdir())
