@@ -103,16 +103,8 @@ class FinetuneAgent(dqn.DQNAgent):
 
     FORMAT = "ballenvs-custom-finetune/1"  # of its checkpoints
 
-    def __init__(
-        self,
-        spec: dict[str, Any],
-        config: FinetuneConfig,
-        device: str,
-        seed: int = 0,
-        amp: bool = False,
-        compile: bool = False,
-    ) -> None:
-        super().__init__(spec, config, device, seed, amp, compile)
+    def __init__(self, spec: dict[str, Any], config: FinetuneConfig, device: str, **options: Any) -> None:
+        super().__init__(spec, config, device, **options)  # seed, amp, compile: DQN's
         load_start(self.q, config.start_from)
         self.target.load_state_dict(self.q.state_dict())
         if self.averaged is not None:

@@ -69,16 +69,8 @@ class KickstartAgent(dqn.DQNAgent):
     FORMAT = "ballenvs-custom-kickstart/1"  # of its checkpoints
     INEXACT_RESUME = "the teacher's labels and generators are not saved"
 
-    def __init__(
-        self,
-        spec: dict[str, Any],
-        config: KickstartConfig,
-        device: str,
-        seed: int = 0,
-        amp: bool = False,
-        compile: bool = False,
-    ) -> None:
-        super().__init__(spec, config, device, seed, amp, compile)
+    def __init__(self, spec: dict[str, Any], config: KickstartConfig, device: str, seed: int = 0, **options: Any) -> None:
+        super().__init__(spec, config, device, seed, **options)  # amp, compile: DQN's
         if config.start_from:
             load_start(self.q, config.start_from)
             self.target.load_state_dict(self.q.state_dict())
