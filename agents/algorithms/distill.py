@@ -37,7 +37,7 @@ from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.hooks import EpisodeLog, Hooks
 from agents.algorithms.progress import Progress, linear_epsilon
 from agents.algorithms.qlearner import QLearner
-from agents.common.artifacts.models import find_model, load_policy
+from agents.common.artifacts.models import find_model, load_run_model
 from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig, TeacherGame, Teaching, key, redefault
@@ -120,7 +120,7 @@ class ModelTeacher:
 
     def __init__(self, path: str, game: TeacherGame, temperature: float, device: str) -> None:
         model, run_dir = check_model_teacher(path, game)
-        self.q = load_policy(model, run_dir, device)[0].q_net
+        self.q = load_run_model(model, run_dir, device)[0].q_net
         self.arena, self.options = arena_of(game), dict(game.env_kwargs)
         self.device, self.temperature = torch.device(device), temperature
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.models import MODEL_SUFFIXES, SNAPSHOTS, find_model, load_policy, snapshot_steps
+from agents.common.artifacts.models import MODEL_SUFFIXES, SNAPSHOTS, find_model, load_run_model, snapshot_steps
 from agents.common.artifacts.runs import (
     BEST_MODEL,
     FINAL_MODEL,
@@ -123,7 +123,7 @@ def make_entrant_player(entrant: Entrant, device: str, env_id: str, env_kwargs: 
     model_arena = reference_for(config["env_id"]).arena if config["env_id"] in _two_player_ids() else None
     if model_arena is None:
         raise UsageError(f"player {entrant.name}: a model of {config['env_id']}, which has no opponent to play")
-    policy, config = load_policy(model_path, run_dir, device)
+    policy, config = load_run_model(model_path, run_dir, device)
     hyper = config["hyperparams"]
     observer = model_arena.observer(dict(hyper.get("env_kwargs") or {}))
     return QPlayer(policy.q_net, device, hyper.get("frame_stack") or 1, observer)

@@ -13,7 +13,7 @@ from stable_baselines3 import DQN
 
 import ballenvs
 from agents import custom_train, sb3_train
-from agents.common.artifacts.models import find_model, load_policy
+from agents.common.artifacts.models import find_model, load_run_model
 from agents.common.artifacts.runs import read_config
 from agents.common.configuration.config import RUN_KEYS, ConfigError, Schema, build_section, parse_overrides, schedule
 from agents.common.configuration.config_files import load_section, shipped_config
@@ -117,7 +117,7 @@ def test_evaluate_finds_models_in_checkpoints(tmp_path):
     run_dir = train(tmp_path, "UAVGrid-v0")
     model_path, found_dir = find_model(run_dir / "checkpoints" / "model_200_steps.zip")
     assert found_dir == run_dir
-    assert load_policy(model_path, found_dir, "cpu")[0].num_timesteps == 200
+    assert load_run_model(model_path, found_dir, "cpu")[0].num_timesteps == 200
 
 
 def bad_exit(capsys, main, argv):
@@ -307,6 +307,6 @@ def test_the_main_command_learns_to_beat_chaser(tmp_path):
     assert config["env_id"] == "BallDuel-v0" and config["hyperparams"]["policy"] == "CnnPolicy"
     env_kwargs = config["hyperparams"]["env_kwargs"]
     assert env_kwargs["obs_size"] == 36 and env_kwargs["opponent"] == "chaser"
-    model, config = load_policy(run_dir / "final_model.zip", run_dir, "cpu")
+    model, config = load_run_model(run_dir / "final_model.zip", run_dir, "cpu")
     result = evaluate(model, config, episodes=40, deterministic=True)
     assert result.outcomes["left"] >= 34, result.summary("BallDuel-v0")

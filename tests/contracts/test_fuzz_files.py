@@ -191,13 +191,13 @@ def small_runs(tmp_path_factory):
 def test_a_damaged_model_in_its_run_folder_plays_or_is_refused_in_one_line(small_runs, kind, drawn, tmp_path_factory):
     import shutil
 
-    from agents.common.artifacts.models import load_policy
+    from agents.common.artifacts.models import load_run_model
 
     run = tmp_path_factory.mktemp("run") / "run"
     shutil.copytree(small_runs[kind], run)
     model = next(run.glob("final_model.*"))
     model.write_bytes(drawn.draw(mutated(model.read_bytes())))
     try:
-        load_policy(model, run, "cpu")
+        load_run_model(model, run, "cpu")
     except UsageError as error:
         _one_line(error)

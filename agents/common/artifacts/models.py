@@ -115,7 +115,7 @@ def resumed_run(path: str | Path) -> Resumed:
     return Resumed(model, run_dir, config, replay_buffer, notes)
 
 
-def load_policy(model_path: Path, run_dir: Path, device: str) -> tuple[Any, dict[str, Any]]:
+def load_run_model(model_path: Path, run_dir: Path, device: str) -> tuple[Any, dict[str, Any]]:
     """The model or self-play snapshot at ``model_path`` as an object with ``predict(obs,
     deterministic)`` and ``q_net``, and its run's config."""
     config = read_config(run_dir)

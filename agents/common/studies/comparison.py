@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.models import MODEL_SUFFIXES, load_policy
+from agents.common.artifacts.models import MODEL_SUFFIXES, load_run_model
 from agents.common.artifacts.runs import (
     EVALUATIONS,
     FINAL_MODEL,
@@ -58,7 +58,7 @@ def score(run_dir: Path, env_id: str, episodes: int) -> dict[str, tuple[float, f
     model_path = model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES)
     if model_path is None:
         raise UsageError(f"no {FINAL_MODEL} in {str(run_dir)!r}: did the run finish?")
-    model, config = load_policy(model_path, run_dir, "cpu")
+    model, config = load_run_model(model_path, run_dir, "cpu")
     env_kwargs = dict(config["hyperparams"].get("env_kwargs") or {})
     scores = {}
     for yardstick in reference_for(env_id).yardsticks:
@@ -301,7 +301,7 @@ def film_final_model(run_dir: Path) -> list:
     config = read_config(run_dir)
     frames: list = []
     evaluate(
-        load_policy(model_path, run_dir, "cpu")[0],
+        load_run_model(model_path, run_dir, "cpu")[0],
         config,
         1,
         SCORE_SEED,

@@ -138,7 +138,7 @@ def _custom_config(**values):
 @pytest.mark.parametrize("trainer", ["sb3_train", "custom_train"])
 def test_a_lean_augmented_pixel_run_is_loaded_back_by_its_runs_own_loader(tmp_path, trainer):
     from agents import custom_train, sb3_train
-    from agents.common.artifacts.models import find_model, load_policy
+    from agents.common.artifacts.models import find_model, load_run_model
     from agents.common.session.cli import run_cli
     from tests.helpers import REPO, TINY
 
@@ -149,7 +149,7 @@ def test_a_lean_augmented_pixel_run_is_loaded_back_by_its_runs_own_loader(tmp_pa
     argv += ["augment_shift=2", *TINY[1:]]  # TINY's hyperparameters join these
     assert run_cli(main, argv) == 0
     model_path, run_dir = find_model(next(tmp_path.glob("*/BallSumo-v0_1")))
-    policy, config = load_policy(model_path, run_dir, "cpu")
+    policy, config = load_run_model(model_path, run_dir, "cpu")
     extractor = next(m for m in policy.q_net.modules() if isinstance(m, LeanCNN))
     assert extractor.features_dim == 128 and config["hyperparams"]["env_kwargs"]["subpixel"] is True
     frames = np.zeros((3, 4, 36, 36), np.uint8)

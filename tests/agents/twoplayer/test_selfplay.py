@@ -377,9 +377,9 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
     settings = SelfPlay.from_config({"scripted_share": 0.5, "scripted": str(frozen)})
     opponent = make_opponent(settings, "BallSumo-v0", {"obs_type": "state"}, None, "cpu")
     (player,) = opponent.scripted
-    from agents.common.artifacts.models import load_policy
+    from agents.common.artifacts.models import load_run_model
 
-    policy, _ = load_policy(frozen, frozen.parent, "cpu")
+    policy, _ = load_run_model(frozen, frozen.parent, "cpu")
     for mine, theirs in zip(player.q.state_dict().values(), policy.q_net.state_dict().values(), strict=True):
         assert torch.equal(mine, theirs)
 
