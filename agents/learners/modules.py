@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Checked:
+class ModuleRunChecked:
     """What :meth:`ModuleLearner.check` built and :meth:`ModuleLearner.start` builds on (through
     :attr:`agents.common.session.setup.RunSetup.checked`): the agent's config, its network spec
     and the checkpoint a resumed run continues from."""
@@ -57,18 +57,20 @@ class ModuleLearner:
         self.agent_kwargs = {"amp": amp, "compile": compile}
         self.pool: SnapshotPool | None = None
 
-    def check(self, section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str) -> Checked:
+    def check(
+        self, section: Section, observation_space: Any, action_space: Any, resume: Path | None, device: str
+    ) -> ModuleRunChecked:
         config, spec = self.algorithm.settings(section, observation_space, action_space)
         checkpoint = load_checkpoint(resume, device) if resume else None
         if checkpoint is not None and checkpoint["spec"] != spec:
             raise UsageError(
                 f"--resume {str(resume)!r}: its network {checkpoint['spec']} does not match this env and config ({spec})"
             )
-        return Checked(config, spec, checkpoint)
+        return ModuleRunChecked(config, spec, checkpoint)
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
-        checked: Checked = setup.checked
+        checked: ModuleRunChecked = setup.checked
         self.config, spec, checkpoint = checked.config, checked.spec, checked.checkpoint
         kwargs: dict[str, Any] = {"seed": setup.seed, **self.agent_kwargs}
         self.agent: QLearner

@@ -51,7 +51,7 @@ ADDRESS_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
-class Checked:
+class RLlibRunChecked:
     """What :meth:`RLlibLearner.check` read of the run, for its ``start``: the observations' shape,
     the number of actions and the network the section asks for."""
 
@@ -69,7 +69,7 @@ class RLlibLearner:
 
     def check(
         self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
-    ) -> Checked:
+    ) -> RLlibRunChecked:
         """What RLlib would find wrong only once its actors start: Ray missing, a frame stack, byte
         or channels-first frames, a resume without RLlib's checkpoint."""
         if importlib.util.find_spec("ray") is None:
@@ -96,13 +96,13 @@ class RLlibLearner:
         if not isinstance(action_space, spaces.Discrete):
             raise UsageError(f"rllib_ppo plays discrete actions, not {action_space}")
         check_learners(section)
-        return Checked(tuple(observation_space.shape or ()), int(action_space.n), network)
+        return RLlibRunChecked(tuple(observation_space.shape or ()), int(action_space.n), network)
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         import ray
 
         self.section, self.self_play, self.logger = setup.section, setup.self_play, logger
-        checked: Checked = setup.checked
+        checked: RLlibRunChecked = setup.checked
         self._shape, self._n_actions, self._network = checked.shape, checked.n_actions, checked.network
         self._steps = self._steps_at_start(setup)
         if self.self_play is not None:
