@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from agents.algorithms import dqn
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
-from agents.algorithms.hooks import Hooks
+from agents.algorithms.hooks import Hooks, HooksAround
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.progress import Progress
 from agents.algorithms.starts import check_start, load_start
@@ -171,12 +171,13 @@ class FinetuneAgent(dqn.DQNAgent):
 Agent = FinetuneAgent
 
 
-class Evidence(Hooks):
+class Evidence(HooksAround):
     """The run's hooks, and after each of its evaluations the pull weighed on it; the pull's weight
     is logged with every row (``train/pull_weight``)."""
 
     def __init__(self, hooks: Hooks, agent: FinetuneAgent) -> None:
-        self.hooks, self.agent = hooks, agent
+        super().__init__(hooks)
+        self.agent = agent
         self.seen = None if agent.start_level is None else agent.start_level.steps
 
     def on_step(self, progress: Progress) -> bool:
@@ -191,15 +192,6 @@ class Evidence(Hooks):
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         self.hooks.record("train/pull_weight", self.agent.pull)
         self.hooks.on_episodes(progress, returns, lengths, loss, fps)
-
-    def record(self, key: str, value: float) -> None:
-        self.hooks.record(key, value)
-
-    def evaluate_now(self, progress: Progress) -> Evaluation | None:
-        return self.hooks.evaluate_now(progress)
-
-    def latest_evaluation(self) -> Evaluation | None:
-        return self.hooks.latest_evaluation()
 
 
 def learn(

@@ -38,6 +38,29 @@ class Hooks:
         return None
 
 
+class HooksAround(Hooks):
+    """Another's hooks, each call handed on: an algorithm subclasses it to watch the run's
+    milestones (its own schedule on every step, evaluations as evidence) without changing them."""
+
+    def __init__(self, hooks: Hooks) -> None:
+        self.hooks = hooks
+
+    def on_step(self, progress: Progress) -> bool:
+        return self.hooks.on_step(progress)
+
+    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
+        self.hooks.on_episodes(progress, returns, lengths, loss, fps)
+
+    def record(self, key: str, value: float) -> None:
+        self.hooks.record(key, value)
+
+    def evaluate_now(self, progress: Progress) -> Evaluation | None:
+        return self.hooks.evaluate_now(progress)
+
+    def latest_evaluation(self) -> Evaluation | None:
+        return self.hooks.latest_evaluation()
+
+
 class RunHooks(Hooks):
     """The hooks a run hands its loop: the run's milestones after every vector-env step, and every
     few episodes the rollout's figures in the logger under stable-baselines3's keys (one tool

@@ -25,7 +25,7 @@ from agents.algorithms.buffer import Batch
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.distill import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
-from agents.algorithms.hooks import Hooks
+from agents.algorithms.hooks import Hooks, HooksAround
 from agents.algorithms.progress import Progress, linear_epsilon
 from agents.algorithms.starts import check_start, load_start
 from agents.common.configuration.config import Section
@@ -101,8 +101,8 @@ class LabelledSteps:
     """The training envs, with every frame the agent acts on labelled by the teacher while its
     term counts; DQN's loop steps these as it steps any envs."""
 
-    def __init__(self, env: Any, agent: KickstartAgent, progress: Progress) -> None:
-        self.env, self.agent, self.progress = env, agent, progress
+    def __init__(self, env: Any, agent: KickstartAgent) -> None:
+        self.env, self.agent = env, agent
         self.num_envs, self.observation_space, self.action_space = env.num_envs, env.observation_space, env.action_space
         self._observations: Any = None
         self._states = np.zeros((0, 0))  # until reset
@@ -115,7 +115,6 @@ class LabelledSteps:
 
     def step(self, actions: np.ndarray) -> Step:
         agent = self.agent
-        agent.weight = kickstart_weight(agent.config, self.progress)
         if agent.weight > 0 and agent.labels is not None:
             teacher_actions, targets = agent.teacher.label(self._states)
             agent.labels.add(self._observations, targets, teacher_actions)
@@ -129,6 +128,18 @@ class LabelledSteps:
         self.env.close()
 
 
+class TeacherTerm(HooksAround):
+    """The run's hooks, with the teacher term's weight set for the steps to come after each step."""
+
+    def __init__(self, hooks: Hooks, agent: KickstartAgent) -> None:
+        super().__init__(hooks)
+        self.agent = agent
+
+    def on_step(self, progress: Progress) -> bool:
+        self.agent.weight = kickstart_weight(self.agent.config, progress)
+        return self.hooks.on_step(progress)
+
+
 def learn(
     agent: KickstartAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any, log_every_episodes: int = 4
 ) -> None:
@@ -136,7 +147,9 @@ def learn(
     if agent.labels is None:
         seed = int(agent.rng.integers(2**31))
         agent.labels = LabelBuffer(min(agent.config.buffer_size, LABELS_KEPT), env.observation_space, agent.device, seed)
-    dqn.learn(agent, LabelledSteps(env, agent, progress), progress, timesteps, hooks, buffer, log_every_episodes)
+    agent.weight = kickstart_weight(agent.config, progress)
+    steps = LabelledSteps(env, agent)
+    dqn.learn(agent, steps, progress, timesteps, TeacherTerm(hooks, agent), buffer, log_every_episodes)
 
 
 if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
