@@ -17,8 +17,10 @@ did here once its teacher's term ended (benchmarks/RESULTS.md). Three things kee
    start's own level against each opponent). After calibration, each evaluation that holds that
    level (no opponent's win rate more than ``pull_margin`` below the start's; a game without
    winners: its mean return within that share of the start's) multiplies the pull's weight by
-   ``pull_release``; one that falls puts it back to ``pull_weight``. A run without evaluations
-   (``--eval-freq 0``) has no evidence, and its pull stays.
+   ``pull_release``; one that falls takes a release back (divides it by ``pull_release``, up to
+   ``pull_weight``): falls that go on bring the whole pull back within a few evaluations, while
+   one unlucky evaluation (100 games carry about 4 points of noise) costs one step. A run without
+   evaluations (``--eval-freq 0``) has no evidence, and its pull stays.
 
 The start (``start_from``) is read by :mod:`agents.algorithms.starts` (a distilled student's logits
 scaled to values). Everything else is :mod:`agents.algorithms.dqn`'s: its buffer, targets, loop.
@@ -63,15 +65,18 @@ class FinetuneConfig(OurDQNConfig):
     calibration_steps: int = key(
         50_000, "env steps at the start in which the start plays and the values are fitted to its returns", low=0
     )
-    pull_weight: float = key(
-        1.0, "the pull's weight beside the TD loss at the start, and after an evaluation that falls", low=0
-    )
+    pull_weight: float = key(1.0, "the pull's weight beside the TD loss at the start, and at most", low=0)
     pull_temperature: float = key(0.05, "both policies the pull compares are softmax(values / this)", low=0, low_open=True)
     pull_margin: float = key(
         0.05, "how far below the start's level an evaluation's win rate may be and still hold it", low=0, high=1
     )
     pull_release: float = key(
-        0.5, "the pull's weight is multiplied by this at each evaluation that holds the start's level", low=0, high=1
+        0.5,
+        "the pull's weight is multiplied by this at each evaluation that holds the start's level, divided by it at "
+        "each that falls",
+        low=0,
+        high=1,
+        low_open=True,
     )
 
 
@@ -146,7 +151,7 @@ class FinetuneAgent(dqn.DQNAgent):
         if self.start_level is None:
             return
         if not holds(evaluation, self.start_level, self.config.pull_margin):
-            self.pull = self.config.pull_weight
+            self.pull = min(self.pull / self.config.pull_release, self.config.pull_weight)
         elif not self.calibrating:
             self.pull *= self.config.pull_release
 

@@ -67,7 +67,7 @@ def test_while_calibrating_the_start_plays_and_the_targets_bootstrap_on_its_acti
         torch.testing.assert_close(agent.next_action_values(tensor), agent.q(tensor))  # Double DQN's
 
 
-def test_the_pull_is_released_by_evaluations_that_hold_after_calibration_and_comes_back_at_one_that_falls(start):
+def test_the_pull_is_released_by_evaluations_that_hold_after_calibration_and_taken_back_by_those_that_fall(start):
     agent = agent_from(start, pull_weight=2.0, pull_release=0.5, pull_margin=0.05)
     agent.start_level = Evaluation(0, 0.0, {"chaser": 0.9, "pusher": 0.8})
     holding, falling = Evaluation(1, 0.0, {"chaser": 0.9, "pusher": 0.8}), Evaluation(2, 0.0, {"chaser": 0.7, "pusher": 0.8})
@@ -77,9 +77,13 @@ def test_the_pull_is_released_by_evaluations_that_hold_after_calibration_and_com
     agent.calibrating = False
     agent.weigh(holding)
     agent.weigh(holding)
-    assert agent.pull == 0.5
+    agent.weigh(holding)
+    assert agent.pull == 0.25
     agent.weigh(falling)
-    assert agent.pull == 2.0
+    assert agent.pull == 0.5  # one release taken back
+    for _ in range(3):
+        agent.weigh(falling)
+    assert agent.pull == 2.0  # and no more than the whole pull
 
 
 def test_the_pull_draws_the_online_policy_back_to_the_starts(start):
