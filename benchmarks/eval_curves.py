@@ -4,6 +4,7 @@ as it is. The README's learning figures are drawn with it:
 
     python -m benchmarks.eval_curves runs/dqn/BallDuel-v0_1 runs/dqn/BallDuel-v0_2 --out curves.png
     python -m benchmarks.eval_curves RUN --metric eval/win_rate_vs_pusher eval/win_rate_vs_anchor --out v1.png
+    python -m benchmarks.eval_curves RUN_A RUN_B --labels start-0.5 start-0.25 --metric ... --out runs.png
 
 A learning claim judges final models; these curves show whether a run settled on the way.
 """
@@ -40,12 +41,17 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("runs", nargs="+", help="run folders")
     parser.add_argument("--metric", nargs="+", default=["eval/win_rate"], help="progress.csv columns (default: eval/win_rate)")
     parser.add_argument("--out", required=True, help="the .png to write")
+    parser.add_argument("--labels", nargs="+", default=None, help="a legend label per run (default: algorithm and seed)")
     args = parser.parse_args(argv)
     out = check_output_file(args.out, "--out", (".png",))
+    if args.labels is not None and len(args.labels) != len(args.runs):
+        raise UsageError(f"--labels: {len(args.labels)} labels for {len(args.runs)} runs; give one per run")
     # Every curve read before anything is drawn: a missing one is refused with nothing written.
     curves = {(run, metric): read_curve(Path(run), metric) for run in args.runs for metric in args.metric}
     configs = {run: read_config(Path(run)) for run in args.runs}
     labels = {run: f"{configs[run]['algo']} seed {configs[run]['seed']}" for run in args.runs}
+    if args.labels is not None:
+        labels = dict(zip(args.runs, args.labels))
     env_ids = sorted({str(config["env_id"]) for config in configs.values()})
     save_png(curves_figure(curves, args.runs, args.metric, labels, env_ids), out, dpi=80)
     print(f"wrote {out}")

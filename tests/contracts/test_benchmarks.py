@@ -87,6 +87,9 @@ def test_eval_curves_draws_each_runs_win_rates_and_names_a_missing_metric(tmp_pa
     assert run_cli(curves_main, [str(run), "--metric", "eval/win_rate_vs_pusher", "--out", str(tmp_path / "d.png")]) == 2
     assert "no 'eval/win_rate_vs_pusher' in its progress.csv" in capsys.readouterr().err
     assert not (tmp_path / "d.png").exists()
+    assert run_cli(curves_main, [str(run), str(run), "--labels", "one", "--out", str(tmp_path / "e.png")]) == 2
+    assert "--labels: 1 labels for 2 runs; give one per run" in capsys.readouterr().err
+    assert run_cli(curves_main, [str(run), "--labels", "mine", "--out", str(tmp_path / "e.png")]) == 0
 
 
 @pytest.mark.slow
