@@ -161,7 +161,11 @@ def plot(runs: dict[str, list[list[dict[str, Any]]]], opponents: tuple[str, ...]
                     seconds, [100 * e["win_rates"][name] for e in evals], ".-", color=colours[name], alpha=0.8, label=label
                 )
         axis.axhline(100 * threshold, color="grey", linestyle="--", linewidth=1)
-        axis.set(title=f"{learner} ({len(seeds)} seed{'s' if len(seeds) != 1 else ''})", xlabel="wall-clock (s), one thread", ylim=(-2, 102))
+        axis.set(
+            title=f"{learner} ({len(seeds)} seed{'s' if len(seeds) != 1 else ''})",
+            xlabel="wall-clock (s), one thread",
+            ylim=(-2, 102),
+        )
     axes[0][0].set_ylabel(f"evaluation win rate on {env_id} (%)")
     axes[0][0].legend(loc="lower right", fontsize=8)
     figure.tight_layout()
