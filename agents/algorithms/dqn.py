@@ -124,16 +124,19 @@ class DQNAgent(QLearner):
         (Double DQN), or None: the target network's own max."""
         return self._q_fn(next_observations).float() if self.config.double_q else None
 
-    def td_loss(self, batch: Batch) -> torch.Tensor:
-        """The Huber loss of the minibatch's Q-values to their (Double-DQN, n-step) targets."""
+    def td_loss(self, batch: Batch, q_values: torch.Tensor | None = None) -> torch.Tensor:
+        """The Huber loss of the minibatch's Q-values to their (Double-DQN, n-step) targets;
+        ``q_values``: the online network's on ``batch.observations``, where a caller has them."""
         config = self.config
         with torch.no_grad(), self._autocast():
             next_q_target = self._target_fn(batch.next_observations).float()
             choosing = self.next_action_values(batch.next_observations)
             discounts = config.gamma if batch.discounts is None else batch.discounts
             targets = td_targets(batch.rewards, batch.terminated, discounts, next_q_target, choosing)
-        with self._autocast():
-            q_taken = self._q_fn(batch.observations).float().gather(1, batch.actions.unsqueeze(1)).squeeze(1)
+        if q_values is None:
+            with self._autocast():
+                q_values = self._q_fn(batch.observations).float()
+        q_taken = q_values.gather(1, batch.actions.unsqueeze(1)).squeeze(1)
         return F.smooth_l1_loss(q_taken, targets)
 
     @torch.no_grad()

@@ -136,15 +136,15 @@ class FinetuneAgent(dqn.DQNAgent):
         return super().next_action_values(next_observations)
 
     def loss(self, batch: Batch) -> torch.Tensor:
-        loss = self.td_loss(batch)
-        if self.pull > 0:
-            temperature = self.config.pull_temperature
-            with torch.no_grad(), self._autocast():
-                targets = F.softmax(self.start(batch.observations).float() / temperature, dim=1)
-            with self._autocast():
-                logits = self._q_fn(batch.observations).float() / temperature
-            loss = loss - self.pull * (targets * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
-        return loss
+        if self.pull == 0:
+            return self.td_loss(batch)
+        with self._autocast():
+            q_values = self._q_fn(batch.observations).float()  # one forward pass for both terms
+        temperature = self.config.pull_temperature
+        with torch.no_grad(), self._autocast():
+            targets = F.softmax(self.start(batch.observations).float() / temperature, dim=1)
+        pull = -(targets * F.log_softmax(q_values / temperature, dim=1)).sum(dim=1).mean()
+        return self.td_loss(batch, q_values) + self.pull * pull
 
     def weigh(self, evaluation: Evaluation) -> None:
         """The pull after an evaluation (see the module docstring)."""
