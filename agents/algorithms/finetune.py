@@ -21,6 +21,10 @@ did here once its teacher's term ended (benchmarks/RESULTS.md). Three things kee
    ``pull_weight``): falls that go on bring the whole pull back within a few evaluations, while
    one unlucky evaluation (100 games carry about 4 points of noise) costs one step. A run without
    evaluations (``--eval-freq 0``) has no evidence, and its pull stays.
+4. **Or a pull that moves on with the evidence** (``pull_to_latest_held``): its target is the
+   latest played network whose evaluation held the start's level (the start's until one does), so
+   a learner that has gone past its start is drawn back to the last policy known to hold, not to
+   the start; the start's level stays the bar.
 
 The start (``start_from``) is read by :mod:`agents.algorithms.starts` (a distilled student's logits
 scaled to values). Everything else is :mod:`agents.algorithms.dqn`'s: its buffer, targets, loop.
@@ -78,6 +82,9 @@ class FinetuneConfig(OurDQNConfig):
         high=1,
         low_open=True,
     )
+    pull_to_latest_held: bool = key(
+        False, "the pull's target is the latest played network whose evaluation held the start's level, not the start"
+    )
 
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[FinetuneConfig, dict[str, Any]]:
@@ -116,6 +123,10 @@ class FinetuneAgent(dqn.DQNAgent):
             self.averaged.load_state_dict(self.q.state_dict())
         self.start = QNetwork(spec).to(self.device).requires_grad_(False).eval()
         self.start.load_state_dict(self.q.state_dict())
+        self.pull_target = self.start  # the network the pull draws towards
+        if config.pull_to_latest_held:
+            self.pull_target = QNetwork(spec).to(self.device).requires_grad_(False).eval()
+            self.pull_target.load_state_dict(self.q.state_dict())
         self.pull = config.pull_weight  # the pull's weight, now
         self.start_level: Evaluation | None = None  # the start's evaluation, before the first step
         self.calibrating = config.calibration_steps > 0  # kept by learn as the steps go by
@@ -142,7 +153,7 @@ class FinetuneAgent(dqn.DQNAgent):
             q_values = self._q_fn(batch.observations).float()  # one forward pass for both terms
         temperature = self.config.pull_temperature
         with torch.no_grad(), self._autocast():
-            targets = F.softmax(self.start(batch.observations).float() / temperature, dim=1)
+            targets = F.softmax(self.pull_target(batch.observations).float() / temperature, dim=1)
         pull = -(targets * F.log_softmax(q_values / temperature, dim=1)).sum(dim=1).mean()
         return self.td_loss(batch, q_values) + self.pull * pull
 
@@ -154,6 +165,8 @@ class FinetuneAgent(dqn.DQNAgent):
             self.pull = min(self.pull / self.config.pull_release, self.config.pull_weight)
         elif not self.calibrating:
             self.pull *= self.config.pull_release
+            if self.pull_target is not self.start:  # the played network held: the pull now draws towards it
+                self.pull_target.load_state_dict(self.played.state_dict())
 
     def runtime_state(self) -> dict[str, Any]:
         level = None if self.start_level is None else self.start_level._asdict()
@@ -166,11 +179,14 @@ class FinetuneAgent(dqn.DQNAgent):
         self.start_level = None if level is None else Evaluation(**level)
 
     def state_dict(self) -> dict[str, Any]:
-        return {**super().state_dict(), "start": self.start.state_dict()}
+        moved = {} if self.pull_target is self.start else {"pull_target": self.pull_target.state_dict()}
+        return {**super().state_dict(), "start": self.start.state_dict(), **moved}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.start.load_state_dict(state["start"])
+        if self.pull_target is not self.start:
+            self.pull_target.load_state_dict(state.get("pull_target", state["start"]))
 
 
 Agent = FinetuneAgent

@@ -130,3 +130,30 @@ def test_a_run_needs_a_start_that_fits_its_network_and_is_refused_before_any_fol
     err = refused(capsys, train.main, ["--algo", "finetune", *STATE, *other_network, *flags])
     assert f"start_from {str(start)!r}: its network" in err and "is not this run's" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_a_pull_to_the_latest_held_moves_its_target_only_at_evaluations_that_hold(start):
+    agent = agent_from(start, pull_to_latest_held=True, pull_release=1.0)
+    agent.start_level = Evaluation(0, 0.0, {"chaser": 0.9})
+    agent.calibrating = False
+    observations = torch.as_tensor(np.random.default_rng(2).normal(size=(64, agent.spec["parts"][""]["size"]))).float()
+
+    def moved_to(bias: float) -> None:
+        with torch.no_grad():
+            agent.q.head[-1].bias.copy_(torch.arange(9.0) * bias)
+
+    moved_to(100.0)  # the online network now prefers action 8 everywhere
+    agent.weigh(Evaluation(1, 0.0, {"chaser": 0.7}))  # fell: the target stays the start
+    with torch.no_grad():
+        torch.testing.assert_close(agent.pull_target(observations), agent.start(observations))
+        agent.weigh(Evaluation(2, 0.0, {"chaser": 0.9}))  # held: the target is the network that held
+        torch.testing.assert_close(agent.pull_target(observations), agent.q(observations))
+        moved_to(-100.0)
+        agent.weigh(Evaluation(3, 0.0, {"chaser": 0.5}))  # fell again: the target stays the last that held
+        assert (agent.pull_target(observations).argmax(1) == 8).all()
+        assert (agent.start(observations).argmax(1) != 8).any()  # the start itself never moves
+    assert agent.pull == 1.0  # pull_release 1: never released
+    restored = agent_from(start, pull_to_latest_held=True)
+    restored.load_state_dict(agent.state_dict())  # resumed, the target is the one that held
+    with torch.no_grad():
+        assert (restored.pull_target(observations).argmax(1) == 8).all()
