@@ -289,12 +289,13 @@ def build_section(env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, A
             raise ConfigError(f"section {env_id!r} needs {key!r}")
     checked = {key: keys[key].check(key, value) for key, value in merged.items()}
     self_play = checked.pop("self_play", None)
+    frame_stack = checked.pop("frame_stack", 1)
     return Section(
         env_id=env_id,
         policy=checked.pop("policy"),
         n_timesteps=checked.pop("n_timesteps"),
         n_envs=checked.pop("n_envs", 1),
-        frame_stack=checked.pop("frame_stack", None),
+        frame_stack=frame_stack if frame_stack > 1 else None,  # a stack of one frame is no stack
         env_kwargs=parse_kwargs("env_kwargs", checked.pop("env_kwargs", None)),
         self_play=None if self_play is None else parse_kwargs("self_play", self_play),
         network=parse_kwargs("policy_kwargs", checked.get("policy_kwargs")),

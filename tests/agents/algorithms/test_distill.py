@@ -290,3 +290,17 @@ def test_the_learner_reports_distills_own_learning_starts(tmp_path):
     )
     learner.config = setup.checked.config  # what start() takes from check()
     assert learner.learning_starts == setup.checked.config.learning_starts == 5000  # distill.yml's (0 before)
+
+
+def test_a_stack_of_one_frame_is_no_stack_and_the_teacher_still_reads_the_state(tmp_path):
+    """frame_stack=1 once sent the native env through stable-baselines3's wrappers, where a teacher
+    cannot read info['state']: the state student's section with frame_stack=1 learns as without it."""
+    from agents.learners import trainer
+
+    argv = ["--algo", "distill", "--env", "BallSumo-v0", "--config", "benchmarks/configs/distill_state.yml"]
+    argv += ["--timesteps", "200", "--n-envs", "2", "--eval-freq", "0", "--save-freq", "0", "--no-progress"]
+    argv += ["--threads", "1", "--log-dir", str(tmp_path), "--hyperparams", "frame_stack=1", "learning_starts=64"]
+    _, setup, _ = trainer.prepare(argv, make_folder=False)
+    assert setup.section.frame_stack is None
+    assert run_cli(train.main, argv) == 0
+    assert (tmp_path / "distill" / "BallSumo-v0_1" / "final_model.pt").is_file()
