@@ -8,7 +8,7 @@ The network may start as a distilled student (``start_from``: :mod:`agents.algor
 run or model, read by :mod:`agents.algorithms.starts`), so that DQN begins from a policy that
 already plays.
 The teacher labels only while its term counts: the frames the agent plays, from ``info["state"]`` (the env's ``state_info``),
-go to a bounded buffer of labels (:class:`agents.algorithms.distill.LabelBuffer`), sampled beside each
+go to a bounded buffer of labels (:class:`agents.algorithms.teachers.LabelBuffer`), sampled beside each
 replay minibatch. Everything else is :mod:`agents.algorithms.dqn`'s, unchanged.
 """
 
@@ -23,11 +23,11 @@ import torch
 from agents.algorithms import dqn
 from agents.algorithms.buffer import Batch
 from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.distill import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
 from agents.algorithms.hooks import Hooks, HooksAround
 from agents.algorithms.progress import Progress, linear_epsilon
 from agents.algorithms.starts import check_start, load_start
+from agents.algorithms.teachers import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, Teaching, key
 from agents.common.environments.steps import Step

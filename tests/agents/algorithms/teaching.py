@@ -1,10 +1,15 @@
 """What the tests of the learners with a teacher share: a short distill command line, the lean
-network, and pixel envs that report the state."""
+network, pixel envs that report the state, games mid-play, a distill config."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from agents.algorithms.distill import DistillConfig
+from agents.common.configuration.hyperparameters import TeacherGame
 from agents.common.environments.steps import make_steps
 from agents.common.networks.lean_cnn import LeanCNN
+from ballenvs.duel.two_player_game import TwoPlayerDuel
 
 SUMO = ["--env", "BallSumo-v0"]
 LEAN = {"features_extractor_class": LeanCNN, "net_arch": []}
@@ -18,3 +23,23 @@ def stacked_env(n: int, seed: int = 0):
     """BallSumo-v0's sub-pixel frames, 4 stacked, against chaser, with the state in the info."""
     kwargs = {"obs_type": "pixels", "obs_size": 36, "subpixel": True, "state_info": True, "opponent": "chaser"}
     return make_steps("BallSumo-v0", kwargs, n, seed, "native", 4)
+
+
+#: BallSumo-v0's rules as registered (the teacher plays under them).
+SUMO_RULES = {"time_limit_rule": "nearer_centre", "game_steps": 100, "floor_slope": 0.6}
+
+
+def sumo_game(n: int, seed: int = 0) -> TwoPlayerDuel:
+    """BallSumo's rules mid-game: states a teacher has to read from both sides."""
+    duel = TwoPlayerDuel(n, obs_type="state", **SUMO_RULES)
+    rngs = [np.random.default_rng(seed + i) for i in range(n)]
+    duel.reset(rngs)
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        duel.play(rng.integers(9, size=n), rng.integers(9, size=n))
+    return duel
+
+
+def config(teacher: str, **keys) -> DistillConfig:
+    game = TeacherGame("BallSumo-v0", {"obs_type": "pixels", "obs_size": 36, "state_info": True, **keys.pop("env", {})})
+    return DistillConfig(teacher=teacher, game=game, **keys)

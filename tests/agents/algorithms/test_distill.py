@@ -1,6 +1,6 @@
-"""The distillation learner (agents.algorithms.distill): the teacher's labels from the state of every
-frame, the decaying mix of teacher and student, the loss falling on frames it never trained on, the
-student playing where every model plays, and every refusal before any folder."""
+"""The distillation learner (agents.algorithms.distill): the decaying mix of teacher and student,
+the loss falling on frames it never trained on, the student playing where every model plays, and
+every refusal before any folder (the teachers' labels: test_teachers.py)."""
 
 from __future__ import annotations
 
@@ -10,81 +10,16 @@ import torch
 
 from agents import train
 from agents.algorithms import distill
-from agents.algorithms.distill import DistillConfig
 from agents.algorithms.networks import network_spec
 from agents.algorithms.progress import Progress
+from agents.algorithms.teachers import LabelBuffer, make_teacher
 from agents.common.artifacts.runs import read_config
-from agents.common.configuration.hyperparameters import TeacherGame
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
-from agents.twoplayer.league import make_entrant_player, model_entrant
-from ballenvs.duel.observe import state_of_view
-from ballenvs.duel.physics import LEFT, RIGHT
-from ballenvs.duel.roster import make_player
+from ballenvs.duel.physics import RIGHT
 from ballenvs.duel.two_player_game import TwoPlayerDuel
-from tests.agents.algorithms.teaching import LEAN, QUICK, SUMO, stacked_env
+from tests.agents.algorithms.teaching import LEAN, QUICK, SUMO, SUMO_RULES, config, stacked_env
 from tests.helpers import refused
-
-#: BallSumo-v0's rules as registered (the teacher plays under them).
-SUMO_RULES = {"time_limit_rule": "nearer_centre", "game_steps": 100, "floor_slope": 0.6}
-
-
-def sumo_game(n: int, seed: int = 0) -> TwoPlayerDuel:
-    """BallSumo's rules mid-game: states a teacher has to read from both sides."""
-    duel = TwoPlayerDuel(n, obs_type="state", **SUMO_RULES)
-    rngs = [np.random.default_rng(seed + i) for i in range(n)]
-    duel.reset(rngs)
-    rng = np.random.default_rng(seed)
-    for _ in range(10):
-        duel.play(rng.integers(9, size=n), rng.integers(9, size=n))
-    return duel
-
-
-def config(teacher: str, **keys) -> DistillConfig:
-    game = TeacherGame("BallSumo-v0", {"obs_type": "pixels", "obs_size": 36, "state_info": True, **keys.pop("env", {})})
-    return DistillConfig(teacher=teacher, game=game, **keys)
-
-
-@pytest.mark.parametrize("side", [LEFT, RIGHT])
-@pytest.mark.parametrize("name", ["planner", "pusher"])
-def test_a_built_in_teachers_labels_are_its_own_actions_on_that_states_seat(name, side):
-    duel = sumo_game(24)
-    teacher = distill.make_teacher(config(name), "cpu", 0)
-    actions, targets = teacher.label(state_of_view(duel.view(side)))
-    player = make_player(name, duel.physics, duel.rules)
-    np.testing.assert_array_equal(actions, player.act(duel.seat(side, [np.random.default_rng(0)] * 24)))
-    assert targets.shape == (24, 9)
-    np.testing.assert_allclose(targets.sum(axis=1), 1.0, rtol=1e-6)
-    if name == "pusher":  # actions only: one-hot
-        np.testing.assert_array_equal(targets.argmax(axis=1), actions)
-        assert set(np.unique(targets)) <= {0.0, 1.0}
-    else:  # the planner's values: softmax(values / temperature), its action the likeliest
-        _, values = player.act_with_values(duel.seat(side, [np.random.default_rng(0)] * 24))
-        np.testing.assert_allclose(targets, distill.softmax(values, 0.05), rtol=1e-6)
-        np.testing.assert_array_equal(targets[np.arange(24), actions], targets.max(axis=1))
-
-
-@pytest.fixture(scope="module")
-def state_model(tmp_path_factory):
-    """A state model of BallSumo-v0 (our DQN, a few hundred steps): a teacher with Q-values."""
-    folder = tmp_path_factory.mktemp("state")
-    argv = [*SUMO, "--algo", "custom", "--timesteps", "300", "--n-envs", "2", "--eval-freq", "0", "--no-progress"]
-    argv += ["--env-kwargs", "obs_type=state", "opponent=chaser", "--hyperparams", "learning_starts=50", "buffer_size=500"]
-    assert run_cli(train.main, [*argv, "--log-dir", str(folder)]) == 0
-    return folder / "custom" / "BallSumo-v0_1"
-
-
-def test_a_models_labels_are_its_q_values_on_the_state(state_model):
-    duel = sumo_game(16, seed=3)
-    teacher = distill.make_teacher(config(str(state_model), temperature=0.5), "cpu", 0)
-    for side in (LEFT, RIGHT):
-        states = duel.observe(side)  # what the state model sees of the game
-        actions, targets = teacher.label(state_of_view(duel.view(side)))
-        player = make_entrant_player(model_entrant(state_model), "cpu", "BallSumo-v0", {"obs_type": "state"})
-        with torch.no_grad():
-            q = player.q(torch.as_tensor(states)).numpy()
-        np.testing.assert_array_equal(actions, q.argmax(axis=1))
-        np.testing.assert_allclose(targets, distill.softmax(q, 0.5), rtol=1e-5)
 
 
 def test_the_teachers_share_falls_linearly_to_zero_over_its_fraction():
@@ -111,7 +46,7 @@ def test_a_step_plays_the_teachers_action_with_the_teachers_share(monkeypatch):
             Progress(0, 0, 10**9),
             8 * 200,
             distill.Hooks(),
-            distill.LabelBuffer(2000, env.observation_space, "cpu"),
+            LabelBuffer(2000, env.observation_space, "cpu"),
         )
         thrusts = np.mean(np.concatenate(played) != 0)  # chaser always thrusts
         assert thrusts == pytest.approx(expected, abs=0.06)
@@ -119,8 +54,8 @@ def test_a_step_plays_the_teachers_action_with_the_teachers_share(monkeypatch):
 
 def test_a_short_run_lowers_the_loss_on_frames_it_never_trained_on():
     """Held-out frames from other games (other seeds), labelled by the same teacher."""
-    held_out = distill.LabelBuffer(4000, stacked_env(8).observation_space, "cpu", seed=1)
-    teacher = distill.make_teacher(config("pusher"), "cpu", 0)
+    held_out = LabelBuffer(4000, stacked_env(8).observation_space, "cpu", seed=1)
+    teacher = make_teacher(config("pusher"), "cpu", 0)
     env = stacked_env(8, seed=100)
     obs, states = env.reset(), env.reset_info["state"]
     rng = np.random.default_rng(0)
@@ -142,7 +77,7 @@ def test_a_short_run_lowers_the_loss_on_frames_it_never_trained_on():
         Progress(0, 0, 4000),
         4000,
         distill.Hooks(),
-        distill.LabelBuffer(4000, train_env.observation_space, "cpu"),
+        LabelBuffer(4000, train_env.observation_space, "cpu"),
     )
     with torch.no_grad():
         after = float(agent.loss(frames, targets))
@@ -171,23 +106,6 @@ def test_the_student_plays_in_a_self_play_pool_and_resumes(student, tmp_path):
     argv = ["--resume", str(student), "--timesteps", "200", "--log-dir", str(tmp_path), "--eval-freq", "0", "--no-progress"]
     assert run_cli(train.main, argv) == 0
     assert (tmp_path / "distill" / "BallSumo-v0_1" / "final_model.pt").is_file()
-
-
-def test_uavs_greedy_labels_the_grids_with_its_own_actions_one_hot():
-    import gymnasium as gym
-
-    from ballenvs.uav.greedy import GreedyPolicy
-
-    game = TeacherGame("UAVGridImage-v0", {"obs_type": "image", "state_info": True})
-    teacher = distill.make_teacher(DistillConfig(teacher="greedy", game=game), "cpu", 0)
-    env = gym.make_vec("UAVGridImage-v0", 6, vectorization_mode="vector_entry_point", state_info=True)
-    greedy = GreedyPolicy(env)
-    _, info = env.reset(seed=2)
-    for _ in range(60):
-        actions, targets = teacher.label(info["state"])
-        np.testing.assert_array_equal(actions, greedy.act())
-        np.testing.assert_array_equal(targets, np.eye(9, dtype=np.float32)[actions])
-        _, _, _, _, info = env.step(actions)
 
 
 def test_a_uav_student_of_greedy_is_saved_evaluated_and_kickstarted(tmp_path, capsys):
