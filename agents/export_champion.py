@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.algorithms.checkpoint import load_checkpoint, load_policy
+from agents.algorithms.checkpoint import load_checkpoint
+from agents.algorithms.policy import load_policy
 from agents.common.artifacts.models import find_model
 from agents.common.artifacts.runs import FINAL_MODEL, atomic_path, check_output_file, read_config
 from agents.common.errors import UsageError

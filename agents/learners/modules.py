@@ -12,15 +12,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 from stable_baselines3.common.logger import Logger
 
-from agents.algorithms.checkpoint import (
-    QNetworkPolicy,
-    load_checkpoint,
-    restore_agent,
-    save_checkpoint,
-    tensors_as_arrays,
-)
+from agents.algorithms.checkpoint import load_checkpoint, restore_agent, save_checkpoint, tensors_as_arrays
 from agents.algorithms.contract import AlgorithmModule, algorithm_module
 from agents.algorithms.hooks import RunHooks
+from agents.algorithms.policy import QNetworkPolicy
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
 from agents.common.artifacts.models import SNAPSHOTS

@@ -39,8 +39,8 @@ def register_toy(monkeypatch, module: str = "toy_algorithm") -> Algorithm:
         f"{module}:Config",  # its hyperparameters, in its own module
         module=module,
         suffix=".pt",
-        loader="agents.algorithms.checkpoint:load_policy",
-        snapshot_loader="agents.algorithms.checkpoint:load_snapshot",
+        loader="agents.algorithms.policy:load_policy",
+        snapshot_loader="agents.algorithms.policy:load_snapshot",
         replay_buffer=False,
     )
     monkeypatch.setitem(ALGORITHMS, toy.name, toy)  # what register(toy) does, undone after the test

@@ -151,8 +151,8 @@ register(
 _OURS: dict[str, Any] = {
     "trainer": CUSTOM_TRAINER,
     "suffix": ".pt",
-    "loader": "agents.algorithms.checkpoint:load_policy",
-    "snapshot_loader": "agents.algorithms.checkpoint:load_snapshot",
+    "loader": "agents.algorithms.policy:load_policy",
+    "snapshot_loader": "agents.algorithms.policy:load_snapshot",
 }
 register(
     Algorithm(

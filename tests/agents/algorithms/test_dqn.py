@@ -9,9 +9,10 @@ from gymnasium import spaces
 
 from agents import custom_train
 from agents.algorithms.buffer import ReplayBuffer
-from agents.algorithms.checkpoint import QNetworkPolicy, load_checkpoint, load_policy, restore_agent, save_checkpoint
+from agents.algorithms.checkpoint import load_checkpoint, restore_agent, save_checkpoint
 from agents.algorithms.dqn import DQNAgent, gradient_steps_per_train, td_targets
 from agents.algorithms.networks import network_spec
+from agents.algorithms.policy import QNetworkPolicy, load_policy
 from agents.algorithms.progress import Progress, linear_epsilon
 from agents.common.artifacts.runs import read_config
 from agents.common.configuration.config import ConfigError, build_section
@@ -160,7 +161,6 @@ def test_policy_averaging_plays_a_moving_average_of_the_online_network():
 
 
 def test_a_run_with_policy_averaging_saves_the_average_as_the_model_it_plays(tmp_path):
-    from agents.algorithms.checkpoint import load_checkpoint, load_policy
     from agents.common.artifacts.runs import read_config
 
     argv = ["--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "300", "--eval-freq", "0", "--no-progress"]

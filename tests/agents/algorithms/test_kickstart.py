@@ -8,11 +8,12 @@ import torch
 
 from agents import train
 from agents.algorithms import kickstart
-from agents.algorithms.checkpoint import load_checkpoint, load_policy
+from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.dqn import replay_buffer
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.kickstart import KickstartConfig
 from agents.algorithms.networks import QNetwork
+from agents.algorithms.policy import load_policy
 from agents.algorithms.progress import Progress
 from agents.common.configuration.hyperparameters import TeacherGame
 from agents.common.session.cli import run_cli
