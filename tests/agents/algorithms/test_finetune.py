@@ -17,12 +17,11 @@ from agents.algorithms.finetune import FinetuneAgent, FinetuneConfig, holds
 from agents.algorithms.networks import QNetwork
 from agents.common.session.cli import run_cli
 from agents.common.session.evaluation import Evaluation
+from tests.agents.algorithms.teaching import QUICK
 from tests.helpers import refused
 
-#: BallSumo-v0's state section, small: 4 envs, the cheap scripts as the pool, a tiny buffer.
-STATE = ["--env", "BallSumo-v0", "--n-envs", "4", "--save-freq", "0", "--no-progress", "--threads", "1", "--seed", "1"]
-STATE += ["--hyperparams", "buffer_size=2000", "learning_starts=64", "batch_size=32"]
-STATE += ["self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=200, swap_steps=100)"]
+#: BallSumo-v0's state section (our DQN's, finetune's), small: the teaching tests' flags, seed 1.
+STATE = ["--seed", "1", *QUICK]
 
 
 @pytest.fixture(scope="module")
