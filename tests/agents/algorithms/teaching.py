@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents import train
 from agents.algorithms.distill import DistillConfig
 from agents.common.configuration.hyperparameters import TeacherGame
 from agents.common.environments.steps import make_steps
 from agents.common.networks.lean_cnn import LeanCNN
+from agents.common.session.cli import run_cli
 from ballenvs.duel.two_player_game import TwoPlayerDuel
 
 SUMO = ["--env", "BallSumo-v0"]
@@ -43,3 +45,9 @@ def sumo_game(n: int, seed: int = 0) -> TwoPlayerDuel:
 def config(teacher: str, **keys) -> DistillConfig:
     game = TeacherGame("BallSumo-v0", {"obs_type": "pixels", "obs_size": 36, "state_info": True, **keys.pop("env", {})})
     return DistillConfig(teacher=teacher, game=game, **keys)
+
+
+def trained(folder, algo: str, *argv: str):
+    """The run folder of ``agents.train --algo ALGO ARGV`` on BallSumo-v0, logged in ``folder``."""
+    assert run_cli(train.main, ["--algo", algo, *SUMO, *argv, "--log-dir", str(folder)]) == 0
+    return folder / algo / "BallSumo-v0_1"

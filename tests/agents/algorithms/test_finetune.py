@@ -17,7 +17,7 @@ from agents.algorithms.finetune import FinetuneAgent, FinetuneConfig, holds
 from agents.algorithms.networks import QNetwork
 from agents.common.session.cli import run_cli
 from agents.common.session.evaluation import Evaluation
-from tests.agents.algorithms.teaching import QUICK
+from tests.agents.algorithms.teaching import QUICK, trained
 from tests.helpers import refused
 
 #: BallSumo-v0's state section (our DQN's, finetune's), small: the teaching tests' flags, seed 1.
@@ -27,10 +27,7 @@ STATE = ["--seed", "1", *QUICK]
 @pytest.fixture(scope="module")
 def start(tmp_path_factory):
     """A model that plays BallSumo-v0's state: a short run of our DQN's section."""
-    folder = tmp_path_factory.mktemp("start")
-    argv = ["--algo", "custom", *STATE, "--timesteps", "400", "--eval-freq", "0", "--log-dir", str(folder)]
-    assert run_cli(train.main, argv) == 0
-    return folder / "custom" / "BallSumo-v0_1"
+    return trained(tmp_path_factory.mktemp("start"), "custom", *STATE, "--timesteps", "400", "--eval-freq", "0")
 
 
 def agent_from(start, **keys) -> FinetuneAgent:
