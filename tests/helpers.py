@@ -71,3 +71,17 @@ def keep_gymnasium_time_limit(monkeypatch) -> None:
 
     for module in (gymnasium.wrappers, gymnasium.wrappers.common, gymnasium.envs.registration):
         monkeypatch.setattr(module, "TimeLimit", getattr(module, "TimeLimit", None), raising=False)
+
+
+def assert_run_layout(run_dir: Path, suffix: str, checkpoint_steps: tuple[int, ...]) -> None:
+    """A run folder as the RL Zoo lays one out: its checkpoints, models (``suffix``), config, logs and
+    evaluations, and no temporary file left behind."""
+    checkpoints = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
+    assert checkpoints == [f"model_{n}_steps{suffix}" for n in checkpoint_steps]
+    for name in ("config.yml", f"final_model{suffix}", f"best_model{suffix}", "progress.csv", "native.monitor.csv"):
+        assert (run_dir / name).is_file(), name
+    assert (run_dir / "evaluations.npz").is_file()
+    assert list(run_dir.glob("events.out.tfevents.*"))
+    assert not list(run_dir.rglob(".*tmp*")), "no temporary files left behind"
+    header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"time/total_timesteps", "rollout/exploration_rate", "eval/mean_reward"} <= set(header)

@@ -24,7 +24,7 @@ from agents.evaluate import main as evaluate_main
 from agents.sb3.buffers import DictNStepReplayBuffer
 from agents.sb3.dqn import dqn_kwargs
 from tests import n_step_case
-from tests.helpers import FAST, REPO
+from tests.helpers import FAST, REPO, assert_run_layout
 
 SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_episode_steps=150"], "UAVGrid-v0": []}
 
@@ -61,19 +61,7 @@ def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
     config = read_config(run_dir)
     assert config["env_id"] == env_id and config["vec_env"] == "native" and config["hyperparams"]["n_envs"] == 2
     assert config["hyperparams"]["buffer_size"] == 1000
-    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [f"model_{n}_steps.zip" for n in (200, 400, 600)]
-    for name in (
-        "final_model.zip",
-        "best_model.zip",
-        "progress.csv",
-        "native.monitor.csv",
-        "evaluations.npz",
-    ):
-        assert (run_dir / name).is_file(), name
-    assert list(run_dir.glob("events.out.tfevents.*"))
-    assert not list(run_dir.rglob(".*tmp*")), "no temporary files left behind"
-    header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
-    assert {"time/total_timesteps", "rollout/exploration_rate"} <= set(header)
+    assert_run_layout(run_dir, ".zip", (200, 400, 600))
     model = DQN.load(run_dir / "final_model.zip", device="cpu")
     assert model.num_timesteps == 600
     result = evaluate(model, config, episodes=2)

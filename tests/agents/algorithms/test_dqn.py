@@ -24,7 +24,7 @@ from agents.common.session.cli import run_cli
 from agents.common.session.evaluation import evaluate
 from ballenvs.uav.reference import episode_returns
 from tests import n_step_case
-from tests.helpers import FAST
+from tests.helpers import FAST, assert_run_layout
 
 
 def test_td_target_stops_at_termination_and_bootstraps_otherwise():
@@ -250,19 +250,7 @@ def test_short_run_writes_the_same_layout_as_sb3(tmp_path, env_id, extra, capsys
     argv = ["--env", env_id, "--timesteps", "600", "--n-envs", "2", "--log-dir", str(tmp_path), *FAST, *extra]
     assert run_cli(custom_train.main, argv) == 0
     run_dir = tmp_path / "custom" / f"{env_id}_1"
-    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == [f"model_{n}_steps.pt" for n in (200, 400, 600)]
-    for name in (
-        "config.yml",
-        "final_model.pt",
-        "best_model.pt",
-        "progress.csv",
-        "native.monitor.csv",
-        "evaluations.npz",
-    ):
-        assert (run_dir / name).is_file(), name
-    assert list(run_dir.glob("events.out.tfevents.*"))
-    header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
-    assert {"time/total_timesteps", "rollout/exploration_rate", "eval/mean_reward"} <= set(header)
+    assert_run_layout(run_dir, ".pt", (200, 400, 600))
     assert read_config(run_dir)["algo"] == "custom"
     assert load_checkpoint(run_dir / "final_model.pt")["progress"]["num_timesteps"] == 600
 
