@@ -3,7 +3,7 @@
 Temporal-difference learning started on a network that holds a policy rewrites its values before
 it improves on them, and the policy falls apart on the way: "unlearning" in offline-to-online
 fine-tuning (Cal-QL, Nakamoto et al. 2023; WSRL, Zhou et al. 2024), and what kickstarted self-play
-did here once its teacher's term ended (benchmarks/RESULTS.md). Three things keep it:
+did here once its teacher's term ended (benchmarks/RESULTS.md). Three things keep it, a fourth may:
 
 1. **Calibration first** (``calibration_steps``): the start plays, its greedy actions held, while
    the Q-network's values are fitted to the start's own returns under this run's rewards: the TD
