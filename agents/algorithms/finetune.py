@@ -165,7 +165,7 @@ class FinetuneAgent(dqn.DQNAgent):
             self.pull = min(self.pull / self.config.pull_release, self.config.pull_weight)
         elif not self.calibrating:
             self.pull *= self.config.pull_release
-            if self.pull_target is not self.start:  # the played network held: the pull now draws towards it
+            if self.config.pull_to_latest_held:  # the played network held: the pull now draws towards it
                 self.pull_target.load_state_dict(self.played.state_dict())
 
     def runtime_state(self) -> dict[str, Any]:
@@ -179,14 +179,14 @@ class FinetuneAgent(dqn.DQNAgent):
         self.start_level = None if level is None else Evaluation(**level)
 
     def state_dict(self) -> dict[str, Any]:
-        moved = {} if self.pull_target is self.start else {"pull_target": self.pull_target.state_dict()}
+        moved = {"pull_target": self.pull_target.state_dict()} if self.config.pull_to_latest_held else {}
         return {**super().state_dict(), "start": self.start.state_dict(), **moved}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.start.load_state_dict(state["start"])
-        if self.pull_target is not self.start:
-            self.pull_target.load_state_dict(state.get("pull_target", state["start"]))
+        if self.config.pull_to_latest_held:  # not resumable: a run with it saved its target
+            self.pull_target.load_state_dict(state["pull_target"])
 
 
 Agent = FinetuneAgent
