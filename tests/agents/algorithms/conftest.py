@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agents.algorithms.teaching import QUICK, trained
+from tests.agents.algorithms.teaching import QUICK, SUMO, trained
 
 
 @pytest.fixture(scope="module")
@@ -15,6 +15,6 @@ def student(tmp_path_factory):
 @pytest.fixture(scope="module")
 def state_model(tmp_path_factory):
     """A state model of BallSumo-v0 (our DQN, a few hundred steps): a teacher with Q-values."""
-    argv = ["--timesteps", "300", "--n-envs", "2", "--eval-freq", "0", "--no-progress"]
+    argv = [*SUMO, "--timesteps", "300", "--n-envs", "2", "--eval-freq", "0", "--no-progress"]
     argv += ["--env-kwargs", "obs_type=state", "opponent=chaser", "--hyperparams", "learning_starts=50", "buffer_size=500"]
     return trained(tmp_path_factory.mktemp("state"), "custom", *argv)

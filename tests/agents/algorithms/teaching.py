@@ -48,6 +48,6 @@ def config(teacher: str, **keys) -> DistillConfig:
 
 
 def trained(folder, algo: str, *argv: str):
-    """The run folder of ``agents.train --algo ALGO ARGV`` on BallSumo-v0, logged in ``folder``."""
-    assert run_cli(train.main, ["--algo", algo, *SUMO, *argv, "--log-dir", str(folder)]) == 0
+    """The run folder of ``agents.train --algo ALGO ARGV`` (ARGV naming BallSumo-v0), logged in ``folder``."""
+    assert run_cli(train.main, ["--algo", algo, *argv, "--log-dir", str(folder)]) == 0
     return folder / algo / "BallSumo-v0_1"
