@@ -140,6 +140,21 @@ class OurDQNConfig(DQNConfig):
         0.0, "the played network: the online one's moving average, moved this share of the way each update (0: off)",
         low=0, high=1,
     )  # fmt: skip
+    # Stochastic weight averaging (Izmailov et al., 2018; in deep RL, Nikishin et al., 2018): late in a run the
+    # greedy policy still swings with small updates; the uniform mean of the weights over its last stretch does not.
+    tail_averaging: float = key(
+        0.0, "the last this share of the run plays, evaluates, snapshots and saves the uniform average of the "
+        "online network's weights over that share (0: off)",
+        low=0, high=1,
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.policy_averaging > 0 and self.tail_averaging > 0:
+            raise ConfigError(
+                f"policy_averaging={self.policy_averaging!r} and tail_averaging={self.tail_averaging!r}: "
+                "the played network is one average or the other; set one of them to 0"
+            )
 
 
 @dataclass

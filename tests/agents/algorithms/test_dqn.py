@@ -173,6 +173,46 @@ def test_a_run_with_policy_averaging_saves_the_average_as_the_model_it_plays(tmp
     assert not all(torch.equal(saved["q"][k], saved["averaged"][k]) for k in played)
 
 
+def test_tail_averaging_plays_the_uniform_mean_of_the_online_networks_from_its_first_fold_on():
+    agent = small_agent(tail_averaging=0.5)
+    assert agent.averaged is None and agent.played is agent.q  # before the tail the online network plays
+    seen = []
+    for shift in (1.0, 2.0, 6.0):
+        with torch.no_grad():
+            for p in agent.q.parameters():
+                p.add_(shift)
+        seen.append([p.clone() for p in agent.q.parameters()])
+        agent.average_tail()
+    assert agent.tail_updates == 3 and agent.played is agent.averaged
+    for i, averaged in enumerate(agent.played.parameters()):
+        torch.testing.assert_close(averaged, sum(online[i] for online in seen) / 3)
+    restored = small_agent(tail_averaging=0.5)
+    restored.load_state_dict(agent.state_dict())
+    assert restored.tail_updates == 3
+    assert all(torch.equal(a, b) for a, b in zip(restored.played.parameters(), agent.played.parameters()))
+    untouched = small_agent(tail_averaging=0.5)
+    untouched.load_state_dict(small_agent(tail_averaging=0.5).state_dict())  # a checkpoint from before the tail
+    assert untouched.averaged is None
+
+
+def test_tail_averaging_and_policy_averaging_are_refused_together():
+    with pytest.raises(ConfigError, match="policy_averaging=0.1 and tail_averaging=0.2"):
+        OurDQNConfig(policy_averaging=0.1, tail_averaging=0.2)
+
+
+def test_a_run_with_tail_averaging_saves_the_tails_mean_and_its_best_model_from_before_it(tmp_path):
+    argv = ["--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "400", "--eval-freq", "100", "--eval-episodes", "1"]
+    argv += ["--no-progress", "--threads", "1", "--log-dir", str(tmp_path)]
+    argv += ["--hyperparams", "learning_starts=100", "buffer_size=500", "tail_averaging=0.25"]
+    assert run_cli(custom_train.main, argv) == 0
+    run = tmp_path / "custom" / "UAVGrid-v0_1"
+    saved = load_checkpoint(run / "final_model.pt")["agent"]
+    assert saved["tail_updates"] == 400 // 4 // 2  # one fold an update over the last quarter, an update a vector step
+    played = load_policy(run / "final_model.pt", read_config(run)).q_net.state_dict()
+    assert all(torch.equal(played[k], saved["averaged"][k]) for k in played)
+    assert not all(torch.equal(saved["q"][k], saved["averaged"][k]) for k in played)
+
+
 def test_epsilon_falls_linearly_then_stays():
     values = [linear_epsilon(step, 1000, 1.0, 0.1, 0.5) for step in (0, 250, 500, 900)]
     assert values == pytest.approx([1.0, 0.55, 0.1, 0.1])
