@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
+import pytest
 
 STEPS = 6
 ENDED = {(0, 2): "truncated", (1, 4): "terminated"}
@@ -60,3 +61,17 @@ def fill(buffer: Any) -> Any:
         value = step.observations
         buffer.add(value, value + 0.5, value[:, 0].astype(np.int64), step.rewards, step.terminated, step.ended)
     return buffer
+
+
+def check_sampled(batch: Any, n_steps: int, gamma: float, next_values: Any, terminated: Any) -> set[tuple[int, int]]:
+    """Every row of a sampled batch as :func:`expected` counts it (``next_values`` and
+    ``terminated``: the batch's next observations as one number a row, and its end flags, as the
+    buffer names them); the (env, t) pairs sampled."""
+    seen = set()
+    for row in range(len(batch.actions)):
+        env, t = divmod(int(batch.actions[row]), 10)
+        seen.add((env, t))
+        reward, discount, next_obs, ended = expected(env, t, n_steps, gamma)
+        assert batch.rewards[row].item() == pytest.approx(reward) and batch.discounts[row].item() == pytest.approx(discount)
+        assert next_values[row].item() == next_obs and terminated[row].item() == ended
+    return seen

@@ -249,13 +249,7 @@ def test_dict_n_step_buffer_sums_as_the_custom_agents_buffer():
         ]
         buffer.add({"value": value}, {"value": value + 0.5}, value.astype(np.int64), step.rewards, step.ended, infos)
     batch = buffer.sample(200)
-    seen = set()
-    for row in range(200):
-        env, t = divmod(int(batch.actions[row]), 10)
-        seen.add((env, t))
-        reward, discount, next_obs, terminated = n_step_case.expected(env, t, n_steps, gamma)
-        assert batch.rewards[row].item() == pytest.approx(reward) and batch.discounts[row].item() == pytest.approx(discount)
-        assert batch.next_observations["value"][row].item() == next_obs and batch.dones[row].item() == terminated
+    seen = n_step_case.check_sampled(batch, n_steps, gamma, batch.next_observations["value"][:, 0], batch.dones)
     assert len(seen) == 12
 
 

@@ -96,11 +96,7 @@ def test_n_step_samples_sum_discounted_rewards_up_to_the_episode_end(capacity):
     buffer = ReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), seed=0, n_steps=n_steps, gamma=gamma)
     n_step_case.fill(buffer)
     batch = buffer.sample(300)
-    for row in range(300):
-        env, t = divmod(int(batch.actions[row]), 10)
-        reward, discount, next_obs, terminated = n_step_case.expected(env, t, n_steps, gamma)
-        assert batch.rewards[row].item() == pytest.approx(reward) and batch.discounts[row].item() == pytest.approx(discount)
-        assert batch.next_observations[row, 0].item() == next_obs and batch.terminated[row].item() == terminated
+    n_step_case.check_sampled(batch, n_steps, gamma, batch.next_observations[:, 0], batch.terminated)
     if capacity == 7:  # 12 transitions written: the oldest kept is env 1's step 2
         assert set(batch.actions.tolist()) == {12, 3, 13, 4, 14, 5, 15}
 
@@ -360,13 +356,7 @@ def test_the_device_resident_buffer_samples_as_the_host_one(capacity, tmp_path):
     buffer = DeviceReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), "cpu", seed=0, n_steps=n_steps, gamma=gamma)
     n_step_case.fill(buffer)
     batch = buffer.sample(300)
-    seen = set()
-    for row in range(300):
-        env, t = divmod(int(batch.actions[row]), 10)
-        seen.add((env, t))
-        reward, discount, next_obs, terminated = n_step_case.expected(env, t, n_steps, gamma)
-        assert batch.rewards[row].item() == pytest.approx(reward) and batch.discounts[row].item() == pytest.approx(discount)
-        assert batch.next_observations[row, 0].item() == next_obs and batch.terminated[row].item() == terminated
+    seen = n_step_case.check_sampled(batch, n_steps, gamma, batch.next_observations[:, 0], batch.terminated)
     assert len(seen) == min(12, capacity)
     buffer.save(tmp_path / "buffer.npz")
     host = ReplayBuffer(capacity, spaces.Box(0, 100, (1,), np.float32), n_steps=n_steps, gamma=gamma)
