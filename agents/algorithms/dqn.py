@@ -75,33 +75,8 @@ class DQNAgent(QLearner):
         self.target.load_state_dict(self.q.state_dict())
         self.target.requires_grad_(False)
         self._target_fn: Callable[[Any], torch.Tensor] = torch.compile(self.target) if self.compiled else self.target
-        # The played network where one is averaged: policy_averaging's from the start, tail_averaging's
-        # from the first update of the run's tail (made then, so that before it the online one is played).
-        self.averaged: QNetwork | None = None
-        self.tail_updates = 0  # updates tail_averaging's mean is over
-        if config.policy_averaging > 0:
-            self._start_averaging()
-
-    def _start_averaging(self) -> None:
-        self.averaged = QNetwork(self.spec).to(self.device).requires_grad_(False)
-        self.averaged.load_state_dict(self.q.state_dict())
-        # Walked every update: listed once (load_state_dict copies into these same tensors).
-        averaged: list[torch.Tensor] = list(self.averaged.parameters())
-        online: list[torch.Tensor] = list(self._parameters)
-        self._averaging = (averaged, online)
-
-    def average_tail(self) -> None:
-        """Fold the online network into tail_averaging's uniform mean (started with it on the first call)."""
-        if self.averaged is None:
-            self._start_averaging()
-        else:
-            with torch.no_grad():
-                torch._foreach_lerp_(*self._averaging, 1.0 / (self.tail_updates + 1))
-        self.tail_updates += 1
-
-    @property
-    def played(self) -> QNetwork:
-        return self.q if self.averaged is None else self.averaged
+        if config.policy_averaging > 0:  # played from the start (tail_averaging's from its first fold)
+            self.start_averaging()
 
     act = QLearner.epsilon_greedy
 
@@ -163,18 +138,11 @@ class DQNAgent(QLearner):
             torch._foreach_lerp_(list(self.target.parameters()), list(self.q.parameters()), self.config.tau)
 
     def state_dict(self) -> dict[str, Any]:
-        averaged = {} if self.averaged is None else {"averaged": self.averaged.state_dict()}
-        tail = {"tail_updates": self.tail_updates} if self.tail_updates else {}
-        return {**super().state_dict(), "target": self.target.state_dict(), **averaged, **tail}
+        return {**super().state_dict(), "target": self.target.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.target.load_state_dict(state["target"])
-        self.tail_updates = int(state.get("tail_updates", 0))
-        if self.averaged is None and self.tail_updates:
-            self._start_averaging()
-        if self.averaged is not None:
-            self.averaged.load_state_dict(state.get("averaged", state["q"]))  # a run before averaging: from its network
 
 
 Agent = DQNAgent

@@ -238,6 +238,8 @@ def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: 
         if config.linear_learning_rate:
             agent.set_learning_rate(progress.progress_remaining())
         loss = agent.update(rollout, returns)
+        if progress.progress_remaining() < config.tail_averaging:
+            agent.average_tail()
         rollout.filled = 0
         rollout.finals.clear()
 

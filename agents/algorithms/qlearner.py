@@ -44,12 +44,35 @@ class QLearner:
         self.amp = amp and self.device.type == "cuda"
         self.compiled = compile and self.device.type == "cuda"
         self._q_fn: Callable[[Any], torch.Tensor] = torch.compile(self.q) if self.compiled else self.q
+        # An average of the online network's weights, played where there is one: tail_averaging's
+        # (made at its first fold, so that before the tail the online network plays) or
+        # policy_averaging's (dqn's, from the start).
+        self.averaged: QNetwork | None = None
+        self.tail_updates = 0  # updates tail_averaging's mean is over
 
     @property
     def played(self) -> QNetwork:
-        """The network the run plays, evaluates and saves as its model: the online one, unless an
-        algorithm keeps an average of it (:mod:`agents.algorithms.dqn`'s ``policy_averaging``)."""
-        return self.q
+        """The network the run evaluates, snapshots and saves as its model: the online one, unless
+        an average of it is kept (``tail_averaging``; dqn's ``policy_averaging``)."""
+        return self.q if self.averaged is None else self.averaged
+
+    def start_averaging(self) -> None:
+        """The average starts as a copy of the online network."""
+        self.averaged = QNetwork(self.spec).to(self.device).requires_grad_(False)
+        self.averaged.load_state_dict(self.q.state_dict())
+        # Walked every update: listed once (load_state_dict copies into these same tensors).
+        averaged: list[torch.Tensor] = list(self.averaged.parameters())
+        online: list[torch.Tensor] = list(self._parameters)
+        self._averaging = (averaged, online)
+
+    def average_tail(self) -> None:
+        """Fold the online network into tail_averaging's uniform mean (started with it on the first call)."""
+        if self.averaged is None:
+            self.start_averaging()
+        else:
+            with torch.no_grad():
+                torch._foreach_lerp_(*self._averaging, 1.0 / (self.tail_updates + 1))
+        self.tail_updates += 1
 
     def _autocast(self) -> Any:
         return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
@@ -115,9 +138,19 @@ class QLearner:
 
     def state_dict(self) -> dict[str, Any]:
         """What a checkpoint keeps of the agent (an algorithm adds its own parts)."""
-        return {"q": self.q.state_dict(), "optimizer": self.optimizer.state_dict(), "n_updates": self.n_updates}
+        averaged = {} if self.averaged is None else {"averaged": self.averaged.state_dict()}
+        tail = {"tail_updates": self.tail_updates} if self.tail_updates else {}
+        return {
+            "q": self.q.state_dict(), "optimizer": self.optimizer.state_dict(), "n_updates": self.n_updates,
+            **averaged, **tail,
+        }  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.q.load_state_dict(state["q"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.n_updates = int(state["n_updates"])
+        self.tail_updates = int(state.get("tail_updates", 0))
+        if self.averaged is None and self.tail_updates:
+            self.start_averaging()
+        if self.averaged is not None:
+            self.averaged.load_state_dict(state.get("averaged", state["q"]))  # a run before averaging: from its network

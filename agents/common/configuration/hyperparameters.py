@@ -128,7 +128,20 @@ class SB3DQNConfig(DQNConfig):
 
 
 @dataclass
-class OurDQNConfig(DQNConfig):
+class TailAveraging:
+    """The key both our Q-learning algorithms take (agents.algorithms.dqn, agents.algorithms.pqn)."""
+
+    # Stochastic weight averaging (Izmailov et al., 2018; in deep RL, Nikishin et al., 2018): late in a run the
+    # greedy policy still swings with small updates; the uniform mean of the weights over its last stretch does not.
+    tail_averaging: float = key(
+        0.0, "over the run's last this share, the network evaluated, snapshotted and saved is the uniform mean of "
+        "the online one's weights over that share (the online one still acts); 0: off",
+        low=0, high=1,
+    )  # fmt: skip
+
+
+@dataclass
+class OurDQNConfig(TailAveraging, DQNConfig):
     """Our DQN (agents.algorithms.dqn): DQN's keys and ours."""
 
     double_q: bool = key(True, "Double-DQN targets (van Hasselt et al., 2016)")
@@ -138,13 +151,6 @@ class OurDQNConfig(DQNConfig):
     # its values; the average's changes slowly, and it is what the run plays, evaluates, snapshots and saves.
     policy_averaging: float = key(
         0.0, "the played network: the online one's moving average, moved this share of the way each update (0: off)",
-        low=0, high=1,
-    )  # fmt: skip
-    # Stochastic weight averaging (Izmailov et al., 2018; in deep RL, Nikishin et al., 2018): late in a run the
-    # greedy policy still swings with small updates; the uniform mean of the weights over its last stretch does not.
-    tail_averaging: float = key(
-        0.0, "the last this share of the run plays, evaluates, snapshots and saves the uniform average of the "
-        "online network's weights over that share (0: off)",
         low=0, high=1,
     )  # fmt: skip
 
@@ -158,7 +164,7 @@ class OurDQNConfig(DQNConfig):
 
 
 @dataclass
-class PQNConfig(QConfig):
+class PQNConfig(TailAveraging, QConfig):
     """PQN's hyperparameters (agents.algorithms.pqn, zoo_configs/pqn.yml)."""
 
     learning_rate: float | str = redefault(QConfig, "learning_rate", "lin_2.5e-4")

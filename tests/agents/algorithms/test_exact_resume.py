@@ -28,7 +28,7 @@ SELF_PLAY += "scripted='chaser,sprinter,planner', sampling='pfsp')"
 RUNS = {
     # The second half of the run plays the mean of its weights (tail_averaging): a stop may fall before or in it.
     "dqn": ([*UAV, "--algo", "custom", "--hyperparams", "buffer_size=400", "learning_starts=60", "tail_averaging=0.5"], 600),
-    "pqn": ([*UAV, "--algo", "pqn", "--n-envs", "4", "--hyperparams", "rollout_steps=16"], 640),
+    "pqn": ([*UAV, "--algo", "pqn", "--n-envs", "4", "--hyperparams", "rollout_steps=16", "tail_averaging=0.5"], 640),
     "self-play": (
         ["--env", "BallDuel-v0", "--algo", "custom", "--n-envs", "4", "--opponent", "self"]
         + ["--hyperparams", "buffer_size=400", "learning_starts=60", "n_steps=3", SELF_PLAY],

@@ -16,6 +16,7 @@ from agents.common.configuration.config import ConfigError, build_section
 from agents.common.configuration.hyperparameters import PQNConfig
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
+from agents.algorithms.policy import load_policy
 from agents.evaluate import main as evaluate_main
 
 
@@ -135,6 +136,18 @@ def test_a_short_pqn_run_writes_a_model_that_evaluate_plays_and_resume_continues
     )
     resumed = load_checkpoint(tmp_path / "pqn" / f"{env_id}_2" / "final_model.pt")
     assert resumed["progress"]["num_timesteps"] == 320 and resumed["agent"]["n_updates"] > state["agent"]["n_updates"]
+
+
+def test_a_pqn_run_with_tail_averaging_saves_the_mean_of_its_last_updates(tmp_path):
+    argv = ["--algo", "pqn", "--env", "UAVGrid-v0", "--timesteps", "256", "--log-dir", str(tmp_path), "--no-progress"]
+    argv += ["--eval-freq", "0", *TINY["UAVGrid-v0"], "tail_averaging=0.75"]
+    assert run_cli(custom_train.main, argv) == 0
+    run = tmp_path / "pqn" / "UAVGrid-v0_1"
+    saved = load_checkpoint(run / "final_model.pt")["agent"]
+    assert saved["tail_updates"] == 3  # a fold after the updates of each of the last three of four rollouts
+    played = load_policy(run / "final_model.pt", read_config(run)).q_net.state_dict()
+    assert all(torch.equal(played[k], saved["averaged"][k]) for k in played)
+    assert not all(torch.equal(saved["q"][k], saved["averaged"][k]) for k in played)
 
 
 def test_pqn_keeps_no_replay_buffer(tmp_path, capsys):
