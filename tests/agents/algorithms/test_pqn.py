@@ -11,12 +11,12 @@ from agents import custom_train
 from agents.algorithms import pqn
 from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.networks import QNetwork, network_spec
+from agents.algorithms.policy import load_policy
 from agents.common.artifacts.runs import read_config
 from agents.common.configuration.config import ConfigError, build_section
 from agents.common.configuration.hyperparameters import PQNConfig
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
-from agents.algorithms.policy import load_policy
 from agents.evaluate import main as evaluate_main
 
 
