@@ -56,6 +56,12 @@ class QLearner:
         an average of it is kept (``tail_averaging``; dqn's ``policy_averaging``)."""
         return self.q if self.averaged is None else self.averaged
 
+    @property
+    def snapshotted(self) -> QNetwork:
+        """The network self-play's pool takes snapshots of: the played one, but for tail_averaging's
+        mean, which only evaluations and the saved model see (the run trains as it would without)."""
+        return self.q if self.tail_updates else self.played
+
     def start_averaging(self) -> None:
         """The average starts as a copy of the online network."""
         self.averaged = QNetwork(self.spec).to(self.device).requires_grad_(False)

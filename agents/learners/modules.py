@@ -86,7 +86,7 @@ class ModuleLearner:
         if self.buffer is not None and setup.resume_buffer is not None:
             self.buffer.load(setup.resume_buffer, self.env.num_envs)
         if opponent is not None:
-            self.pool = opponent.pool(run_dir / SNAPSHOTS, self.agent.played, spec, setup.seed)
+            self.pool = opponent.pool(run_dir / SNAPSHOTS, self.agent.snapshotted, spec, setup.seed)
         if checkpoint is not None:
             inexact = self.restore_run_state(setup, checkpoint.get("run_state"))
             # Told once nothing more can refuse the resume: a refusal is its one line on stderr.

@@ -134,8 +134,8 @@ class TailAveraging:
     # Stochastic weight averaging (Izmailov et al., 2018; in deep RL, Nikishin et al., 2018): late in a run the
     # greedy policy still swings with small updates; the uniform mean of the weights over its last stretch does not.
     tail_averaging: float = key(
-        0.0, "over the run's last this share, the network evaluated, snapshotted and saved is the uniform mean of "
-        "the online one's weights over that share (the online one still acts); 0: off",
+        0.0, "over the run's last this share, the network evaluated and saved is the uniform mean of the online "
+        "one's weights over that share (the online one still acts and is snapshotted); 0: off",
         low=0, high=1,
     )  # fmt: skip
 

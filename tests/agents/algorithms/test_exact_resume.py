@@ -40,6 +40,12 @@ RUNS = {
         + ["--hyperparams", "buffer_size=400", "learning_starts=60", "policy_averaging=0.05", SELF_PLAY],
         480,
     ),
+    # The mean of the last half's weights evaluated and saved (tail_averaging), the online network snapshotted.
+    "self-play, tail-averaged": (
+        ["--env", "BallSumo-v0", "--algo", "custom", "--n-envs", "4", "--env-kwargs", "obs_type=state", "opponent=self"]
+        + ["--hyperparams", "buffer_size=400", "learning_starts=60", "tail_averaging=0.5", SELF_PLAY],
+        480,
+    ),
 }
 #: One torch thread in every run: how a sum splits over threads changes its last bits (--threads
 #: auto picks by the machine's load, which the suite's other workers change).
@@ -191,3 +197,12 @@ def test_a_resume_of_games_in_other_vector_envs_says_it_is_not_exact(tmp_path, c
     lines = [line for line in capsys.readouterr().err.splitlines() if "not exact" in line]
     assert len(lines) == 1 and lines[0].startswith("resume is not exact: its games ran in stable-baselines3's vector envs")
     assert "(--vec-env dummy;" in lines[0]
+
+
+def test_a_self_play_run_stopped_inside_its_averaged_tail_resumes_bit_for_bit(unbroken, capsys):
+    # Stopped after the tail began (step 240) and before its next snapshot (288): the resumed run's pool
+    # must go on snapshotting the online network, as the unbroken run's did.
+    name = "self-play, tail-averaged"
+    with tempfile.TemporaryDirectory() as folder:
+        resumed, _ = stopped_and_resumed(name, 260, Path(folder), capsys)
+        assert max_difference(unbroken(name), resumed) == 0.0
