@@ -44,16 +44,16 @@ class QLearner:
         self.amp = amp and self.device.type == "cuda"
         self.compiled = compile and self.device.type == "cuda"
         self._q_fn: Callable[[Any], torch.Tensor] = torch.compile(self.q) if self.compiled else self.q
-        # An average of the online network's weights, played where there is one: tail_averaging's
-        # (made at its first fold, so that before the tail the online network plays) or
+        # An average of the online network's weights, evaluated and saved where there is one:
+        # tail_averaging's (made at its first fold: before the tail the online network is) or
         # policy_averaging's (dqn's, from the start).
         self.averaged: QNetwork | None = None
         self.tail_updates = 0  # updates tail_averaging's mean is over
 
     @property
     def played(self) -> QNetwork:
-        """The network the run evaluates, snapshots and saves as its model: the online one, unless
-        an average of it is kept (``tail_averaging``; dqn's ``policy_averaging``)."""
+        """The network the run evaluates and saves as its model: the online one, unless an average
+        of it is kept (``tail_averaging``; dqn's ``policy_averaging``)."""
         return self.q if self.averaged is None else self.averaged
 
     @property
