@@ -206,3 +206,15 @@ def test_a_self_play_run_stopped_inside_its_averaged_tail_resumes_bit_for_bit(un
     with tempfile.TemporaryDirectory() as folder:
         resumed, _ = stopped_and_resumed(name, 260, Path(folder), capsys)
         assert max_difference(unbroken(name), resumed) == 0.0
+
+
+def test_tail_averaging_leaves_the_training_as_it_is_without(unbroken):
+    """The mean is only evaluated and saved: the online network ends bit for bit as without it."""
+    argv, steps = RUNS["self-play, tail-averaged"]
+    plain = [arg for arg in argv if arg != "tail_averaging=0.5"]
+    with tempfile.TemporaryDirectory() as folder:
+        without = train_run([*plain, *QUIET, "--timesteps", str(steps)], Path(folder)) / "final_model.pt"
+        online = torch.load(without, weights_only=True)["agent"]["q"]
+    averaged_run = torch.load(unbroken("self-play, tail-averaged"), weights_only=True)["agent"]
+    assert all(torch.equal(averaged_run["q"][name], online[name]) for name in online)
+    assert not all(torch.equal(averaged_run["averaged"][name], online[name]) for name in online)
