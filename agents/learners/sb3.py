@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gymnasium import spaces
 from stable_baselines3 import DQN
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 
 from agents.common.artifacts.models import SNAPSHOTS
@@ -16,7 +19,7 @@ from agents.common.configuration.registry import Algorithm
 from agents.common.errors import note
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env
-from agents.sb3.callbacks import FeedMilestones
+from agents.sb3.callbacks import AverageTail, FeedMilestones
 from agents.sb3.dqn import (
     SavedModel,
     build_dqn,
@@ -72,6 +75,8 @@ class SB3Learner:
             )
         if opponent is not None:
             self.pool = opponent.pool(run_dir / SNAPSHOTS, self.model.q_net, None, setup.seed)
+        share = section.algo_kwargs.get("tail_averaging", 0.0)
+        self.tail = AverageTail(share) if share > 0 else None
         self.model.set_logger(logger)
         return [env]
 
@@ -85,16 +90,36 @@ class SB3Learner:
 
     def learn(self, timesteps: int, milestones: Milestones) -> None:
         # A resumed run continues its schedules over all its steps, as ours do.
-        self.model.learn(timesteps, callback=FeedMilestones(milestones, self.pool), reset_num_timesteps=not self.resumed)
+        # The mean is folded before the milestones see the step: an evaluation or a save there has the latest.
+        callbacks: list[BaseCallback] = [] if self.tail is None else [self.tail]
+        callbacks.append(FeedMilestones(milestones, self.pool))
+        self.model.learn(timesteps, callback=callbacks, reset_num_timesteps=not self.resumed)
 
-    def policy(self) -> DQN:
-        return self.model
+    def policy(self) -> Any:
+        """What evaluations play: the model, or in its averaged tail the policy holding the mean."""
+        return self.model if self.tail is None or self.tail.averaged is None else self.tail.averaged
+
+    @contextlib.contextmanager
+    def _saved_network(self) -> Iterator[None]:
+        """The model holding the mean while it is written (checkpoints too: SB3's resume is not
+        exact, and one from the tail goes on from the mean), its online weights back after."""
+        if self.tail is None or self.tail.averaged is None:
+            yield
+            return
+        online = {name: tensor.clone() for name, tensor in self.model.q_net.state_dict().items()}
+        self.model.q_net.load_state_dict(self.tail.averaged.q_net.state_dict())
+        try:
+            yield
+        finally:
+            self.model.q_net.load_state_dict(online)
 
     def save(self, path: Path) -> None:
-        save_model(self.model, path)
+        with self._saved_network():
+            save_model(self.model, path)
 
     def save_replay_buffer(self, path: Path) -> None:
         save_replay_buffer(self.model, path)
 
     def save_zoo_model(self, path: Path) -> None:
-        save_model(self.model, path)
+        with self._saved_network():
+            save_model(self.model, path)

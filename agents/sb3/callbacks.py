@@ -3,7 +3,11 @@ console, self-play pool, checkpoints, evaluations), the same object our own loop
 
 from __future__ import annotations
 
+import copy
+
+import torch
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.dqn.policies import DQNPolicy
 
 from agents.common.session.milestones import Milestones, Pool
 
@@ -21,3 +25,40 @@ class FeedMilestones(BaseCallback):
 
     def _on_step(self) -> bool:
         return self.milestones.on_step(self.num_timesteps)
+
+
+class AverageTail(BaseCallback):
+    """``tail_averaging`` for SB3's DQN, as our DQN has it: over the run's last ``share``, after each
+    round of updates, the online Q-network's weights folded into a uniform mean, held in a copy of
+    the policy (:attr:`averaged`: what the run evaluates and saves; the online one trains on)."""
+
+    def __init__(self, share: float) -> None:
+        super().__init__()
+        self.share = share
+        self.averaged: DQNPolicy | None = None
+        self.folds = 0
+        self._updates_folded = -1  # the model's update count at the last fold
+
+    def _on_step(self) -> bool:
+        self.fold_new_updates()
+        return True
+
+    def _on_training_end(self) -> None:
+        self.fold_new_updates()  # the updates after the last step's callback
+
+    def fold_new_updates(self) -> None:
+        model = self.model
+        if model._current_progress_remaining >= self.share or model._n_updates == self._updates_folded:
+            return
+        self._updates_folded = model._n_updates
+        policy = model.policy
+        assert isinstance(policy, DQNPolicy)  # a DQN's
+        if self.averaged is None:
+            self.averaged = copy.deepcopy(policy)
+            self.averaged.set_training_mode(False)
+        else:
+            averaged: list[torch.Tensor] = list(self.averaged.q_net.parameters())
+            online: list[torch.Tensor] = list(policy.q_net.parameters())
+            with torch.no_grad():
+                torch._foreach_lerp_(averaged, online, 1.0 / (self.folds + 1))
+        self.folds += 1

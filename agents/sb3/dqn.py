@@ -39,8 +39,9 @@ _COUNTERS = ("num_timesteps", "_n_updates", "_n_calls", "_episode_num")
 _WEIGHTS = ("policy", "policy.optimizer")
 _BUFFER_ARRAYS = ("observations", "next_observations", "actions", "rewards", "dones", "timeouts")
 
-#: Section keys of ours that reach stable-baselines3's DQN another way (see :func:`dqn_kwargs`).
-TRANSLATED_KEYS = ("augment_shift",)
+#: Section keys of ours that reach stable-baselines3's DQN another way (see :func:`dqn_kwargs`;
+#: tail_averaging: the learner's callback, :class:`agents.sb3.callbacks.AverageTail`).
+TRANSLATED_KEYS = ("augment_shift", "tail_averaging")
 #: Our replay buffers, left out of a saved model so that SB3 alone can load it.
 _OUR_BUFFERS = (DictNStepReplayBuffer, RandomShiftReplayBuffer)
 
@@ -124,6 +125,7 @@ def dqn_kwargs(algo_kwargs: dict[str, Any], observation_space: spaces.Space) -> 
     ``n_steps`` on Dict observations handed to our DictNStepReplayBuffer (SB3's DQN refuses it),
     and ``augment_shift`` made our RandomShiftReplayBuffer (with the section's n-step returns)."""
     kwargs = dict(algo_kwargs)
+    kwargs.pop("tail_averaging", None)  # the learner's callback keeps the mean
     shift = kwargs.pop("augment_shift", 0)
     for key in ("policy_kwargs", "replay_buffer_kwargs"):
         if key in kwargs:

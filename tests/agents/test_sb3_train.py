@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 import yaml
 from gymnasium import spaces
 from stable_baselines3 import DQN
@@ -66,6 +67,17 @@ def test_short_run_writes_a_complete_run_folder(tmp_path, env_id, capsys):
     assert model.num_timesteps == 600
     result = evaluate(model, config, episodes=2)
     assert len(result.returns) == 2
+
+
+def test_tail_averaging_saves_the_mean_of_sb3s_online_network_and_trains_as_without(tmp_path):
+    averaged_run = train(tmp_path / "tail", "UAVGrid-v0", "--hyperparams", "tail_averaging=0.5", "--seed", "0")
+    plain_run = train(tmp_path / "plain", "UAVGrid-v0", "--seed", "0")
+    averaged = DQN.load(averaged_run / "final_model.zip", device="cpu").policy.state_dict()
+    plain = DQN.load(plain_run / "final_model.zip", device="cpu").policy.state_dict()
+    targets = [name for name in plain if name.startswith("q_net_target.")]
+    online = [name for name in plain if name.startswith("q_net.")]
+    assert targets and all(torch.equal(averaged[name], plain[name]) for name in targets)  # the training was the same
+    assert not all(torch.equal(averaged[name], plain[name]) for name in online)  # the saved network is the mean
 
 
 def test_resume_continues_the_step_count_and_restores_the_buffer(tmp_path, capsys):

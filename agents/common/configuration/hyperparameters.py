@@ -101,7 +101,20 @@ class QConfig:
 
 
 @dataclass
-class DQNConfig(QConfig):
+class TailAveraging:
+    """A key of every Q-learning algorithm that keeps one network (both DQN trainers, PQN)."""
+
+    # Stochastic weight averaging (Izmailov et al., 2018; in deep RL, Nikishin et al., 2018): late in a run the
+    # greedy policy still swings with small updates; the uniform mean of the weights over its last stretch does not.
+    tail_averaging: float = key(
+        0.0, "over the run's last this share, the network evaluated and saved is the uniform mean of the online "
+        "one's weights over that share (the online one still acts and is snapshotted); 0: off",
+        low=0, high=1,
+    )  # fmt: skip
+
+
+@dataclass
+class DQNConfig(TailAveraging, QConfig):
     """DQN's hyperparameters as stable-baselines3 means them (counts are env steps summed over
     the envs; ``train_freq`` counts vector-env steps): both DQN trainers take these."""
 
@@ -128,20 +141,7 @@ class SB3DQNConfig(DQNConfig):
 
 
 @dataclass
-class TailAveraging:
-    """The key both our Q-learning algorithms take (agents.algorithms.dqn, agents.algorithms.pqn)."""
-
-    # Stochastic weight averaging (Izmailov et al., 2018; in deep RL, Nikishin et al., 2018): late in a run the
-    # greedy policy still swings with small updates; the uniform mean of the weights over its last stretch does not.
-    tail_averaging: float = key(
-        0.0, "over the run's last this share, the network evaluated and saved is the uniform mean of the online "
-        "one's weights over that share (the online one still acts and is snapshotted); 0: off",
-        low=0, high=1,
-    )  # fmt: skip
-
-
-@dataclass
-class OurDQNConfig(TailAveraging, DQNConfig):
+class OurDQNConfig(DQNConfig):
     """Our DQN (agents.algorithms.dqn): DQN's keys and ours."""
 
     double_q: bool = key(True, "Double-DQN targets (van Hasselt et al., 2016)")
