@@ -26,7 +26,8 @@ SELF_PLAY += "scripted='chaser,sprinter,planner', sampling='pfsp')"
 #: Each run's flags and length: our DQN and PQN on UAVGrid, our DQN by self-play (with the scripted
 #: players that remember: sprinter's plans, the planner's generator) on the duel.
 RUNS = {
-    # The second half of the run plays the mean of its weights (tail_averaging): a stop may fall before or in it.
+    # Our DQN and PQN evaluate and save the mean of the second half's weights (tail_averaging): a stop may fall
+    # before the tail or in it.
     "dqn": ([*UAV, "--algo", "custom", "--hyperparams", "buffer_size=400", "learning_starts=60", "tail_averaging=0.5"], 600),
     "pqn": ([*UAV, "--algo", "pqn", "--n-envs", "4", "--hyperparams", "rollout_steps=16", "tail_averaging=0.5"], 640),
     "self-play": (
