@@ -38,7 +38,8 @@ RUNS = {
     # The played network an average of the online one's (policy_averaging), snapshots taken of it.
     "self-play, averaged": (
         ["--env", "BallSumo-v0", "--algo", "custom", "--n-envs", "4", "--env-kwargs", "obs_type=state", "opponent=self"]
-        + ["--hyperparams", "buffer_size=400", "learning_starts=60", "policy_averaging=0.05", SELF_PLAY],
+        + ["--hyperparams", "buffer_size=400", "learning_starts=60", "policy_averaging=0.05", "tail_averaging=0"]
+        + [SELF_PLAY],
         480,
     ),
     # The mean of the last half's weights evaluated and saved (tail_averaging), the online network snapshotted.
