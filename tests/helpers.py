@@ -85,3 +85,19 @@ def assert_run_layout(run_dir: Path, suffix: str, checkpoint_steps: tuple[int, .
     assert not list(run_dir.rglob(".*tmp*")), "no temporary files left behind"
     header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
     assert {"time/total_timesteps", "rollout/exploration_rate", "eval/mean_reward"} <= set(header)
+
+
+def saved_mean_played(run_dir: Path) -> dict:
+    """The agent state of ``run_dir``'s final model, checked to play the averaged network it saved
+    (``averaged``), which is not its online one (``q``)."""
+    import torch
+
+    from agents.algorithms.checkpoint import load_checkpoint
+    from agents.algorithms.policy import load_policy
+    from agents.common.artifacts.runs import read_config
+
+    saved = load_checkpoint(run_dir / "final_model.pt")["agent"]
+    played = load_policy(run_dir / "final_model.pt", read_config(run_dir)).q_net.state_dict()
+    assert all(torch.equal(played[k], saved["averaged"][k]) for k in played)
+    assert not all(torch.equal(saved["q"][k], saved["averaged"][k]) for k in played)
+    return saved
