@@ -37,7 +37,7 @@ from agents.algorithms.qlearner import QLearner
 from agents.algorithms.teachers import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig, Teaching, key, redefault
-from agents.common.networks.augment import check_augmentation, draw_shifts, shift_images
+from agents.common.networks.augment import draw_shifts, shift_images
 
 #: Envs that all start together stay as they are: the buffer of labels mixes their phases.
 STAGGER_ENVS = False
@@ -66,7 +66,6 @@ class DistillConfig(Teaching, QConfig):
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[DistillConfig, dict[str, Any]]:
     """The student's config and network from a checked section, its teacher checked too."""
-    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
     config, spec = settings_of(DistillConfig, section, observation_space, action_space)
     check_teaching(config, section, action_space)
     return config, spec

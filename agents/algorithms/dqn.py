@@ -29,7 +29,7 @@ from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig
-from agents.common.networks.augment import check_augmentation, draw_shifts, shift_images
+from agents.common.networks.augment import draw_shifts, shift_images
 
 #: Envs that all start together stay as they are: the replay buffer mixes their phases.
 STAGGER_ENVS = False
@@ -210,7 +210,6 @@ def learn(
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[OurDQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec from a (checked) config section and the spaces it will see."""
-    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
     return settings_of(OurDQNConfig, section, observation_space, action_space)
 
 

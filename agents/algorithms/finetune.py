@@ -51,7 +51,6 @@ from agents.algorithms.tensors import to_tensor
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, key
 from agents.common.errors import UsageError
-from agents.common.networks.augment import check_augmentation
 from agents.common.session.evaluation import Evaluation
 
 if TYPE_CHECKING:
@@ -89,7 +88,6 @@ class FinetuneConfig(OurDQNConfig):
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[FinetuneConfig, dict[str, Any]]:
     """DQN's config and network, and the start it fine-tunes, fitting this network."""
-    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
     config, spec = settings_of(FinetuneConfig, section, observation_space, action_space)
     if not config.start_from:
         raise UsageError(

@@ -31,7 +31,6 @@ from agents.algorithms.teachers import LabelBuffer, check_teaching, make_teacher
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, Teaching, key
 from agents.common.environments.steps import Step
-from agents.common.networks.augment import check_augmentation
 
 __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
 
@@ -55,7 +54,6 @@ class KickstartConfig(Teaching, OurDQNConfig):
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[KickstartConfig, dict[str, Any]]:
     """DQN's config and network, the teacher checked, and the network to start from fitting this one."""
-    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
     config, spec = settings_of(KickstartConfig, section, observation_space, action_space)
     check_teaching(config, section, action_space)
     if config.start_from:

@@ -28,7 +28,6 @@ from agents.common.artifacts.runs import atomic_path
 from agents.common.configuration.config import Section, parse_kwargs, schedule
 from agents.common.configuration.hyperparameters import SB3DQNConfig, keys_of
 from agents.common.errors import UsageError
-from agents.common.networks.augment import check_augmentation
 from agents.common.networks.policies import check_net_arch, check_policy
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
 from agents.common.session.setup import section_of, spaces_of
@@ -74,7 +73,6 @@ def check_values(section: Section, observation_space: spaces.Space) -> None:
     if not isinstance(policy_kwargs.get("optimizer_kwargs", {}), dict):
         raise UsageError(f"policy_kwargs optimizer_kwargs must be a dict, got {policy_kwargs['optimizer_kwargs']!r}")
     check_roles(section.policy, policy_kwargs, replay_buffer_kwargs)
-    check_augmentation(section.algo_kwargs.get("augment_shift", 0), observation_space)
     if section.algo_kwargs.get("augment_shift") and replay_buffer_kwargs:
         raise UsageError("augment_shift brings its own replay buffer; replay_buffer_kwargs cannot be given with it")
 

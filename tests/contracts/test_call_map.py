@@ -133,9 +133,10 @@ print("CALLED " + json.dumps([path for path in called if path.startswith(("agent
 PHASES = [
     "agents/common/session/cli.py",  # the flags
     "agents/common/session/sections.py",  # the config section
+    "agents/common/configuration/hyperparameters.py",  # self-play's settings, whomever it plays
     "agents/common/session/players.py",  # whom it plays
     "agents/common/environments/envs.py",  # the env, one made to read its spaces
-    "agents/common/session/memory.py",  # the memory it will take
+    "agents/common/session/setup.py",  # what the section asks of them: frames to shift, the memory
     "agents/learners/modules.py",  # the Learner's own check
 ]
 

@@ -1,10 +1,10 @@
 """Whom a run trains against, checked before its run folder exists: one of the game's built-in
-players, or itself (self-play), whose pool's settings and scripted players are checked here too."""
+players, or itself (self-play), whose scripted players are checked here too. A run with no opponent
+(a one-player game) never comes here."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from agents.common.artifacts.models import find_model
 from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
@@ -18,15 +18,12 @@ from ballenvs.reference import reference_for
 EXPLOITER = "exploiter"
 
 
-def check_players(env_id: str, opponent: str | None, self_play: dict[str, Any] | None) -> SelfPlay | None:
+def check_players(env_id: str, opponent: str, settings: SelfPlay) -> SelfPlay | None:
     """``--opponent``: one of the env's built-in players, or self; an env without an opponent takes
-    none. For self, the section's ``self_play`` settings, returned checked, and their scripted
-    players: built-in players of the game, its search exploiter, or frozen models of a two-player
-    game (a model file or a run folder: PSRO's best responses in the pool). The settings are checked
-    whomever the run plays: its config.yml records them."""
-    settings = SelfPlay.from_config(self_play)
-    if opponent is None:
-        return None
+    none. For self, the section's ``self_play`` settings (already checked as values:
+    :meth:`SelfPlay.from_config`), returned, and their scripted players: built-in players of the
+    game, its search exploiter, or frozen models of a two-player game (a model file or a run folder:
+    PSRO's best responses in the pool)."""
     players = reference_for(env_id).players
     if not players:
         what = "replace" if opponent == "self" else "choose"

@@ -3,11 +3,11 @@ config.yml; and the envs a run makes from its setup.
 
 :func:`prepare_run` checks in one pass, each room once: the flags (:mod:`agents.common.session.cli`),
 the config section, from its file or the run it resumes (:mod:`agents.common.session.sections`), whom
-it plays (:mod:`agents.common.session.players`), the env (one made to read its spaces), the memory it
-will take (:mod:`agents.common.session.memory`), the learner's own checks (the network against the
-observation space, the model to resume). :func:`make_run_folder` then writes the folder. A resumed
-run takes its env, env options, n_envs, vec env and frame stacking from the run it continues; a flag
-that contradicts them is refused.
+it plays (:mod:`agents.common.session.players`), the env (one made to read its spaces), what the
+section asks of those spaces (:func:`check_spaces`: frames to shift, the memory it will take), the
+learner's own checks (the network against the observation space, the model to resume).
+:func:`make_run_folder` then writes the folder. A resumed run takes its env, env options, n_envs,
+vec env and frame stacking from the run it continues; a flag that contradicts them is refused.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import Algorithm, algorithm
 from agents.common.environments.envs import make_eval_vec, make_vec, probe_spaces, resolve_vec_env
 from agents.common.errors import UsageError
+from agents.common.networks.augment import check_augmentation
 from agents.common.session.cli import check_flags
 from agents.common.session.memory import check_memory
 from agents.common.session.players import check_players
@@ -80,8 +81,20 @@ def spaces_of(run_config: dict[str, Any]) -> tuple[spaces.Space, spaces.Space]:
     priced against the machine's memory before a loader builds them)."""
     section = section_of(run_config)
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
-    check_memory(section, observation_space, action_space)
+    check_spaces(section, observation_space, action_space)
     return observation_space, action_space
+
+
+def check_spaces(
+    section: Section, observation_space: spaces.Space, action_space: spaces.Space, replay_buffer: bool = False
+) -> None:
+    """What a section asks of the spaces it will see, whichever algorithm reads it: frames to shift
+    only where there are frames, and networks (and a replay buffer, where ``replay_buffer``) that
+    fit in the machine's memory."""
+    shift = section.algo_kwargs.get("augment_shift", 0)
+    if shift:
+        check_augmentation(shift, observation_space)
+    check_memory(section, observation_space, action_space, replay_buffer)
 
 
 def prepare_run(
@@ -97,7 +110,8 @@ def prepare_run(
         )
     device, threads = check_flags(args)
     section, opponent = run_section(args, algo, resumed)
-    self_play = check_players(section.env_id, opponent, section.self_play)
+    settings = SelfPlay.from_config(section.self_play)  # whomever the run plays: its config.yml records them
+    self_play = None if opponent is None else check_players(section.env_id, opponent, settings)
     if resumed is not None:
         vec_env, timesteps, seed = resumed.config["vec_env"], resumed.config["timesteps"], resumed.config["seed"]
     else:
@@ -106,7 +120,7 @@ def prepare_run(
     observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
     if self_play is not None and vec_env != "native":
         raise UsageError(f"--opponent self plays in the trainer's process: use --vec-env native, not {vec_env}")
-    check_memory(section, observation_space, action_space, algo.replay_buffer)
+    check_spaces(section, observation_space, action_space, algo.replay_buffer)
     model = None if resumed is None else resumed.model
     checked = None if learner is None else learner.check(section, observation_space, action_space, model, device)
     timesteps, seed = args.timesteps or timesteps, seed if args.seed is None else args.seed

@@ -106,6 +106,17 @@ def test_augmentation_of_observations_that_are_not_frames_is_refused():
         check_augmentation(2, spaces.Box(-1, 1, (3,), np.float32))
 
 
+@pytest.mark.parametrize(("algo", "env_id"), [("dqn", "UAVGrid-v0"), ("custom", "UAVGrid-v0"), ("finetune", "BallSumo-v0")])
+def test_every_trainer_refuses_augmentation_of_a_state_before_its_run_folder(tmp_path, capsys, algo, env_id):
+    from agents.common.session.cli import run_cli
+    from agents.train import main
+
+    argv = ["--algo", algo, "--env", env_id, "--hyperparams", "augment_shift=2", "--log-dir", str(tmp_path)]
+    assert run_cli(main, argv) == 2
+    assert "augment_shift=2 shifts image observations" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
 def test_the_lean_cnn_is_built_alike_by_both_trainers_and_costs_a_quarter_of_the_nature_cnn():
     space = spaces.Box(0, 255, (4, 36, 36), np.uint8)
     policy_kwargs = parse_kwargs("policy_kwargs", "dict(features_extractor_class=LeanCNN, net_arch=[])")

@@ -281,13 +281,14 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
 
 
 def test_an_unknown_scripted_player_names_the_exploiter_too():
+    from agents.common.configuration.hyperparameters import SelfPlay
     from agents.common.errors import UsageError
     from agents.common.session.players import check_players
 
     valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion, planner\), exploiter .*, "
     valid += "a model file or a run folder"
     with pytest.raises(UsageError, match="'nobody' is none of the built-in players of BallSumo-v0 " + valid):
-        check_players("BallSumo-v0", "self", {"scripted": "nobody"})
+        check_players("BallSumo-v0", "self", SelfPlay.from_config({"scripted": "nobody"}))
 
 
 def test_a_league_of_built_in_players_plots_their_ratings(tmp_path, monkeypatch):
