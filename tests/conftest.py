@@ -1,6 +1,8 @@
 """Headless pygame for every test, set before anything imports it."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ["SDL_VIDEODRIVER"] = "dummy"
@@ -9,5 +11,10 @@ os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
 # numpy's small matrix products (the champion's, the planner's) on one OpenBLAS thread, as the
 # agents' commands run them (agents/__init__.py says why).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# SDL complains on stderr without a runtime dir; give it a private one.
-os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="ballenvs-xdg-"))
+# What the suite's libraries write outside tmp_path goes into one folder, removed at exit: SDL's
+# runtime dir (it complains on stderr without one), and the empty log folder stable-baselines3
+# makes for every model that learns without a logger set (else one SB3-<time> folder in /tmp each).
+_SCRATCH = tempfile.mkdtemp(prefix="ballenvs-tests-")
+atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
+os.environ.setdefault("XDG_RUNTIME_DIR", _SCRATCH)
+os.environ.setdefault("SB3_LOGDIR", os.path.join(_SCRATCH, "sb3"))
