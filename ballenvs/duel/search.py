@@ -46,6 +46,9 @@ PLANNER_MEAN_WEIGHT = 0.1
 
 #: The other side's actions at step ``t`` of the simulated games, from its seat there.
 Reply = Callable[[int, Seat], Any]
+#: A value in [-1, 1] (a win 1, a loss -1) of each simulated game still running where its branch
+#: ends, from the planning side's seat there: a learned network's, say.
+LeafValue = Callable[[Seat], np.ndarray]
 
 
 def seat_view(seat: Seat) -> tuple[list[np.ndarray], np.ndarray | None]:
@@ -59,8 +62,19 @@ class Branches:
     """Simulates branches of games from a side's view: each branch holds one action for some steps,
     then heads for the centre, against what ``reply`` plays for the other side."""
 
-    def __init__(self, duel_options: Mapping[str, Any], rng: np.random.Generator) -> None:
+    def __init__(
+        self,
+        duel_options: Mapping[str, Any],
+        rng: np.random.Generator,
+        leaf_value: LeafValue | None = None,
+        leaf_weight: float = 0.0,
+    ) -> None:
+        if not 0.0 <= leaf_weight <= 1.0:
+            raise ValueError(f"leaf_weight must be in [0, 1], got {leaf_weight!r}")
         self.options = dict(duel_options)
+        # A learned value of where a branch ends, mixed into the distances' score (expert iteration's
+        # search with its network at the leaves).
+        self.leaf_value, self.leaf_weight = leaf_value, leaf_weight
         one_game = TwoPlayerDuel(None, **self.options)
         self.game_steps, self.physics = one_game.game_steps, one_game.physics
         self.rng = rng
@@ -98,7 +112,11 @@ class Branches:
             if not running.any():
                 break
         left, right = sim.core.distances_from_centre()
-        score = np.where(running, (right - left) / sim.physics.ring_radius, score)
+        leaf = (right - left) / sim.physics.ring_radius
+        if self.leaf_value is not None and self.leaf_weight > 0:
+            learned = np.clip(self.leaf_value(sim.seat(LEFT, rngs)), -1.0, 1.0)
+            leaf = (1.0 - self.leaf_weight) * leaf + self.leaf_weight * learned
+        score = np.where(running, leaf, score)
         return score.reshape(games, branches)
 
 
@@ -163,7 +181,9 @@ class Planner(Searcher):
     built-in ones named in :data:`PLANNER_MODELS`); it
     plays the first action of the branch with the best worst outcome (its mean counting
     :data:`PLANNER_MEAN_WEIGHT` beside it, to break ties). It keeps no memory between steps, and
-    the only randomness it draws is for random models."""
+    the only randomness it draws is for random models. ``leaf_value`` and ``leaf_weight``: a
+    learned value mixed into the score of a branch still running at its end (:class:`Branches`;
+    the built-in planner has none)."""
 
     def __init__(
         self,
@@ -171,8 +191,10 @@ class Planner(Searcher):
         horizons: Sequence[int] = PLANNER_HORIZONS,
         models: Sequence[Player] = (),
         seed: int = 0,
+        leaf_value: LeafValue | None = None,
+        leaf_weight: float = 0.0,
     ) -> None:
-        self.branches = Branches(duel_options, np.random.default_rng(seed))
+        self.branches = Branches(duel_options, np.random.default_rng(seed), leaf_value, leaf_weight)
         self.actions, self.holds = hold_branches(horizons)
         self.models = list(models)
         # Every (our branch, their reply) pair, ours the slower index.

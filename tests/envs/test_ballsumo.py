@@ -324,6 +324,28 @@ def test_the_planner_is_an_opponent_by_name_and_no_yardstick():
     assert [y.name for y in reference.yardsticks] == [f"wins vs {name}" for name in reference.yardstick_players]
 
 
+def test_a_learned_leaf_value_scores_the_branches_still_running_at_their_end():
+    """Mixed into the balls' distances by its weight; a branch that ended keeps its result."""
+    from ballenvs.duel.search import Branches, hold_branches, seat_view
+
+    duel = TwoPlayerDuel(None, obs_type="state", **SUMO_RULES)
+    duel.core.state = DuelState(-0.3, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.0)  # level, far from the edge
+    view, time_left = seat_view(duel.seat(LEFT, [np.random.default_rng(0)]))
+    actions, holds = hold_branches((3,))
+    still = lambda t, seat: np.zeros(len(seat.view.own_x), dtype=np.int64)  # noqa: E731
+
+    def scores(weight: float) -> np.ndarray:
+        branches = Branches(SUMO_RULES, np.random.default_rng(0), lambda seat: np.full(len(seat.view.own_x), 0.5), weight)
+        return branches.scores(view, time_left, actions, holds, still)
+
+    distances = scores(0.0)
+    assert np.abs(distances).max() < 1  # three steps end no game: every branch is a position
+    np.testing.assert_allclose(scores(1.0), 0.5)
+    np.testing.assert_allclose(scores(0.4), 0.6 * distances + 0.4 * 0.5)
+    with pytest.raises(ValueError, match=r"leaf_weight must be in \[0, 1\], got 1.5"):
+        Branches(SUMO_RULES, np.random.default_rng(0), None, 1.5)
+
+
 @pytest.mark.parametrize(
     "options,message",
     [
