@@ -141,16 +141,26 @@ PHASES = [
 ]
 
 
-def test_prepare_run_checks_in_one_pass_a_room_a_phase(tmp_path):
-    """Each room prepare_run calls is called in one stretch, in the order CONTRIBUTING gives (a room
-    left and called again is a check that went back)."""
-    argv = ["--algo", "custom", "--env", "BallSumo-v0", "--opponent", "self", "--env-kwargs", "obs_type=state"]
-    argv += ["--log-dir", str(tmp_path), "--threads", "1", "--hyperparams", "buffer_size=1000"]
+def calls_of_prepare_run(argv: list[str]) -> list[str]:
+    """The files of ours that prepare_run itself calls into, in order, for ``agents.train ARGV``."""
     script = CALLS_OF_PREPARE_RUN.format(repo=str(REPO), argv=argv)
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     lines = [line for line in done.stdout.splitlines() if line.startswith("CALLED ")]
     assert lines, f"prepare_run did not finish:\n{done.stdout}\n{done.stderr}"
-    called = json.loads(lines[0][len("CALLED ") :])
+    return json.loads(lines[0][len("CALLED ") :])
+
+
+def test_prepare_run_checks_in_one_pass_a_room_a_phase(tmp_path):
+    """Each room prepare_run calls is called in one stretch, in the order CONTRIBUTING gives (a room
+    left and called again is a check that went back)."""
+    argv = ["--algo", "custom", "--env", "BallSumo-v0", "--opponent", "self", "--env-kwargs", "obs_type=state"]
+    called = calls_of_prepare_run([*argv, "--log-dir", str(tmp_path), "--threads", "1", "--hyperparams", "buffer_size=1000"])
     assert entered_once(called), called
     assert list(dict.fromkeys(called)) == PHASES
     assert not list(tmp_path.iterdir()), "checking makes no run folder"
+
+
+def test_a_one_player_run_checks_no_opponent(tmp_path):
+    """UAVGrid-v0 has no opponent: its checks skip whom it plays, and nothing else."""
+    called = calls_of_prepare_run(["--algo", "custom", "--env", "UAVGrid-v0", "--log-dir", str(tmp_path), "--threads", "1"])
+    assert list(dict.fromkeys(called)) == [phase for phase in PHASES if phase != "agents/common/session/players.py"]
