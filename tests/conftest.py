@@ -5,6 +5,8 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ["SDL_AUDIODRIVER"] = "dummy"
 os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"
@@ -18,3 +20,18 @@ _SCRATCH = tempfile.mkdtemp(prefix="ballenvs-tests-")
 atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
 os.environ.setdefault("XDG_RUNTIME_DIR", _SCRATCH)
 os.environ.setdefault("SB3_LOGDIR", os.path.join(_SCRATCH, "sb3"))
+
+
+@pytest.fixture(scope="module")
+def sumo_run(tmp_path_factory):
+    """A tiny custom run on BallSumo-v0's state vector (what agents.export_champion ships, the network
+    benchmarks.search_with_network searches with); tests that change it copy it first."""
+    from agents import custom_train
+    from agents.common.session.cli import run_cli
+
+    folder = tmp_path_factory.mktemp("v1")
+    argv = ["--env", "BallSumo-v0", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]
+    argv += ["--eval-freq", "0", "--no-progress", "--hyperparams", "policy=MlpPolicy", "learning_starts=100"]
+    argv += ["buffer_size=500", "policy_kwargs=dict(net_arch=[16])"]
+    assert run_cli(custom_train.main, argv) == 0
+    return folder / "custom" / "BallSumo-v0_1"

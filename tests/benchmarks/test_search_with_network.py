@@ -6,27 +6,14 @@ import json
 
 import pytest
 
-from agents import custom_train
 from agents.common.errors import UsageError
-from agents.common.session.cli import run_cli
 from benchmarks.search_with_network import main
 
 
-@pytest.fixture(scope="module")
-def state_run(tmp_path_factory):
-    """A tiny run of our DQN on BallSumo-v0's state vector."""
-    folder = tmp_path_factory.mktemp("state")
-    argv = ["--env", "BallSumo-v0", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]
-    argv += ["--eval-freq", "0", "--no-progress", "--threads", "1", "--hyperparams", "learning_starts=100", "buffer_size=500"]
-    argv += ["policy_kwargs=dict(net_arch=[16])"]
-    assert run_cli(custom_train.main, argv) == 0
-    return folder / "custom" / "BallSumo-v0_1"
-
-
-def test_each_search_plays_the_planner_from_both_sides_and_is_timed(state_run, tmp_path, monkeypatch, capsys):
+def test_each_search_plays_the_planner_from_both_sides_and_is_timed(sumo_run, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
     searches = ["planner", "lookahead", "model", "leaf:0.5"]
-    rows = main([str(state_run), "--games", "2", "--searches", *searches, "--no-progress"])
+    rows = main([str(sumo_run), "--games", "2", "--searches", *searches, "--no-progress"])
     assert [row["search"] for row in rows] == searches
     for row in rows:
         assert row["first_wins"] + row["second_wins"] + row["draws"] == 2
@@ -44,9 +31,9 @@ def test_each_search_plays_the_planner_from_both_sides_and_is_timed(state_run, t
         (["--games", "1"], "--games"),
     ],
 )
-def test_bad_searches_and_counts_are_refused_naming_them(state_run, argv, message):
+def test_bad_searches_and_counts_are_refused_naming_them(sumo_run, argv, message):
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
-        main([str(state_run), *argv])
+        main([str(sumo_run), *argv])
 
 
 def test_a_built_in_player_is_not_a_network(tmp_path, monkeypatch):

@@ -32,14 +32,3 @@ def runs(tmp_path_factory):
     uav = [*UAV, "--timesteps", "300", "--log-dir", str(folder), *TINY]
     assert run_cli(sb3_train.main, [*uav, "--eval-freq", "150", "--eval-episodes", "1", "--save-replay-buffer"]) == 0
     return {"custom": folder / "custom" / "BallDuel-v0_1", "dqn": folder / "dqn" / "UAVGrid-v0_1"}
-
-
-@pytest.fixture(scope="module")
-def sumo_run(tmp_path_factory):
-    """A tiny custom run on BallSumo-v0's state vector: what agents.export_champion ships."""
-    folder = tmp_path_factory.mktemp("v1")
-    argv = ["--env", "BallSumo-v0", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]
-    argv += ["--eval-freq", "0", "--no-progress", "--hyperparams", "policy=MlpPolicy", "learning_starts=100"]
-    argv += ["buffer_size=500", "policy_kwargs=dict(net_arch=[16])"]
-    assert run_cli(custom_train.main, argv) == 0
-    return folder / "custom" / "BallSumo-v0_1"

@@ -157,7 +157,6 @@ def test_policy_averaging_plays_a_moving_average_of_the_online_network():
 
 
 def test_a_run_with_policy_averaging_saves_the_average_as_the_model_it_plays(tmp_path):
-
     argv = ["--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "300", "--eval-freq", "0", "--no-progress"]
     argv += ["--threads", "1", "--log-dir", str(tmp_path), "--hyperparams", "learning_starts=100", "buffer_size=500"]
     assert run_cli(custom_train.main, [*argv, "policy_averaging=0.01"]) == 0
