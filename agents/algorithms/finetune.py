@@ -20,7 +20,9 @@ did here once its teacher's term ended (benchmarks/RESULTS.md). Three things kee
    ``pull_release``; one that falls takes a release back (divides it by ``pull_release``, up to
    ``pull_weight``): falls that go on bring the whole pull back within a few evaluations, while
    one unlucky evaluation (100 games carry about 4 points of noise) costs one step. A run without
-   evaluations (``--eval-freq 0``) has no evidence, and its pull stays.
+   evaluations (``--eval-freq 0``) has no evidence, and its pull stays. The opponents are the
+   built-ins and whoever ``self_play``'s ``evaluated`` names: the start itself (its model file)
+   and the planner there make a fall against them bring the pull back too.
 4. **Or a pull that moves on with the evidence** (``pull_to_latest_held``): its target is the
    latest played network whose evaluation held the start's level (the start's until one does), so
    a learner that has gone past its start is drawn back to the last policy known to hold, not to

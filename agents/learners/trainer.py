@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from stable_baselines3.common.logger import Logger, configure
 
 from agents.common.artifacts.models import resumed_run
 from agents.common.configuration.registry import ALGORITHMS, check_algo
+from agents.common.environments.envs import make_eval_vec
 from agents.common.errors import UsageError, note
 from agents.common.session.cli import describe_device
 from agents.common.session.console import Console
@@ -99,7 +101,7 @@ def make_milestones(
     evaluator = None
     if args.eval_freq:
         evaluator = Evaluator(
-            make_eval_envs(setup, args.eval_episodes),
+            eval_envs(setup, args.eval_episodes),
             args.eval_episodes,
             setup.seed + EVAL_SEED_OFFSET,
             setup.run_dir,
@@ -109,3 +111,17 @@ def make_milestones(
             on_evaluation=on_evaluation,
         )
     return Milestones(learner, setup.run_dir, console, logger, setup.algo.suffix, args.save_freq, evaluator, eval_freq)
+
+
+def eval_envs(setup: RunSetup, episodes: int) -> dict[str, Any]:
+    """The envs a run's evaluations play: its own or the built-ins', and a self-play run's
+    ``evaluated`` players."""
+    envs = make_eval_envs(setup, episodes)
+    if setup.self_play is not None and setup.self_play.evaluated_players:
+        from agents.twoplayer.selfplay import evaluated_opponents  # only self-play loads the two-player machinery
+
+        s = setup.section
+        opponents = evaluated_opponents(setup.self_play, s.env_id, s.env_kwargs, s.frame_stack, setup.device)
+        for name, opponent in opponents.items():
+            envs[name] = make_eval_vec(s.env_id, {**s.env_kwargs, "opponent": opponent}, s.frame_stack, episodes)
+    return envs

@@ -239,6 +239,18 @@ def make_opponent(
     return SelfPlayOpponent(settings, device, frame_stack or 1, scripted)
 
 
+def evaluated_opponents(
+    settings: SelfPlay, env_id: str, env_kwargs: Mapping[str, Any], frame_stack: int | None, device: str
+) -> dict[str, Any]:
+    """``self_play``'s ``evaluated`` players, by name, as the env's ``opponent`` option takes them:
+    a built-in player's name as it is, a model as a player that sees the game as it was trained to."""
+    players = reference_for(env_id).players
+    return {
+        name: name if name in players else make_entrant_player(model_entrant(name), device, env_id, dict(env_kwargs))
+        for name in settings.evaluated_players
+    }
+
+
 def scripted_player(
     name: str, k: int, arena: Any, env_id: str, env_kwargs: Mapping[str, Any], frame_stack: int, device: str
 ) -> Any:

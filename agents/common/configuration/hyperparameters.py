@@ -236,6 +236,11 @@ RENAMED: dict[type, dict[str, str]] = {PQNConfig: {"n_steps": "rollout_steps"}}
 # -- self-play's pool ------------------------------------------------------------------------------
 
 
+def names_in(listed: str) -> tuple[str, ...]:
+    """The names of a comma-separated list, blanks dropped."""
+    return tuple(name.strip() for name in listed.split(",") if name.strip())
+
+
 @dataclass(frozen=True)
 class SelfPlay:
     """The pool's settings: the config section's ``self_play`` key, e.g. ``"dict(window=5)"``."""
@@ -251,12 +256,22 @@ class SelfPlay:
     )
     sampling: str = key("uniform", "how a snapshot is drawn: uniform, or pfsp (more often those the learner loses to)")
     pfsp_power: float = key(2.0, "pfsp: a snapshot's weight is (1 - the learner's score against it) ** power", low=0, high=16)
+    evaluated: str = key(
+        "",
+        "more opponents every evaluation plays beside the built-ins (eval/win_rate_vs_<name>; counted in the return "
+        "that picks the best model and in the evidence --algo finetune's pull hears): built-in players, the planner "
+        "too, model files or run folders",
+    )
 
     SAMPLINGS = ("uniform", "pfsp")
 
     @property
     def scripted_players(self) -> tuple[str, ...]:
-        return tuple(name.strip() for name in self.scripted.split(",") if name.strip())
+        return names_in(self.scripted)
+
+    @property
+    def evaluated_players(self) -> tuple[str, ...]:
+        return names_in(self.evaluated)
 
     @classmethod
     def from_config(cls, settings: Mapping[str, Any] | None) -> SelfPlay:

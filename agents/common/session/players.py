@@ -23,7 +23,7 @@ def check_players(env_id: str, opponent: str, settings: SelfPlay) -> SelfPlay | 
     none. For self, the section's ``self_play`` settings (already checked as values:
     :meth:`SelfPlay.from_config`), returned, and their scripted players: built-in players of the
     game, its search exploiter, or frozen models of a two-player game (a model file or a run folder:
-    PSRO's best responses in the pool)."""
+    PSRO's best responses in the pool); and the players its evaluations play beside the built-ins."""
     players = reference_for(env_id).players
     if not players:
         what = "replace" if opponent == "self" else "choose"
@@ -34,16 +34,24 @@ def check_players(env_id: str, opponent: str, settings: SelfPlay) -> SelfPlay | 
         return None
     if not settings.scripted_players:
         raise UsageError(f"self_play scripted={settings.scripted!r}: name at least one player")
-    models = [name for name in settings.scripted_players if name not in (*players, EXPLOITER)]
+    scripted_models = [name for name in settings.scripted_players if name not in (*players, EXPLOITER)]
+    check_models(env_id, "scripted", settings.scripted, scripted_models)
+    check_models(env_id, "evaluated", settings.evaluated, [name for name in settings.evaluated_players if name not in players])
+    return settings
+
+
+def check_models(env_id: str, key: str, listed: str, models: list[str]) -> None:
+    """The names in ``self_play``'s ``key`` list that are not built-in players: each must be a
+    model file or run folder of a two-player game (the exploiter only plays, in ``scripted``)."""
+    players = reference_for(env_id).players
+    exploiter = f", {EXPLOITER} (the game's search exploiter, planning against the learner)" if key == "scripted" else ""
     for name in models:
         if not Path(name).exists():
             raise UsageError(
-                f"self_play scripted={settings.scripted!r}: {name!r} is none of the built-in players of {env_id} "
-                f"({', '.join(players)}), {EXPLOITER} (the game's search exploiter, planning against the learner), "
-                "a model file or a run folder"
+                f"self_play {key}={listed!r}: {name!r} is none of the built-in players of {env_id} "
+                f"({', '.join(players)}){exploiter}, a model file or a run folder"
             )
     for model, run_dir in [find_model(name, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL)) for name in models]:
         model_env = read_config(run_dir).get("env_id")
         if model_env not in two_player_ids():
-            raise UsageError(f"self_play scripted: {str(model)!r} is a model of {model_env!r}, which has no opponent to play")
-    return settings
+            raise UsageError(f"self_play {key}: {str(model)!r} is a model of {model_env!r}, which has no opponent to play")

@@ -291,6 +291,20 @@ def test_an_unknown_scripted_player_names_the_exploiter_too():
         check_players("BallSumo-v0", "self", SelfPlay.from_config({"scripted": "nobody"}))
 
 
+def test_an_evaluated_player_must_be_one_that_plays_on_its_own():
+    """``evaluated``: built-in players (the planner too) or models; the search exploiter plans
+    against the learner while it trains, so it is no evaluation's opponent."""
+    from agents.common.configuration.hyperparameters import SelfPlay
+    from agents.common.errors import UsageError
+    from agents.common.session.players import check_players
+
+    assert check_players("BallSumo-v0", "self", SelfPlay.from_config({"evaluated": "planner, chaser"})) is not None
+    valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion, planner\), a model file or a run folder"
+    for name in ("nobody", "exploiter"):
+        with pytest.raises(UsageError, match=f"self_play evaluated='planner,{name}': '{name}' is none of .*" + valid):
+            check_players("BallSumo-v0", "self", SelfPlay.from_config({"evaluated": f"planner,{name}"}))
+
+
 def test_a_league_of_built_in_players_plots_their_ratings(tmp_path, monkeypatch):
     """With no run among the players there is no training step to plot against: elo.png shows each
     rating with its error (it drew flat lines over an empty "training step" axis)."""
@@ -388,6 +402,18 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
     pool = f"self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5, scripted='pusher,{frozen.parent}')"
     assert run_cli(custom_train.main, [*base, pool, "--log-dir", str(second)]) == 0
     assert str(frozen.parent) in read_config(second / "custom" / "BallSumo-v0_1")["hyperparams"]["self_play"]["scripted"]
+
+    # The same model, and the planner, as opponents of every evaluation (the evidence a
+    # fine-tuning run's pull listens to), logged beside the built-ins.
+    third = tmp_path / "third"
+    evaluated = f"self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5, evaluated='planner,{frozen}')"
+    evaluations = ["--eval-freq", "300", "--eval-episodes", "2"]
+    capsys.readouterr()
+    assert run_cli(custom_train.main, [*base, evaluated, *evaluations, "--log-dir", str(third)]) == 0
+    out = capsys.readouterr().out
+    assert "vs champion, " in out and "% vs planner, " in out and f"% vs {frozen} (" in out
+    logged = (third / "custom" / "BallSumo-v0_1" / "progress.csv").read_text().splitlines()[0]
+    assert "eval/win_rate_vs_planner" in logged and f"eval/win_rate_vs_{frozen}" in logged
 
     empty = tmp_path / "empty"
     empty.mkdir()
