@@ -27,6 +27,11 @@ did here once its teacher's term ended (benchmarks/RESULTS.md). Three things kee
    latest played network whose evaluation held the start's level (the start's until one does), so
    a learner that has gone past its start is drawn back to the last policy known to hold, not to
    the start; the start's level stays the bar.
+5. **A guide's roll-in** (``roll_in_steps``; JSRL, Uchendu et al. 2022): the start plays the first
+   steps of every game and the learner the rest, so the learner's own choices are first tried
+   where the game is nearly decided; the roll-in shortens on the pull's evidence (by
+   ``pull_release`` at each evaluation that holds, back at each that falls), until the learner
+   plays whole games. The evaluations play the learner alone: the bar is the start's level.
 
 The start (``start_from``) is read by :mod:`agents.algorithms.starts` (a distilled student's logits
 scaled to values). Everything else is :mod:`agents.algorithms.dqn`'s: its buffer, targets, loop.
@@ -86,6 +91,12 @@ class FinetuneConfig(OurDQNConfig):
     pull_to_latest_held: bool = key(
         False, "the pull's target is the latest played network whose evaluation held the start's level, not the start"
     )
+    roll_in_steps: int = key(
+        0,
+        "the start plays the first this many steps of every game (a guide's roll-in), shortened by pull_release at "
+        "each evaluation that holds the start's level, lengthened back at each that falls",
+        low=0,
+    )
 
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[FinetuneConfig, dict[str, Any]]:
@@ -114,6 +125,7 @@ class FinetuneAgent(dqn.DQNAgent):
     pull towards it."""
 
     FORMAT = "ballenvs-custom-finetune/1"  # of its checkpoints
+    OWN_STATE = ("pull", "start_level", "roll_in", "game_steps")  # its runtime state beside DQN's
 
     def __init__(self, spec: dict[str, Any], config: FinetuneConfig, device: str, **options: Any) -> None:
         super().__init__(spec, config, device, **options)  # seed, amp, compile: DQN's
@@ -129,6 +141,8 @@ class FinetuneAgent(dqn.DQNAgent):
             self.pull_target.load_state_dict(self.q.state_dict())
         self.pull = config.pull_weight  # the pull's weight, now
         self.start_level: Evaluation | None = None  # the start's evaluation, before the first step
+        self.roll_in = float(config.roll_in_steps)  # the steps of every game the start plays, now
+        self.game_steps: np.ndarray | None = None  # each env's steps into its game, kept by learn
         self.calibrating = config.calibration_steps > 0  # kept by learn as the steps go by
 
     def start_actions(self, observations: Any) -> np.ndarray:
@@ -136,7 +150,14 @@ class FinetuneAgent(dqn.DQNAgent):
             return self.start(to_tensor(observations, self.device)).argmax(dim=1).cpu().numpy()
 
     def act(self, observation: Any, epsilon: float) -> np.ndarray:
-        return self.start_actions(observation) if self.calibrating else self.epsilon_greedy(observation, epsilon)
+        if self.calibrating:
+            return self.start_actions(observation)
+        actions = self.epsilon_greedy(observation, epsilon)
+        if self.game_steps is not None and self.roll_in >= 1:
+            guided = self.game_steps < round(self.roll_in)
+            if guided.any():
+                actions = np.where(guided, self.start_actions(observation), actions)
+        return actions
 
     def warm_up_actions(self, observations: Any, n: int) -> np.ndarray:
         return self.start_actions(observations)  # the start's games fill the buffer, not uniform ones
@@ -161,20 +182,30 @@ class FinetuneAgent(dqn.DQNAgent):
         """The pull after an evaluation (see the module docstring)."""
         if self.start_level is None:
             return
+        release = self.config.pull_release
         if not holds(evaluation, self.start_level, self.config.pull_margin):
-            self.pull = min(self.pull / self.config.pull_release, self.config.pull_weight)
+            self.pull = min(self.pull / release, self.config.pull_weight)
+            self.roll_in = min(self.roll_in / release, self.config.roll_in_steps)
         elif not self.calibrating:
-            self.pull *= self.config.pull_release
+            self.pull *= release
+            self.roll_in *= release
             if self.config.pull_to_latest_held:  # the played network held: the pull now draws towards it
                 self.pull_target.load_state_dict(self.played.state_dict())
 
     def runtime_state(self) -> dict[str, Any]:
         level = None if self.start_level is None else self.start_level._asdict()
-        return {**super().runtime_state(), "pull": self.pull, "start_level": level}
+        game_steps = None if self.game_steps is None else self.game_steps.tolist()
+        own = {"pull": self.pull, "start_level": level, "roll_in": self.roll_in, "game_steps": game_steps}
+        return {**super().runtime_state(), **own}
 
     def load_runtime_state(self, state: dict[str, Any]) -> None:
-        super().load_runtime_state({k: v for k, v in state.items() if k not in ("pull", "start_level")})
+        super().load_runtime_state(
+            {k: v for k, v in state.items() if k not in ("pull", "start_level", "roll_in", "game_steps")}
+        )
         self.pull = float(state.get("pull", self.config.pull_weight))
+        self.roll_in = float(state.get("roll_in", self.config.roll_in_steps))
+        game_steps = state.get("game_steps")
+        self.game_steps = None if game_steps is None else np.asarray(game_steps, dtype=np.int64)
         level = state.get("start_level")
         self.start_level = None if level is None else Evaluation(**level)
 
@@ -192,9 +223,29 @@ class FinetuneAgent(dqn.DQNAgent):
 Agent = FinetuneAgent
 
 
+class GameClock:
+    """The envs as the loop steps them, counting each game's steps into ``agent.game_steps`` (for
+    the roll-in); all else is the envs'."""
+
+    def __init__(self, env: Any, agent: FinetuneAgent) -> None:
+        self.env, self.agent = env, agent
+        if agent.game_steps is None or len(agent.game_steps) != env.num_envs:  # a resumed run keeps its count
+            agent.game_steps = np.zeros(env.num_envs, dtype=np.int64)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+    def step(self, actions: np.ndarray) -> Any:
+        step = self.env.step(actions)
+        assert self.agent.game_steps is not None
+        self.agent.game_steps += 1
+        self.agent.game_steps[step.ended] = 0
+        return step
+
+
 class Evidence(HooksAround):
     """The run's hooks, and after each of its evaluations the pull weighed on it; the pull's weight
-    is logged with every row (``train/pull_weight``)."""
+    is logged with every row (``train/pull_weight``), and the roll-in (``train/roll_in_steps``)."""
 
     def __init__(self, hooks: Hooks, agent: FinetuneAgent) -> None:
         super().__init__(hooks)
@@ -212,6 +263,8 @@ class Evidence(HooksAround):
 
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         self.hooks.record("train/pull_weight", self.agent.pull)
+        if self.agent.config.roll_in_steps:
+            self.hooks.record("train/roll_in_steps", self.agent.roll_in)
         self.hooks.on_episodes(progress, returns, lengths, loss, fps)
 
 
@@ -222,7 +275,8 @@ def learn(
     agent.calibrating = progress.num_timesteps < agent.config.calibration_steps
     if agent.start_level is None and progress.num_timesteps == 0:
         agent.start_level = hooks.evaluate_now(progress)
-    dqn.learn(agent, env, progress, timesteps, Evidence(hooks, agent), buffer, log_every_episodes)
+    played = GameClock(env, agent) if agent.config.roll_in_steps else env
+    dqn.learn(agent, played, progress, timesteps, Evidence(hooks, agent), buffer, log_every_episodes)
 
 
 if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module

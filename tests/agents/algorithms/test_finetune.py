@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from agents import train
-from agents.algorithms.checkpoint import load_checkpoint
+from agents.algorithms.checkpoint import load_checkpoint, tensors_as_arrays
 from agents.algorithms.finetune import FinetuneAgent, FinetuneConfig, holds
 from agents.algorithms.networks import QNetwork
 from agents.common.session.cli import run_cli
@@ -153,3 +153,50 @@ def test_a_pull_to_the_latest_held_moves_its_target_only_at_evaluations_that_hol
     restored.load_state_dict(agent.state_dict())  # resumed, the target is the one that held
     with torch.no_grad():
         assert (restored.pull_target(observations).argmax(1) == 8).all()
+
+
+def test_the_start_plays_the_roll_in_of_every_game_and_the_learner_the_rest(start):
+    agent = agent_from(start, roll_in_steps=10)
+    agent.calibrating = False
+    with torch.no_grad():
+        agent.q.head[-1].bias.copy_(torch.arange(9.0) * 100)  # the learner plays action 8 everywhere
+    observations = np.random.default_rng(3).normal(size=(4, agent.spec["parts"][""]["size"])).astype(np.float32)
+    with torch.no_grad():
+        start_actions = agent.start(torch.as_tensor(observations)).argmax(1).numpy()
+    agent.game_steps = np.array([0, 9, 10, 50])
+    np.testing.assert_array_equal(agent.act(observations, 0.0), [*start_actions[:2], 8, 8])
+
+
+def test_the_roll_in_shortens_at_evaluations_that_hold_and_lengthens_back_at_those_that_fall(start):
+    agent = agent_from(start, roll_in_steps=80, pull_release=0.5)
+    agent.start_level = Evaluation(0, 0.0, {"chaser": 0.9})
+    holding, falling = Evaluation(1, 0.0, {"chaser": 0.9}), Evaluation(2, 0.0, {"chaser": 0.5})
+    agent.calibrating = True
+    agent.weigh(holding)
+    assert agent.roll_in == 80  # not while the start plays whole games
+    agent.calibrating = False
+    for _ in range(3):
+        agent.weigh(holding)
+    assert agent.roll_in == 10
+    agent.weigh(falling)
+    assert agent.roll_in == 20
+    for _ in range(5):
+        agent.weigh(falling)
+    assert agent.roll_in == 80  # no longer than at the start
+    resumed = agent_from(start, roll_in_steps=80)
+    agent.game_steps = np.array([3, 0, 99])
+    resumed.load_runtime_state(agent.runtime_state())
+    assert resumed.roll_in == 80 and resumed.game_steps.tolist() == [3, 0, 99]
+
+
+def test_a_run_with_a_roll_in_counts_each_games_steps_and_logs_the_roll_in(start, tmp_path):
+    argv = ["--algo", "finetune", *STATE, f"start_from={start}", "calibration_steps=0", "roll_in_steps=30"]
+    argv += ["--timesteps", "256", "--eval-freq", "128", "--eval-episodes", "2", "--log-dir", str(tmp_path)]
+    assert run_cli(train.main, argv) == 0
+    run = tmp_path / "finetune" / "BallSumo-v0_1"
+    with open(run / "progress.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert {float(r["train/roll_in_steps"]) for r in rows if r.get("train/roll_in_steps")} <= {30.0, 15.0, 7.5}
+    saved = load_checkpoint(run / "final_model.pt")["run_state"]
+    lengths = tensors_as_arrays(saved["envs"]["lengths"])  # the envs' own count of each game's steps
+    assert saved["agent"]["game_steps"] == lengths.tolist()
