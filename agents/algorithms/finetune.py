@@ -30,7 +30,7 @@ did here once its teacher's term ended (benchmarks/RESULTS.md). Three things kee
 5. **A guide's roll-in** (``roll_in_steps``; JSRL, Uchendu et al. 2022): the start plays the first
    steps of every game and the learner the rest, so the learner's own choices are first tried
    where the game is nearly decided; the roll-in shortens on the pull's evidence (by
-   ``pull_release`` at each evaluation that holds, back at each that falls), until the learner
+   ``roll_in_release`` at each evaluation that holds, back at each that falls), until the learner
    plays whole games. The evaluations play the learner alone: the bar is the start's level.
 
 The start (``start_from``) is read by :mod:`agents.algorithms.starts` (a distilled student's logits
@@ -93,9 +93,16 @@ class FinetuneConfig(OurDQNConfig):
     )
     roll_in_steps: int = key(
         0,
-        "the start plays the first this many steps of every game (a guide's roll-in), shortened by pull_release at "
-        "each evaluation that holds the start's level, lengthened back at each that falls",
+        "the start plays the first this many steps of every game (a guide's roll-in), shortened by roll_in_release "
+        "at each evaluation that holds the start's level, lengthened back at each that falls",
         low=0,
+    )
+    roll_in_release: float = key(
+        0.5,
+        "the roll-in is multiplied by this at each evaluation that holds, divided by it at each that falls",
+        low=0,
+        high=1,
+        low_open=True,
     )
 
 
@@ -182,13 +189,13 @@ class FinetuneAgent(dqn.DQNAgent):
         """The pull after an evaluation (see the module docstring)."""
         if self.start_level is None:
             return
-        release = self.config.pull_release
+        release, shorten = self.config.pull_release, self.config.roll_in_release
         if not holds(evaluation, self.start_level, self.config.pull_margin):
             self.pull = min(self.pull / release, self.config.pull_weight)
-            self.roll_in = min(self.roll_in / release, self.config.roll_in_steps)
+            self.roll_in = min(self.roll_in / shorten, self.config.roll_in_steps)
         elif not self.calibrating:
             self.pull *= release
-            self.roll_in *= release
+            self.roll_in *= shorten
             if self.config.pull_to_latest_held:  # the played network held: the pull now draws towards it
                 self.pull_target.load_state_dict(self.played.state_dict())
 

@@ -168,7 +168,7 @@ def test_the_start_plays_the_roll_in_of_every_game_and_the_learner_the_rest(star
 
 
 def test_the_roll_in_shortens_at_evaluations_that_hold_and_lengthens_back_at_those_that_fall(start):
-    agent = agent_from(start, roll_in_steps=80, pull_release=0.5)
+    agent = agent_from(start, roll_in_steps=80, roll_in_release=0.5, pull_release=1.0)  # the pull stays whole
     agent.start_level = Evaluation(0, 0.0, {"chaser": 0.9})
     holding, falling = Evaluation(1, 0.0, {"chaser": 0.9}), Evaluation(2, 0.0, {"chaser": 0.5})
     agent.calibrating = True
@@ -183,6 +183,7 @@ def test_the_roll_in_shortens_at_evaluations_that_hold_and_lengthens_back_at_tho
     for _ in range(5):
         agent.weigh(falling)
     assert agent.roll_in == 80  # no longer than at the start
+    assert agent.pull == agent.config.pull_weight
     resumed = agent_from(start, roll_in_steps=80)
     agent.game_steps = np.array([3, 0, 99])
     resumed.load_runtime_state(agent.runtime_state())
@@ -190,7 +191,15 @@ def test_the_roll_in_shortens_at_evaluations_that_hold_and_lengthens_back_at_tho
 
 
 def test_a_run_with_a_roll_in_counts_each_games_steps_and_logs_the_roll_in(start, tmp_path):
-    argv = ["--algo", "finetune", *STATE, f"start_from={start}", "calibration_steps=0", "roll_in_steps=30"]
+    argv = [
+        "--algo",
+        "finetune",
+        *STATE,
+        f"start_from={start}",
+        "calibration_steps=0",
+        "roll_in_steps=30",
+        "roll_in_release=0.5",
+    ]
     argv += ["--timesteps", "256", "--eval-freq", "128", "--eval-episodes", "2", "--log-dir", str(tmp_path)]
     assert run_cli(train.main, argv) == 0
     run = tmp_path / "finetune" / "BallSumo-v0_1"
