@@ -206,9 +206,7 @@ class FinetuneAgent(dqn.DQNAgent):
         return {**super().runtime_state(), **own}
 
     def load_runtime_state(self, state: dict[str, Any]) -> None:
-        super().load_runtime_state(
-            {k: v for k, v in state.items() if k not in ("pull", "start_level", "roll_in", "game_steps")}
-        )
+        super().load_runtime_state({k: v for k, v in state.items() if k not in self.OWN_STATE})
         self.pull = float(state.get("pull", self.config.pull_weight))
         self.roll_in = float(state.get("roll_in", self.config.roll_in_steps))
         game_steps = state.get("game_steps")
