@@ -123,5 +123,6 @@ def eval_envs(setup: RunSetup, episodes: int) -> dict[str, Any]:
         s = setup.section
         opponents = evaluated_opponents(setup.self_play, s.env_id, s.env_kwargs, s.frame_stack, setup.device)
         for name, opponent in opponents.items():
-            envs[name] = make_eval_vec(s.env_id, {**s.env_kwargs, "opponent": opponent}, s.frame_stack, episodes)
+            if name not in envs:  # a built-in named again is played once, on the env already made
+                envs[name] = make_eval_vec(s.env_id, {**s.env_kwargs, "opponent": opponent}, s.frame_stack, episodes)
     return envs

@@ -406,12 +406,13 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
     # The same model, and the planner, as opponents of every evaluation (the evidence a
     # fine-tuning run's pull listens to), logged beside the built-ins.
     third = tmp_path / "third"
-    evaluated = f"self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5, evaluated='planner,{frozen}')"
+    evaluated = f"self_play=dict(snapshot_steps=200, swap_steps=100, scripted_share=0.5, evaluated='planner,chaser,{frozen}')"
     evaluations = ["--eval-freq", "300", "--eval-episodes", "2"]
     capsys.readouterr()
     assert run_cli(custom_train.main, [*base, evaluated, *evaluations, "--log-dir", str(third)]) == 0
     out = capsys.readouterr().out
     assert "vs champion, " in out and "% vs planner, " in out and f"% vs {frozen} (" in out
+    assert out.count("% vs chaser") == 1  # a built-in named again is played once
     logged = (third / "custom" / "BallSumo-v0_1" / "progress.csv").read_text().splitlines()[0]
     assert "eval/win_rate_vs_planner" in logged and f"eval/win_rate_vs_{frozen}" in logged
 
