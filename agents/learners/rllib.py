@@ -358,6 +358,11 @@ def check_pool(settings: SelfPlay, env_id: str) -> None:
         )
     if settings.sampling != "uniform":
         raise UsageError(f"self_play sampling={settings.sampling!r}: rllib_ppo's pool draws its snapshots uniformly")
+    if settings.scripted_sampling != "turns":
+        raise UsageError(
+            f"self_play scripted_sampling={settings.scripted_sampling!r}: "
+            "rllib_ppo's pool draws its built-in players uniformly"
+        )
 
 
 @contextlib.contextmanager

@@ -36,7 +36,7 @@ from agents.twoplayer.league import make_entrant_player, model_entrant
 from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
-from ballenvs.state import generator_state, parts, set_generator_state
+from ballenvs.state import copied, generator_state, parts, set_generator_state
 
 
 class SelfPlayOpponent(QPlayer):
@@ -50,15 +50,45 @@ class SelfPlayOpponent(QPlayer):
         self.settings = settings
         self.scripted = scripted
         self.tally: Callable[[np.ndarray], None] | None = None
+        self.assignment: np.ndarray | None = None  # each scripted game's player, an index into `scripted`
+        self.scripted_scores = np.zeros((len(scripted), 2))  # the learner's recent [points, games] against each
 
     def pool(self, folder: Path, learner: torch.nn.Module, spec: Any, seed: int) -> SnapshotPool:
         """The pool of ``learner``'s snapshots (saved in ``folder``) this opponent plays from."""
         return SnapshotPool(self.settings, folder, learner, self, spec, seed)
 
     def _scripted_games(self, n: int) -> list[np.ndarray]:
-        """Each scripted player's games of a batch of ``n``."""
+        """Each scripted player's games of a batch of ``n`` (the first games, in turn until
+        :meth:`share_scripted` moves them)."""
         count = int(round(self.settings.scripted_share * n))
-        return [np.arange(k, count, len(self.scripted)) for k in range(len(self.scripted))]
+        if self.assignment is None or len(self.assignment) != count:
+            self.assignment = np.arange(count) % len(self.scripted)
+        return [np.flatnonzero(self.assignment == k) for k in range(len(self.scripted))]
+
+    def share_scripted(self) -> None:
+        """PFSP over the scripted players (``scripted_sampling="pfsp"``, at every swap): each keeps
+        one game and the rest go with weight ``(1 - s) ** pfsp_power``, ``s`` the learner's score
+        against the player over its recent games (halved at every swap, with a prior of one win and
+        one loss). A player whose games change forgets their past, as at a reset."""
+        if self.assignment is None or not len(self.scripted):
+            return
+        points, games = self.scripted_scores.T
+        weights = (1.0 - (points + 1.0) / (games + 2.0)) ** self.settings.pfsp_power
+        self.scripted_scores *= 0.5  # so that the shares follow the learner as it is now
+        assignment = reassigned(self.assignment, apportioned(len(self.assignment), weights))
+        for k, player in enumerate(self.scripted):
+            if not np.array_equal(assignment == k, self.assignment == k):
+                player.reset(None)
+        self.assignment = assignment
+
+    def scripted_shares(self) -> dict[str, int]:
+        """How many games each scripted player holds now (its name as ``scripted`` lists it)."""
+        held = (
+            np.zeros(len(self.scripted), dtype=int)
+            if self.assignment is None
+            else np.bincount(self.assignment, minlength=len(self.scripted))
+        )
+        return dict(zip(self.settings.scripted_players, map(int, held)))
 
     def act(self, seat: Seat) -> Any:
         actions = super().act(seat)
@@ -72,13 +102,21 @@ class SelfPlayOpponent(QPlayer):
 
     def reset(self, games: np.ndarray | None) -> None:
         super().reset(games)
-        n = None if games is None else len(games)
-        for player, own in zip(self.scripted, self._scripted_games(n or 0)):
-            player.reset(None if games is None else games[own])
+        if games is None:
+            for player in self.scripted:
+                player.reset(None)
+            return
+        for player, own in zip(self.scripted, self._scripted_games(len(games))):
+            player.reset(games[own])
 
     def get_state(self) -> dict[str, Any]:
-        """Its frames and its scripted players' memory (the pool saves the network)."""
-        return {**super().get_state(), "scripted": [player.get_state() for player in self.scripted]}
+        """Its frames, its scripted players' memory and their games (the pool saves the network)."""
+        return {
+            **super().get_state(),
+            "scripted": [player.get_state() for player in self.scripted],
+            "scripted_games": copied(self.assignment),
+            "scripted_scores": self.scripted_scores.copy(),
+        }
 
     def set_state(self, state: dict[str, Any]) -> None:
         super().set_state(state)
@@ -87,14 +125,52 @@ class SelfPlayOpponent(QPlayer):
             raise ValueError(f"state self-play opponent: expected {len(self.scripted)} scripted players' states")
         for player, saved in zip(self.scripted, scripted):
             player.set_state(saved)
+        if "scripted_games" in state:  # saved before the scripted players' shares could move: in turn
+            assignment, scores = state["scripted_games"], np.asarray(state.get("scripted_scores"), dtype=float)
+            if assignment is not None and not (
+                isinstance(assignment, np.ndarray) and assignment.ndim == 1 and np.isin(assignment, range(len(scripted))).all()
+            ):
+                raise ValueError(f"state self-play opponent scripted_games: expected indices below {len(scripted)}")
+            if scores.shape != self.scripted_scores.shape:
+                raise ValueError(f"state self-play opponent scripted_scores: expected {self.scripted_scores.shape}")
+            self.assignment, self.scripted_scores = copied(assignment), scores.copy()
 
     def finished(self, games: np.ndarray | None, scores: Any) -> None:
-        if self.tally is None or games is None:
+        if games is None:
+            return
+        learner_points = (1.0 - np.asarray(scores, dtype=float)) / 2.0  # `scores` are this side's
+        for k, own in enumerate(self._scripted_games(len(games))):
+            ended = own[games[own]]
+            self.scripted_scores[k] += (learner_points[ended].sum(), len(ended))
+        if self.tally is None:
             return
         played = games.copy()
         played[: int(round(self.settings.scripted_share * len(games)))] = False  # the scripted games
         if played.any():
             self.tally(-np.asarray(scores)[played])
+
+
+def apportioned(total: int, weights: np.ndarray) -> np.ndarray:
+    """``total`` games split by ``weights``: one each first (where there are enough), the rest in
+    proportion, the largest remainders rounding up (ties to the first)."""
+    floor = 1 if total >= len(weights) else 0
+    rest = total - floor * len(weights)
+    quotas = rest * weights / weights.sum() if weights.sum() > 0 else np.full(len(weights), rest / len(weights))
+    counts = np.floor(quotas).astype(int)
+    counts[np.argsort(-(quotas - counts), kind="stable")[: rest - counts.sum()]] += 1
+    return counts + floor
+
+
+def reassigned(assignment: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``assignment`` (each game's player) changed as little as gives each player ``counts[k]``
+    games: a player keeps its first games, the ones it gives up go to those short of theirs."""
+    kept = np.full(len(assignment), -1)
+    for k, count in enumerate(counts):
+        mine = np.flatnonzero(assignment == k)[:count]
+        kept[mine] = k
+    short = np.repeat(np.arange(len(counts)), counts - np.bincount(kept[kept >= 0], minlength=len(counts)))
+    kept[kept < 0] = short
+    return kept
 
 
 def _rows(observe: Callable[[], Any], games: np.ndarray) -> Any:
@@ -208,6 +284,8 @@ class SnapshotPool:
         self.scores = {steps: list(tally) for steps, tally in scores.items()}
 
     def swap(self) -> None:
+        if self.settings.scripted_sampling == "pfsp":
+            self.opponent.share_scripted()
         choice = self.choose()
         if choice is None:
             self.network.load_state_dict(self.learner.state_dict())

@@ -255,6 +255,11 @@ class SelfPlay:
         "the scripted players, in turn: built-in players, exploiter (the search exploiter), model files or run folders",
     )
     sampling: str = key("uniform", "how a snapshot is drawn: uniform, or pfsp (more often those the learner loses to)")
+    scripted_sampling: str = key(
+        "turns",
+        "how the scripted players share the scripted games: turns (each its fixed games, in turn), or pfsp (at every "
+        "swap, one game each and the rest by (1 - the learner's recent score against the player) ** pfsp_power)",
+    )
     pfsp_power: float = key(2.0, "pfsp: a snapshot's weight is (1 - the learner's score against it) ** power", low=0, high=16)
     evaluated: str = key(
         "",
@@ -264,6 +269,7 @@ class SelfPlay:
     )
 
     SAMPLINGS = ("uniform", "pfsp")
+    SCRIPTED_SAMPLINGS = ("turns", "pfsp")
 
     @property
     def scripted_players(self) -> tuple[str, ...]:
@@ -285,4 +291,8 @@ class SelfPlay:
         checked = cls(**{name: keys[name].check(f"self_play {name}", value) for name, value in settings.items()})
         if checked.sampling not in cls.SAMPLINGS:
             raise ConfigError(f"self_play sampling={checked.sampling!r}; valid: {', '.join(cls.SAMPLINGS)}")
+        if checked.scripted_sampling not in cls.SCRIPTED_SAMPLINGS:
+            raise ConfigError(
+                f"self_play scripted_sampling={checked.scripted_sampling!r}; valid: {', '.join(cls.SCRIPTED_SAMPLINGS)}"
+            )
         return checked

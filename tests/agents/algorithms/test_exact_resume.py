@@ -22,9 +22,9 @@ from agents.common.stops import Stopped, stopping_between_steps
 from tests.helpers import UAV
 
 SELF_PLAY = "self_play=dict(snapshot_steps=96, swap_steps=48, p_latest=0.3, window=2, scripted_share=0.5, "
-SELF_PLAY += "scripted='chaser,sprinter,planner', sampling='pfsp')"
+SELF_PLAY += "scripted='chaser,sprinter,planner', sampling='pfsp', scripted_sampling='pfsp')"
 #: Each run's flags and length: our DQN and PQN on UAVGrid, our DQN by self-play (with the scripted
-#: players that remember: sprinter's plans, the planner's generator) on the duel.
+#: players that remember: sprinter's plans, the planner's generator; their games moving by PFSP) on the duel.
 RUNS = {
     # Our DQN and PQN evaluate and save the mean of the second half's weights (tail_averaging): a stop may fall
     # before the tail or in it.

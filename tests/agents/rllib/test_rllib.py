@@ -124,6 +124,7 @@ def test_a_picture_run_takes_float_channels_last_frames_and_refuses_others(tmp_p
     [
         (["--env", "BallSumo-v0", "--hyperparams", "frame_stack=4"], "frame_stack=4: rllib_ppo plays single frames"),
         (["--env", "BallSumo-v0", "--hyperparams", "self_play=dict(sampling='pfsp')"], "draws its snapshots uniformly"),
+        (["--env", "BallSumo-v0", "--hyperparams", "self_play=dict(scripted_sampling='pfsp')"], "built-in players uniformly"),
         (["--env", "BallSumo-v0", "--hyperparams", "self_play=dict(scripted='exploiter')"], "takes built-in players"),
         (["--env", "BallDuel-v0", "--hyperparams", "policy_kwargs=dict(net_arch=[0])"], "net_arch must be a list"),
     ],

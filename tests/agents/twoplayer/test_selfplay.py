@@ -22,7 +22,8 @@ from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
 from agents.twoplayer.league import bootstrap_elo, fit_elo, tables
-from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool
+from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool, apportioned, reassigned
+from ballenvs.game import Player
 
 STATE_GAMES = ["--env", "BallDuel-v0", "--env-kwargs", "obs_type=state", "max_episode_steps=60"]
 STATE_GAMES += ["--hyperparams", "policy=MlpPolicy", "frame_stack=1", "learning_starts=100", "buffer_size=2000"]
@@ -74,6 +75,61 @@ def test_pfsp_draws_the_snapshots_the_learner_still_loses_to(tmp_path):
     assert pool.scores[300] == [4.0, 10.0], "the opponent's results reach the pool as the learner's losses"
 
 
+class _Remembering(Player):
+    """A scripted player that keeps count of the times it was told to forget everything."""
+
+    def __init__(self) -> None:
+        self.forgotten = 0
+
+    def act(self, seat):
+        return np.zeros(len(seat.rngs), dtype=np.int64)
+
+    def reset(self, games):
+        self.forgotten += games is None
+
+
+def test_pfsp_over_the_scripted_players_gives_the_games_to_those_the_learner_loses_to(tmp_path):
+    """``scripted_sampling="pfsp"``: at a swap each scripted player keeps one game and the rest go
+    by ``(1 - s) ** pfsp_power``; a player whose games change forgets their past; the tallies fade."""
+    settings = SelfPlay(scripted_share=0.75, scripted="chaser,pusher,anchor", scripted_sampling="pfsp")
+    players = [_Remembering() for _ in range(3)]
+    opponent = SelfPlayOpponent(settings, "cpu", 1, players)
+    pool = SnapshotPool(settings, tmp_path, torch.nn.Linear(2, 3), opponent, None, seed=0)
+    assert [list(games) for games in opponent._scripted_games(16)] == [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11]]
+    ended = np.zeros(16, dtype=bool)
+    ended[:12] = True
+    scores = np.where(np.arange(16) % 3 == 1, 1.0, -1.0)  # pusher wins its 4 games, the others lose theirs
+    scores[2] = 0.0  # anchor draws one
+    opponent.finished(ended, scores)
+    assert opponent.scripted_scores.tolist() == [[4.0, 4.0], [0.0, 4.0], [3.5, 4.0]]
+    pool.swap()
+    # the learner's scores with a prior of one win and one loss: 5/6, 1/6, 4.5/6
+    weights = np.array([1 / 6, 5 / 6, 1.5 / 6]) ** 2
+    assert opponent.scripted_shares() == {"chaser": 1, "pusher": 1 + 8, "anchor": 1 + 1}
+    assert weights / weights.sum() * 9 == pytest.approx([0.32, 7.96, 0.72], abs=0.01), "the quotas of the other 9"
+    assert list(opponent._scripted_games(16)[0]) == [0], "chaser keeps its first game"
+    assert [p.forgotten for p in players] == [1, 1, 1], "each player's games changed"
+    assert opponent.scripted_scores.tolist() == [[2.0, 2.0], [0.0, 2.0], [1.75, 2.0]], "halved at every swap"
+    saved = opponent.get_state()
+    again = SelfPlayOpponent(settings, "cpu", 1, [_Remembering() for _ in range(3)])
+    again.set_state(saved)
+    assert again.scripted_shares() == opponent.scripted_shares()
+    assert again.scripted_scores.tolist() == opponent.scripted_scores.tolist()
+    turns = SelfPlayOpponent(SelfPlay(scripted_share=0.75, scripted="chaser,pusher,anchor"), "cpu", 1, players)
+    turns_pool = SnapshotPool(turns.settings, tmp_path, torch.nn.Linear(2, 3), turns, None, seed=0)
+    turns.finished(ended, scores)
+    turns_pool.swap()
+    assert turns.scripted_shares() == {"chaser": 4, "pusher": 4, "anchor": 4}, "in turn, the shares never move"
+
+
+def test_apportioned_gives_one_each_first_then_the_largest_remainders():
+    assert apportioned(12, np.array([0.0, 1.0, 0.0, 0.0, 1.0])).tolist() == [1, 5, 1, 1, 4], "a tie to the first"
+    assert apportioned(12, np.zeros(5)).tolist() == [3, 3, 2, 2, 2], "no weight at all: equal shares"
+    assert apportioned(2, np.array([1.0, 4.0, 0.0])).tolist() == [0, 2, 0], "too few games for one each"
+    assignment = reassigned(np.array([0, 1, 2, 0, 1, 2]), np.array([1, 4, 1]))
+    assert assignment.tolist() == [0, 1, 2, 1, 1, 1], "each keeps its first games, the freed ones go to the short"
+
+
 def test_self_play_settings_are_checked():
     # The zoo's string form, as a config file or --hyperparams writes it: the section reads it.
     raw = {"policy": "MlpPolicy", "n_timesteps": 10, "self_play": "dict(window=5, p_latest=0.25)"}
@@ -84,6 +140,8 @@ def test_self_play_settings_are_checked():
         SelfPlay.from_config({"p_latest": 2.0})
     with pytest.raises(ConfigError, match="self_play key.*'horizon'|self_play key\\(s\\) horizon unknown"):
         SelfPlay.from_config({"horizon": 3})
+    with pytest.raises(ConfigError, match="self_play scripted_sampling='loss'; valid: turns, pfsp"):
+        SelfPlay.from_config({"scripted_sampling": "loss"})
 
 
 @pytest.mark.parametrize("shape", [(6, 5, 1), (4,)], ids=["image", "vector"])
