@@ -228,13 +228,19 @@ class SnapshotPool:
             return None
         return int(self.rng.choice(len(self.snapshots), p=self.weights()))
 
-    def on_step(self, steps: int) -> None:
+    def on_step(self, steps: int) -> dict[str, float]:
+        """Snapshots and swaps due by ``steps``; after a swap that moves the scripted games, how
+        many each player holds (``self_play/scripted_games_<name>``)."""
         if steps >= self._next_snapshot:
             self.snapshot(steps)
             self._next_snapshot = next_multiple(steps, self.settings.snapshot_steps)
-        if steps >= self._next_swap:
-            self.swap()
-            self._next_swap = next_multiple(steps, self.settings.swap_steps)
+        if steps < self._next_swap:
+            return {}
+        self.swap()
+        self._next_swap = next_multiple(steps, self.settings.swap_steps)
+        if self.settings.scripted_sampling != "pfsp":
+            return {}
+        return {f"self_play/scripted_games_{name}": n for name, n in self.opponent.scripted_shares().items()}
 
     def snapshot(self, steps: int) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)

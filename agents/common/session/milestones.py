@@ -30,7 +30,9 @@ class Pool(Protocol):
 
     def start(self, steps: int) -> None: ...
 
-    def on_step(self, steps: int) -> None: ...
+    def on_step(self, steps: int) -> dict[str, float]:
+        """Its snapshots and swaps due by ``steps``; the figures to log (none most steps)."""
+        ...
 
 
 class Saves(Protocol):
@@ -88,7 +90,8 @@ class Milestones:
         for, training ends after this step."""
         self.console.update(steps)
         if self.pool is not None:
-            self.pool.on_step(steps)
+            for key, value in self.pool.on_step(steps).items():
+                self.logger.record(key, value)
         if steps >= self._next_save:
             folder = self.run_dir / CHECKPOINTS
             folder.mkdir(exist_ok=True)

@@ -102,10 +102,12 @@ def test_pfsp_over_the_scripted_players_gives_the_games_to_those_the_learner_los
     scores[2] = 0.0  # anchor draws one
     opponent.finished(ended, scores)
     assert opponent.scripted_scores.tolist() == [[4.0, 4.0], [0.0, 4.0], [3.5, 4.0]]
-    pool.swap()
+    figures = pool.on_step(0)  # the first swap is due at once
     # the learner's scores with a prior of one win and one loss: 5/6, 1/6, 4.5/6
     weights = np.array([1 / 6, 5 / 6, 1.5 / 6]) ** 2
     assert opponent.scripted_shares() == {"chaser": 1, "pusher": 1 + 8, "anchor": 1 + 1}
+    logged = {f"self_play/scripted_games_{name}": n for name, n in (("chaser", 1), ("pusher", 9), ("anchor", 2))}
+    assert figures == logged, "logged at every swap"
     assert weights / weights.sum() * 9 == pytest.approx([0.32, 7.96, 0.72], abs=0.01), "the quotas of the other 9"
     assert list(opponent._scripted_games(16)[0]) == [0], "chaser keeps its first game"
     assert [p.forgotten for p in players] == [1, 1, 1], "each player's games changed"
@@ -118,7 +120,7 @@ def test_pfsp_over_the_scripted_players_gives_the_games_to_those_the_learner_los
     turns = SelfPlayOpponent(SelfPlay(scripted_share=0.75, scripted="chaser,pusher,anchor"), "cpu", 1, players)
     turns_pool = SnapshotPool(turns.settings, tmp_path, torch.nn.Linear(2, 3), turns, None, seed=0)
     turns.finished(ended, scores)
-    turns_pool.swap()
+    assert turns_pool.on_step(0) == {}, "nothing to log: the games never move"
     assert turns.scripted_shares() == {"chaser": 4, "pusher": 4, "anchor": 4}, "in turn, the shares never move"
 
 
@@ -274,11 +276,16 @@ def test_v1_self_play_with_pfsp_and_every_script_ships_a_champion(tmp_path, caps
     argv += ["--log-dir", str(tmp_path), "--no-progress", "--eval-freq", "1200", "--eval-episodes", "2"]
     argv += ["--hyperparams", "policy=MlpPolicy", "learning_starts=100", "buffer_size=2000"]
     argv += ["policy_kwargs=dict(net_arch=[16])"]
-    argv += [f"self_play=dict(snapshot_steps=400, swap_steps=200, sampling='pfsp', scripted_share=0.5, scripted='{scripted}')"]
+    pool = f"snapshot_steps=400, swap_steps=200, sampling='pfsp', scripted_share=0.5, scripted='{scripted}'"
+    argv += [f"self_play=dict({pool}, scripted_sampling='pfsp')"]
     assert run_cli(custom_train.main, argv) == 0
     out = capsys.readouterr().out
     assert all(f"vs {name}" in out for name in scripted.split(","))
     run = next(tmp_path.glob("custom/BallSumo-v0_1"))
+    with open(run / "progress.csv") as progress:
+        held = [row for row in csv.DictReader(progress) if row.get("self_play/scripted_games_pusher")]
+    assert held, "the scripted players' games are logged"
+    assert all(sum(float(row[f"self_play/scripted_games_{name}"]) for name in scripted.split(",")) == 4 for row in held)
     assert run_cli(evaluate_main, [str(run), "--opponent", "all", "--episodes", "4"]) == 0
     table = capsys.readouterr().out
     assert all(f"| {name} " in table for name in ("random", *scripted.split(","), "champion"))
