@@ -4,7 +4,8 @@ Unity ML-Agents' recipe: every ``snapshot_steps`` env steps the learner's Q-netw
 into the pool (and written, weights only, to ``snapshots/`` in the run folder); every
 ``swap_steps`` the opponent changes: the learner as it is now with probability ``p_latest``,
 else one of the last ``window`` snapshots, uniformly. ``scripted_share`` of the games face the
-built-in players instead (``scripted``, in turn), so that the replay buffer also holds games
+built-in players instead (``scripted``, in turn; with ``scripted_sampling="pfsp"`` the games move
+at every swap to those the learner loses to), so that the replay buffer also holds games
 against fixed opponents; ``exploiter`` among them is the game's search exploiter, planning every
 step against the learner's current network, so that the learner meets its own holes, and a
 model file or run folder there is a frozen model of the game (a best response trained against an
@@ -125,7 +126,7 @@ class SelfPlayOpponent(QPlayer):
             raise ValueError(f"state self-play opponent: expected {len(self.scripted)} scripted players' states")
         for player, saved in zip(self.scripted, scripted):
             player.set_state(saved)
-        if "scripted_games" in state:  # saved before the scripted players' shares could move: in turn
+        if "scripted_games" in state:  # a state saved before the shares could move has none: in turn
             assignment, scores = state["scripted_games"], np.asarray(state.get("scripted_scores"), dtype=float)
             if assignment is not None and not (
                 isinstance(assignment, np.ndarray) and assignment.ndim == 1 and np.isin(assignment, range(len(scripted))).all()
