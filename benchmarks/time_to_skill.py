@@ -78,10 +78,17 @@ def train_once(learner: str, seed: int, args: Any, log_dir: Path) -> tuple[Path,
             time.sleep(POLL_SECONDS)
         stderr.seek(0)
         lines = stderr.read().strip().splitlines() or ["?"]
-    if process.returncode not in ((0, 128 + signal.SIGTERM) if stopped else (0,)):
+    if not ended_as_asked(process.returncode, stopped):
         raise UsageError(f"{learner} seed {seed} failed: {lines[-1]}")
     [run_dir] = (log_dir / learner).iterdir()
     return run_dir, stopped
+
+
+def ended_as_asked(returncode: int, stopped: bool) -> bool:
+    """A run that ends by itself exits 0; one stopped at skill exits 143 once its trainer has saved,
+    or dies of the signal (-15) where it lands as the run is already closing (skill at its last
+    evaluation: RLlib PPO's seed 1, at 2M steps of 2M)."""
+    return returncode == 0 or (stopped and returncode in (128 + signal.SIGTERM, -signal.SIGTERM))
 
 
 def skilled_yet(runs: Path, args: Any) -> bool:

@@ -182,6 +182,15 @@ def test_time_to_skill_until_skilled_stops_a_run_at_skill_and_judges_no_final_mo
     assert "| stopped at skill | - |" in capsys.readouterr().out
 
 
+def test_time_to_skill_takes_a_run_stopped_at_skill_as_it_closes_and_no_other_failure():
+    from benchmarks.time_to_skill import ended_as_asked
+
+    assert ended_as_asked(0, stopped=False) and ended_as_asked(0, stopped=True)
+    assert ended_as_asked(143, stopped=True) and ended_as_asked(-15, stopped=True), "saved, or killed as it closed"
+    assert not ended_as_asked(143, stopped=False) and not ended_as_asked(-15, stopped=False), "nobody stopped it"
+    assert not ended_as_asked(1, stopped=True) and not ended_as_asked(2, stopped=False)
+
+
 def test_time_to_skill_is_judged_from_the_progress_a_run_has_written(tmp_path):
     from benchmarks.time_to_skill import ratios_to_first, skilled_yet
 
