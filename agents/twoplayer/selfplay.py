@@ -74,7 +74,7 @@ class SelfPlayOpponent(QPlayer):
         if self.assignment is None or not len(self.scripted):
             return
         points, games = self.scripted_scores.T
-        weights = (1.0 - (points + 1.0) / (games + 2.0)) ** self.settings.pfsp_power
+        weights = pfsp_weights(points, games, self.settings.pfsp_power)
         self.scripted_scores *= 0.5  # so that the shares follow the learner as it is now
         assignment = reassigned(self.assignment, apportioned(len(self.assignment), weights))
         for k, player in enumerate(self.scripted):
@@ -151,6 +151,13 @@ class SelfPlayOpponent(QPlayer):
             self.tally(-np.asarray(scores)[played])
 
 
+def pfsp_weights(points: np.ndarray, games: np.ndarray, power: float) -> np.ndarray:
+    """Prioritised fictitious self-play's weight of each opponent, ``(1 - s) ** power``: ``s`` the
+    learner's score against it, ``points`` (a win 1, a draw 1/2) over ``games``, with a prior of one
+    win and one loss, so that an opponent not met yet weighs as an even one."""
+    return (1.0 - (points + 1.0) / (games + 2.0)) ** power
+
+
 def apportioned(total: int, weights: np.ndarray) -> np.ndarray:
     """``total`` games split by ``weights``: one each first (where there are enough), the rest in
     proportion, the largest remainders rounding up (ties to the first)."""
@@ -219,8 +226,7 @@ class SnapshotPool:
         if self.settings.sampling == "uniform":
             return np.full(len(self.snapshots), 1.0 / len(self.snapshots))
         points = np.array([self.scores.get(steps, [0.0, 0.0]) for steps, _ in self.snapshots])
-        learner_score = (points[:, 0] + 1.0) / (points[:, 1] + 2.0)
-        weights = (1.0 - learner_score) ** self.settings.pfsp_power
+        weights = pfsp_weights(points[:, 0], points[:, 1], self.settings.pfsp_power)
         return weights / weights.sum()
 
     def choose(self) -> int | None:
