@@ -71,11 +71,22 @@ class Evaluation(NamedTuple):
     win_rates: dict[str, float]
 
 
+def score(mean_return: float, win_rates: dict[str, float]) -> float:
+    """What ranks a run's evaluations for its best model: in a game with a winner, the lowest win
+    rate against the opponents played (a player is as good as its worst match, as
+    benchmarks.time_to_skill counts skill: >= 90% against every built-in), else the mean return. The best
+    model is the evaluation with the highest score, the later of equal ones: win rates of a few
+    games tie often once a learner wins them all, and the first perfect evaluation is no better
+    than the last, only trained less (BallSumo-v0, eleven seeds: it kept a model up to 6 points
+    below the final one against a built-in; benchmarks/RESULTS.md)."""
+    return min(win_rates.values()) if win_rates else mean_return
+
+
 class Evaluator:
     """Deterministic episodes on separate envs every ``eval_freq`` steps, as stable-baselines3's
     EvalCallback: the results in ``evaluations.npz`` (its layout, where the RL Zoo's plots read it), the figures in the
     logger (``eval/mean_reward``, ``eval/mean_ep_length``, ``eval/win_rate``), the best model
-    kept (``save_best``), and one line on the console. ``envs`` maps a name to each env to play
+    kept (``save_best``: :func:`score`'s), and one line on the console. ``envs`` maps a name to each env to play
     (``""``: the run's own env; a self-play run is evaluated against each built-in opponent,
     ``eval/win_rate_vs_<name>``, and its return is the mean over them). ``on_evaluation(steps,
     mean_return)`` after each: how agents.tune hears a trial's evaluations (and prunes it, by raising)."""
@@ -94,7 +105,7 @@ class Evaluator:
         self.envs, self.episodes, self.seed = envs, episodes, seed
         self.run_dir, self.logger, self.console, self.save_best = run_dir, logger, console, save_best
         self.on_evaluation = on_evaluation
-        self.best_mean = -np.inf
+        self.best_score = -np.inf
         self.start_time = time.time()
         self.history: dict[str, list] = {"timesteps": [], "results": [], "ep_lengths": []}
         self.latest: Evaluation | None = None  # what the last evaluation found, for the learner (Hooks)
@@ -123,12 +134,12 @@ class Evaluator:
             line += ", wins " + ", ".join(
                 f"{rate:.0%}" if not name else f"{rate:.0%} vs {name}" for name, rate in wins.items()
             )
-        if mean > self.best_mean:
-            self.best_mean = mean
+        rates = {name: float(rate) for name, rate in wins.items() if rate is not None}
+        if (ranked := score(mean, rates)) >= self.best_score:
+            self.best_score = ranked
             self.save_best()
             line += " (new best: best_model saved)"
         self.console.write(line)
-        rates = {name: float(rate) for name, rate in wins.items() if rate is not None}
         self.latest = Evaluation(num_timesteps, mean, rates)
         if self.on_evaluation is not None:
             self.on_evaluation(num_timesteps, mean)
