@@ -43,6 +43,7 @@ from agents.common.configuration.registry import ALGORITHMS
 from agents.common.environments.ids import check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
+from agents.common.session.evaluation import score
 from ballenvs.reference import reference_for
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
@@ -124,11 +125,13 @@ def evaluations(run_dir: Path, opponents: tuple[str, ...]) -> list[dict[str, Any
 
 def skill(evals: list[dict[str, Any]], threshold: float, whole_run: bool = True) -> dict[str, Any]:
     """When the run first reached ``threshold`` against every opponent (None: never), whether its
-    last evaluation holds it, and the best evaluation's (by mean return, as best_model is chosen)
-    largest gap to the last one against any opponent, in points; the last two None where the run
+    last evaluation holds it, and the best evaluation's (as the run chose its best model:
+    :func:`agents.common.session.evaluation.score`, the later of equals) largest gap to the
+    last one against any opponent, in points; the last two None where the run
     was stopped at skill (not ``whole_run``): its last evaluation is then not a final model's."""
     first = next((e for e in evals if min(e["win_rates"].values()) >= threshold), None)
-    best, last = max(evals, key=lambda e: e["mean_reward"]), evals[-1]
+    best = max(reversed(evals), key=lambda e: score(e["mean_reward"], e["win_rates"]))  # max keeps the first
+    last = evals[-1]
     gap = 100 * max(abs(best["win_rates"][k] - last["win_rates"][k]) for k in last["win_rates"])
     return {
         "seconds": None if first is None else first["seconds"],

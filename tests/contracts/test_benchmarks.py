@@ -130,12 +130,13 @@ def test_time_to_skill_is_the_first_evaluation_past_the_threshold_against_every_
 
     evals = [
         evaluation(10, 0.1, chaser=0.95, anchor=0.5),
-        evaluation(20, 0.9, chaser=0.92, anchor=0.9),  # the first at 90% against both, and the best
-        evaluation(30, 0.5, chaser=1.0, anchor=0.8),
+        evaluation(20, 0.8, chaser=0.92, anchor=0.9),  # the first at 90% against both
+        evaluation(25, 0.9, chaser=0.9, anchor=0.92),  # the best model: as good at its worst, later
+        evaluation(30, 0.95, chaser=1.0, anchor=0.8),  # the best return, but 80% against anchor
     ]
     found = skill(evals, 0.9)
     assert (found["seconds"], found["steps"], found["final_holds"]) == (20, 2000, False)
-    assert found["best_final_gap"] == pytest.approx(10) and found["wall"] == 30
+    assert found["best_final_gap"] == pytest.approx(12) and found["wall"] == 30
     assert skill(evals[:1], 0.9)["seconds"] is None
     assert median_seconds([{"seconds": 20}, {"seconds": None}, {"seconds": 40}]) == 40
 
