@@ -32,7 +32,7 @@ from agents.common.configuration.registry import ALGORITHMS, algorithm
 from agents.common.errors import UsageError, note
 from agents.common.hardware import machine
 from agents.common.readers import count
-from agents.common.session.cli import Parser, add_progress_flag, add_run_flags, run_cli
+from agents.common.session.cli import EVAL_EPISODES, Parser, add_progress_flag, add_run_flags, run_cli
 from agents.common.studies.comparison import (
     MAX_SCORE_EPISODES,
     analyse,
@@ -116,10 +116,10 @@ def new_manifest(
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = Parser(prog="python -m agents.compare", description=__doc__.split("\n\n")[0].strip())
-    add_run_flags(parser, resumes=False)
+    add_run_flags(parser, resumes=False, configured_evaluations=False)
     # Each agent's own budget unless one is given: PQN trades samples for speed, so equal steps
     # would not be a fair race.
-    parser.set_defaults(env="UAVGrid-v0", timesteps=None, eval_freq=None)
+    parser.set_defaults(env="UAVGrid-v0", timesteps=None, eval_freq=None, eval_episodes=EVAL_EPISODES)
     parser.add_argument("--seeds", type=int, default=3, help="runs per agent, seeded 0, 1, ...")
     parser.add_argument(
         "--agents",

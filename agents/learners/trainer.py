@@ -92,17 +92,17 @@ def make_milestones(
     on_evaluation: Callable[[int, float], None] | None = None,
 ) -> Milestones:
     """The run's milestones from its flags: the console, checkpoints every --save-freq steps and
-    --eval-episodes games every --eval-freq steps, logged to ``logger``."""
+    evaluations (``setup``'s, from the flags or the config), logged to ``logger``."""
     learning_starts = learner.learning_starts if isinstance(learner, QLearnerExtras) else 0
     console = Console(setup.timesteps, learner.num_timesteps, learning_starts, enabled=not args.no_progress)
-    eval_freq = args.eval_freq
+    eval_freq = setup.eval_freq
     if eval_freq == setup.timesteps:  # once, at the run's end (prepare_run's note): a resumed run's end is further on
         eval_freq = learner.num_timesteps + setup.timesteps
     evaluator = None
-    if args.eval_freq:
+    if setup.eval_freq:
         evaluator = Evaluator(
-            eval_envs(setup, args.eval_episodes),
-            args.eval_episodes,
+            eval_envs(setup, setup.eval_episodes),
+            setup.eval_episodes,
             setup.seed + EVAL_SEED_OFFSET,
             setup.run_dir,
             logger,

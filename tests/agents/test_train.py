@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import yaml
 
@@ -114,6 +115,23 @@ def test_no_milestone_when_their_frequencies_are_zero(tmp_path):
     for steps in range(1, 1000):
         milestones.on_step(steps)
     assert learner.saved == [] and milestones.evaluator is None
+
+
+def test_a_config_section_sets_the_evaluations_its_flags_do_not_and_the_zoos_copy_leaves_them_out(tmp_path):
+    argv = [*UAV, "--algo", "custom", "--timesteps", "400", "--no-progress", "--log-dir", str(tmp_path)]
+    argv += ["--hyperparams", "buffer_size=500", "learning_starts=100", "eval_freq=200", "eval_episodes=3"]
+    _, setup, _ = train.prepare(argv, make_folder=False)
+    assert (setup.eval_freq, setup.eval_episodes) == (200, 3)
+    _, setup, _ = train.prepare([*argv, "--eval-freq", "100", "--eval-episodes", "2"], make_folder=False)
+    assert (setup.eval_freq, setup.eval_episodes) == (100, 2)
+    _, setup, _ = train.prepare(argv[:-2], make_folder=False)  # neither: the defaults, the run shorter than 25,000 steps
+    assert (setup.eval_freq, setup.eval_episodes) == (400, 10)
+    run_dir = train.main(argv)
+    evaluations = np.load(run_dir / "evaluations.npz")
+    assert list(evaluations["timesteps"]) == [200, 400] and evaluations["results"].shape == (2, 3)
+    assert recorded(run_dir)["hyperparams"]["eval_episodes"] == 3
+    zoo_section = yaml.safe_load((run_dir / "zoo" / "dqn" / "UAVGrid-v0_1" / "UAVGrid-v0" / "config.yml").read_text())
+    assert "eval_freq" not in zoo_section and "eval_episodes" not in zoo_section and "buffer_size" in zoo_section
 
 
 @pytest.mark.parametrize("algo", ["dqn", "custom", "pqn"])

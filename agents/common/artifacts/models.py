@@ -29,7 +29,7 @@ from agents.common.artifacts.runs import (
     model_file,
     read_config,
 )
-from agents.common.configuration.config import RUN_KEYS
+from agents.common.configuration.config import NOT_ZOO_KEYS, RUN_KEYS
 from agents.common.configuration.config_files import load_section
 from agents.common.configuration.registry import ALGORITHMS, algorithm
 from agents.common.errors import UsageError
@@ -216,7 +216,8 @@ def bare_model(path: Path, env_id: str, plain: dict[str, Any]) -> tuple[Path, di
     hyper = load_section(ALGORITHMS["dqn"].config_path(), env_id)
     if isinstance(plain.get("policy_kwargs"), dict) and plain["policy_kwargs"]:
         hyper["policy_kwargs"] = plain["policy_kwargs"]
-    hyper.pop("self_play", None)
+    for key in NOT_ZOO_KEYS:
+        hyper.pop(key, None)
     if isinstance(hyper.get("env_kwargs"), dict) and hyper["env_kwargs"].get("opponent") == "self":
         hyper["env_kwargs"] = {k: v for k, v in hyper["env_kwargs"].items() if k != "opponent"}
     return path, foreign_config(env_id, hyper, f"model {str(path)!r}")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.artifacts.runs import EVALUATIONS, atomic_path, write_yaml
+from agents.common.configuration.config import NOT_ZOO_KEYS
 
 #: The zoo's name of our DQNs' algorithm.
 ZOO_ALGO = "dqn"
@@ -38,7 +39,7 @@ def write_zoo_files(
     env_id, hyper = config["env_id"], config["hyperparams"]
     folder = zoo_dir(run_dir, config["algo"], env_id)
     (folder / env_id).mkdir(parents=True, exist_ok=True)
-    hyperparams = {key: value for key, value in hyper.items() if key != "self_play"}
+    hyperparams = {key: value for key, value in hyper.items() if key not in NOT_ZOO_KEYS}
     write_yaml(folder / env_id / "config.yml", hyperparams)
     args = {
         "algo": ZOO_ALGO,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.common.errors import ConfigError
+from agents.common.readers import MAX_COUNT
 
 # -- values ------------------------------------------------------------------------------------
 
@@ -108,7 +109,14 @@ RUN_KEYS: dict[str, Key] = {
     "frame_stack": Key(int, 1, 64),
     "env_kwargs": Key(dict),
     "self_play": Key(dict),  # the self-play pool's settings (agents.twoplayer.selfplay.SelfPlay), used with --opponent self
+    # How the run is evaluated where the game needs more than --eval-freq's and --eval-episodes'
+    # defaults (the flags, when given, win): runs told apart by a few points need more games.
+    "eval_freq": Key(int, 0, MAX_COUNT - 1),
+    "eval_episodes": Key(int, 1, MAX_COUNT - 1),
 }
+
+#: The run keys of ours that the RL Zoo does not know: left out of the zoo's copy of a section.
+NOT_ZOO_KEYS = ("self_play", "eval_freq", "eval_episodes")
 
 
 # -- the zoo's kwargs strings, without eval ------------------------------------------------------
@@ -255,6 +263,8 @@ class Section:
     algo_kwargs: dict[str, Any] = field(default_factory=dict)
     self_play: dict[str, Any] | None = None
     network: dict[str, Any] = field(default_factory=dict)
+    eval_freq: int | None = None  # None: --eval-freq's default
+    eval_episodes: int | None = None  # None: --eval-episodes' default
 
     def as_zoo_section(self) -> dict[str, Any]:
         """Back to the zoo's flat form, as written to a run's config.yml."""
@@ -265,6 +275,9 @@ class Section:
             section["env_kwargs"] = dict(self.env_kwargs)
         if self.self_play is not None:
             section["self_play"] = dict(self.self_play)
+        for key in ("eval_freq", "eval_episodes"):
+            if getattr(self, key) is not None:
+                section[key] = getattr(self, key)
         section.update(self.algo_kwargs)
         return section
 
@@ -299,5 +312,7 @@ def build_section(env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, A
         env_kwargs=parse_kwargs("env_kwargs", checked.pop("env_kwargs", None)),
         self_play=None if self_play is None else parse_kwargs("self_play", self_play),
         network=parse_kwargs("policy_kwargs", checked.get("policy_kwargs")),
+        eval_freq=checked.pop("eval_freq", None),
+        eval_episodes=checked.pop("eval_episodes", None),
         algo_kwargs=checked,
     )

@@ -22,6 +22,8 @@ from agents.common.threads import apply_threads, threads_flag
 
 DEVICES = ("auto", "cpu", "cuda")
 DEFAULT_ENV = "BallDuel-v0"
+#: How often a run is evaluated, and on how many episodes, where neither its flags nor its config say.
+EVAL_FREQ, EVAL_EPISODES = 25_000, 10
 
 
 def check_seed(seed: int, flag: str = "--seed", high: int = MAX_SEED) -> int:
@@ -64,10 +66,12 @@ def add_device_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True) -> None:
+def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True, configured_evaluations: bool = True) -> None:
     """The flags that say what to train and how, shared by the trainers and agents.compare
-    (``resumes``: the command takes --resume, whose run sets the defaults)."""
+    (``resumes``: the command takes --resume, whose run sets the defaults; ``configured_evaluations``:
+    a config section may set the evaluations' defaults, where agents.compare evaluates all alike)."""
     resumed = "; with --resume: the run's" if resumes else ""
+    config = "the config's {}, else " if configured_evaluations else ""
     parser.add_argument("--env", default=None, help=f"environment id (default: {DEFAULT_ENV}{resumed})")
     parser.add_argument("--timesteps", type=int, default=None, help="env steps to train (default: the config's n_timesteps)")
     parser.add_argument("--n-envs", type=int, default=None, help="parallel environments (default: the config's n_envs)")
@@ -96,9 +100,18 @@ def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True) -> None
     )
     parser.add_argument("--log-dir", default="runs", help="where run folders go")
     parser.add_argument(
-        "--eval-freq", type=int, default=25_000, help="evaluate every this many env steps on a separate env (0: never)"
+        "--eval-freq",
+        type=int,
+        default=None,
+        help="evaluate every this many env steps on a separate env "
+        f"(0: never; default: {config.format('eval_freq')}{EVAL_FREQ:,})",
     )
-    parser.add_argument("--eval-episodes", type=int, default=10, help="episodes per evaluation")
+    parser.add_argument(
+        "--eval-episodes",
+        type=int,
+        default=None,
+        help=f"episodes per evaluation, against each opponent (default: {config.format('eval_episodes')}{EVAL_EPISODES})",
+    )
 
 
 def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argparse.ArgumentParser:

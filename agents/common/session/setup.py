@@ -30,7 +30,7 @@ from agents.common.configuration.registry import Algorithm, algorithm
 from agents.common.environments.envs import make_eval_vec, make_vec, probe_spaces, resolve_vec_env
 from agents.common.errors import UsageError
 from agents.common.networks.augment import check_augmentation
-from agents.common.session.cli import check_flags
+from agents.common.session.cli import EVAL_EPISODES, EVAL_FREQ, check_flags
 from agents.common.session.memory import check_memory
 from agents.common.session.players import check_players
 from agents.common.session.sections import run_section
@@ -55,6 +55,8 @@ class RunSetup:
     self_play: SelfPlay | None = None  # the pool's settings when the learner plays itself (--opponent self)
     checked: Any = None  # what the learner's check() built, for its start()
     threads: str = ""  # the CPU threads chosen for the device, in words (resolve_device)
+    eval_freq: int = 0  # env steps between evaluations (0: none)
+    eval_episodes: int = EVAL_EPISODES  # episodes of each evaluation, against each opponent
     # What the user is told once the run has started: nothing but its one line when it is refused.
     notes: tuple[str, ...] = ()
 
@@ -121,13 +123,15 @@ def prepare_run(
     if self_play is not None and vec_env != "native":
         raise UsageError(f"--opponent self plays in the trainer's process: use --vec-env native, not {vec_env}")
     check_spaces(section, observation_space, action_space, algo.replay_buffer)
+    eval_freq = given(args.eval_freq, section.eval_freq, EVAL_FREQ)
+    eval_episodes = given(args.eval_episodes, section.eval_episodes, EVAL_EPISODES)
     model = None if resumed is None else resumed.model
     checked = None if learner is None else learner.check(section, observation_space, action_space, model, device)
     timesteps, seed = args.timesteps or timesteps, seed if args.seed is None else args.seed
     notes = () if resumed is None else resumed.notes
-    if args.eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
-        notes += (f"--eval-freq {args.eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end",)
-        args.eval_freq = timesteps
+    if eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
+        notes += (f"--eval-freq {eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end",)
+        eval_freq = timesteps
     return RunSetup(
         algo=algo,
         section=section,
@@ -143,8 +147,15 @@ def prepare_run(
         self_play=self_play,
         checked=checked,
         threads=threads,
+        eval_freq=eval_freq,
+        eval_episodes=eval_episodes,
         notes=notes,
     )
+
+
+def given(flag: int | None, config: int | None, default: int) -> int:
+    """A setting from its flag, else from the config section, else its default."""
+    return flag if flag is not None else config if config is not None else default
 
 
 def make_run_folder(setup: RunSetup, log_dir: str) -> RunSetup:
