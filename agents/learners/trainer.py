@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from stable_baselines3.common.logger import Logger, configure
+from stable_baselines3.common.logger import HParam, Logger, configure
 
 from agents.common.artifacts.models import resumed_run
+from agents.common.artifacts.runs import read_config
 from agents.common.configuration.registry import ALGORITHMS, check_algo
 from agents.common.environments.envs import make_eval_vec
 from agents.common.errors import UsageError, note
@@ -25,7 +26,7 @@ from agents.common.session.console import Console
 from agents.common.session.evaluation import Evaluator
 from agents.common.session.milestones import Milestones, best_model_saver
 from agents.common.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_run_folder, prepare_run
-from agents.common.session.tracking import Tracker, log_hyperparameters
+from agents.common.session.tracking import Tracker
 from agents.common.session.training import Learner, QLearnerExtras, run_training, starting
 from agents.learners.command import TRAIN_COMMAND, Command, command_parser
 
@@ -68,7 +69,7 @@ def main(
     args, setup, learner = prepare(argv, command=command)
     section, run_dir = setup.section, setup.run_dir
     with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
-        tracker = Tracker(args, run_dir)  # before TensorBoard's writer: W&B mirrors it
+        tracker = Tracker(args, run_dir) if args.track else None  # before TensorBoard's writer: W&B mirrors it
         logger = configure(str(run_dir), ["csv", "tensorboard"])
         to_close = [*learner.start(setup, logger), logger]
         log_hyperparameters(logger, run_dir)
@@ -81,7 +82,23 @@ def main(
     note(f"{section.env_id}: {section.policy}, {section.n_envs} envs ({setup.vec_env}), {setup.timesteps} steps -> {run_dir}")
     for line in setup.notes:
         note(line)
+    if tracker is None:
+        return run_training(setup, learner, milestones, to_close)
     return tracker.around(run_training, setup, learner, milestones, to_close)
+
+
+def log_hyperparameters(logger: Logger, run_dir: Path) -> None:
+    """The run's settings in TensorBoard's hyperparameter tab (with the evaluation return as its
+    metric), as flat scalars: its hparams take no nested values."""
+    hyperparameters: dict[str, Any] = {}
+    for key, value in read_config(run_dir).items():
+        if key == "hyperparams":
+            for name, setting in value.items():
+                hyperparameters[name] = setting if isinstance(setting, (int, float, str, bool)) else str(setting)
+        elif isinstance(value, (int, float, str, bool)):
+            hyperparameters[key] = value
+    logger.record("hparams", HParam(hyperparameters, {"eval/mean_reward": 0.0}), exclude=("stdout", "log", "json", "csv"))
+    logger.dump(0)
 
 
 def make_milestones(

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 from agents.common.environments.ids import VEC_ENVS, check_env_id, check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.readers import MAX_COUNT, MAX_SEED
-from agents.common.session.tracking import add_tracking_flags, check_tracking
+from agents.common.session.tracking import check_tracking
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
 
@@ -131,7 +131,9 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
         help=f"the algorithm: {', '.join(algos)} (default: {algos[0]}; with --resume: the run's)",
     )
     add_run_flags(parser)
-    add_tracking_flags(parser)
+    parser.add_argument("--track", action="store_true", help="log the run to Weights & Biases (pip install 'ballenvs[wandb]')")
+    parser.add_argument("--wandb-project", default="ballenvs", help="with --track: the W&B project")
+    parser.add_argument("--wandb-entity", default=None, help="with --track: the W&B entity (team or user)")
     parser.add_argument(
         "--seed",
         type=int,
@@ -188,7 +190,8 @@ def check_flags(args: argparse.Namespace) -> tuple[str, str]:
     device = resolve_device(args.device, args.threads)
     if args.env is not None:
         check_env_id(args.env)
-    check_tracking(args)
+    if getattr(args, "track", False):
+        check_tracking(args)
     return device
 
 

@@ -1,4 +1,5 @@
-"""Experiment tracking: the run's hyperparameters in TensorBoard, and Weights & Biases with ``--track``.
+"""Weights & Biases, with ``--track`` (a run that does not ask for it runs none of this), and the
+frames per second a run's videos are drawn at.
 
 ``--track`` (the RL Zoo's flag) starts a W&B run named after the run folder, in ``--wandb-project``
 (and ``--wandb-entity``), with the resolved config.yml as its config; it mirrors the TensorBoard
@@ -21,12 +22,6 @@ from agents.common.errors import UsageError
 VIDEO_NAME = "final_model.mp4"
 
 
-def add_tracking_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--track", action="store_true", help="log the run to Weights & Biases (pip install 'ballenvs[wandb]')")
-    parser.add_argument("--wandb-project", default="ballenvs", help="with --track: the W&B project")
-    parser.add_argument("--wandb-entity", default=None, help="with --track: the W&B entity (team or user)")
-
-
 #: W&B's run modes (``WANDB_MODE``), as its settings take them.
 WANDB_MODES = ("online", "offline", "shared", "disabled", "dryrun", "run")
 
@@ -34,8 +29,6 @@ WANDB_MODES = ("online", "offline", "shared", "disabled", "dryrun", "run")
 def check_tracking(args: argparse.Namespace) -> None:
     """--track needs wandb installed, a ``WANDB_MODE`` it takes and a project name it takes:
     said before any run folder exists (wandb itself says so only once the run has started)."""
-    if not getattr(args, "track", False):
-        return
     try:
         import wandb
     except ImportError:
@@ -48,18 +41,6 @@ def check_tracking(args: argparse.Namespace) -> None:
     except Exception as error:  # wandb's UsageError or pydantic's ValidationError, by version
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UsageError(f"--track: {first_line}") from None
-
-
-def hyperparameters(config: dict[str, Any]) -> dict[str, Any]:
-    """A run config's settings as flat scalars (TensorBoard's hparams take no nested values)."""
-    flat: dict[str, Any] = {}
-    for key, value in config.items():
-        if key == "hyperparams":
-            for name, setting in value.items():
-                flat[name] = setting if isinstance(setting, (int, float, str, bool)) else str(setting)
-        elif isinstance(value, (int, float, str, bool)):
-            flat[key] = value
-    return flat
 
 
 def record_final_model(run_dir: Path, episodes: int = 1) -> Path:
@@ -85,27 +66,15 @@ def render_fps(env_id: str) -> int:
     return int(gym.make(env_id).metadata.get("render_fps", 30))
 
 
-def log_hyperparameters(logger: Any, run_dir: Path) -> None:
-    """The run's settings in TensorBoard's hyperparameter tab (with the evaluation return as its metric)."""
-    from stable_baselines3.common.logger import HParam
-
-    hparams = HParam(hyperparameters(read_config(run_dir)), {"eval/mean_reward": 0.0})
-    logger.record("hparams", hparams, exclude=("stdout", "log", "json", "csv"))
-    logger.dump(0)
-
-
 class Tracker:
-    """W&B around a run (a no-op without ``--track``)."""
+    """A W&B run around a training run (made for ``--track`` only)."""
 
     def __init__(self, args: argparse.Namespace, run_dir: Path) -> None:
-        self.run: Any = None
-        self.run_dir = run_dir
-        if not getattr(args, "track", False):
-            return
         import wandb
 
+        self.run_dir = run_dir
         # Before the trainer's TensorBoard writer exists: wandb mirrors what it writes.
-        self.run = wandb.init(
+        self.run: Any = wandb.init(
             project=args.wandb_project,
             entity=args.wandb_entity,
             name=f"{run_dir.parent.name}/{run_dir.name}",
@@ -116,14 +85,14 @@ class Tracker:
         )
 
     def around(self, train: Callable[..., Path], *args: Any) -> Path:
-        """Run ``train(*args)`` (which returns the finished run's folder); then, when tracking, record
-        the final model's video and close the W&B run, which is closed on any way out."""
+        """Run ``train(*args)`` (which returns the finished run's folder); then record the final
+        model's video and close the W&B run, which is closed on any way out."""
         try:
             run_dir = train(*args)
         except BaseException:
             self.finish()
             raise
-        self.finish(record_final_model(run_dir) if self.run is not None else None)
+        self.finish(record_final_model(run_dir))
         return run_dir
 
     def finish(self, video: Path | None = None) -> None:
