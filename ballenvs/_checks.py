@@ -41,6 +41,18 @@ def check_choice(name: str, value: Any, valid: Sequence[str]) -> str:
     return value
 
 
+#: What picture observations may come as: the frames drawn, or divided by 255 (ballenvs.pixels).
+PIXEL_DTYPES = ("uint8", "float32")
+
+
+def check_pixel_dtype(pixel_dtype: Any, has_pixels: bool) -> str:
+    """``pixel_dtype`` checked: one of :data:`PIXEL_DTYPES`, and "float32" only for a picture."""
+    pixel_dtype = check_choice("pixel_dtype", pixel_dtype, PIXEL_DTYPES)
+    if pixel_dtype != "uint8" and not has_pixels:
+        raise ValueError(f"pixel_dtype={pixel_dtype!r} applies to picture observations only; this one has no pixels")
+    return pixel_dtype
+
+
 def check_action(action: Any, n_actions: int) -> int:
     """A discrete action as a Python int; anything else (floats, arrays, out of range) fails."""
     is_int = isinstance(action, (int, np.integer)) and not isinstance(action, bool)

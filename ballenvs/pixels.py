@@ -1,6 +1,6 @@
-"""Pixel observations as float32 in [0, 1] (the option ``pixel_dtype="float32"``), for libraries
-whose CNNs take float frames (Ray RLlib's encoders among them); the envs draw uint8 frames and
-our trainers learn from those."""
+"""Pixel observations as float32 in [0, 1] (the option ``pixel_dtype="float32"``, checked by
+:func:`ballenvs._checks.check_pixel_dtype`), for libraries whose CNNs take float frames (Ray
+RLlib's encoders among them); the envs draw uint8 frames and our trainers learn from those."""
 
 from __future__ import annotations
 
@@ -10,18 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ballenvs._checks import check_choice
-
-PIXEL_DTYPES = ("uint8", "float32")
 _SCALE = np.float32(1.0 / 255.0)
-
-
-def check_pixel_dtype(pixel_dtype: Any, has_pixels: bool) -> str:
-    """``pixel_dtype`` checked: one of :data:`PIXEL_DTYPES`, and "float32" only for a picture."""
-    pixel_dtype = check_choice("pixel_dtype", pixel_dtype, PIXEL_DTYPES)
-    if pixel_dtype != "uint8" and not has_pixels:
-        raise ValueError(f"pixel_dtype={pixel_dtype!r} applies to picture observations only; this one has no pixels")
-    return pixel_dtype
 
 
 class FloatPixels:

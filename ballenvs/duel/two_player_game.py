@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_float, check_int
+from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_float, check_int, check_pixel_dtype
 from ballenvs.backend import NUMPY, SCALAR
 from ballenvs.directions import MIRRORED_ACTION, N_ACTIONS
 from ballenvs.duel.drawing import draw_duel
@@ -27,7 +27,7 @@ from ballenvs.duel.observe import (
 )
 from ballenvs.duel.physics import LEFT, DuelCore, DuelPhysics, DuelState
 from ballenvs.game import Player, RenderSpec, Seat
-from ballenvs.pixels import FloatPixels, check_pixel_dtype
+from ballenvs.pixels import FloatPixels
 from ballenvs.state import copied, fitting, parts
 
 #: The options of both players' game (BallDuel's, less the opponent).

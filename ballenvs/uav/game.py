@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_int
+from ballenvs._checks import MAX_OBS_SIZE, check_bool, check_choice, check_int, check_pixel_dtype
 from ballenvs.directions import N_ACTIONS
 from ballenvs.game import Game, RenderSpec
-from ballenvs.pixels import FloatPixels, check_pixel_dtype
+from ballenvs.pixels import FloatPixels
 from ballenvs.state import MAX_STEPS, copied, fitting, parts, within
 from ballenvs.uav.drawing import draw_uav
 from ballenvs.uav.observe import MIN_OBS_SIZE, OBS_TYPES, ImageObserver, VectorObserver
