@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.models import MODEL_SUFFIXES, SNAPSHOTS, find_model, load_run_model, snapshot_steps
+from agents.common.artifacts.models import SNAPSHOTS, find_model, load_run_model, snapshot_steps
 from agents.common.artifacts.runs import (
     BEST_MODEL,
     FINAL_MODEL,
@@ -25,6 +25,7 @@ from agents.common.artifacts.runs import (
     read_config,
     read_summary,
 )
+from agents.common.configuration.registry import MODEL_SUFFIXES
 from agents.common.errors import UsageError
 from agents.common.session.console import counting_from
 from agents.twoplayer.players import QPlayer, arena_of

@@ -31,14 +31,12 @@ from agents.common.artifacts.runs import (
 )
 from agents.common.configuration.config import NOT_ZOO_KEYS, RUN_KEYS
 from agents.common.configuration.config_files import load_section
-from agents.common.configuration.registry import ALGORITHMS, algorithm
+from agents.common.configuration.registry import ALGORITHMS, MODEL_SUFFIXES, algorithm
 from agents.common.errors import UsageError
 from agents.common.readers import count, mapping_of, parse_yaml, read_text, torch_weights
 
 if TYPE_CHECKING:
     import torch
-
-MODEL_SUFFIXES = tuple(dict.fromkeys(a.suffix for a in ALGORITHMS.values()))
 
 
 def run_folder_candidate(model_path: Path) -> Path:

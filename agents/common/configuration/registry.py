@@ -228,6 +228,10 @@ register(
 )
 
 
+#: The suffixes of the registered algorithms' model files, each once.
+MODEL_SUFFIXES = tuple(dict.fromkeys(algo.suffix for algo in ALGORITHMS.values()))
+
+
 def algorithm(name: str) -> Algorithm:
     if name not in ALGORITHMS:
         raise UsageError(f"unknown algo {name!r}; valid: {', '.join(ALGORITHMS)}")

@@ -45,9 +45,9 @@ def check_tracking(args: argparse.Namespace) -> None:
 
 def record_final_model(run_dir: Path, episodes: int = 1) -> Path:
     """A video of a finished run's final model playing ``episodes`` episodes: ``final_model.mp4``."""
-    from agents.common.artifacts.models import FINAL_MODEL, MODEL_SUFFIXES, model_file
+    from agents.common.artifacts.models import FINAL_MODEL, model_file
     from agents.common.artifacts.video import write_video
-    from agents.common.configuration.registry import algorithm
+    from agents.common.configuration.registry import MODEL_SUFFIXES, algorithm
     from agents.common.session.evaluation import evaluate
 
     config = read_config(run_dir)

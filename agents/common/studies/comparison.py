@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.models import MODEL_SUFFIXES, load_run_model
+from agents.common.artifacts.models import load_run_model
 from agents.common.artifacts.runs import (
     EVALUATIONS,
     FINAL_MODEL,
@@ -26,6 +26,7 @@ from agents.common.artifacts.runs import (
     read_summary,
 )
 from agents.common.artifacts.video import write_video
+from agents.common.configuration.registry import MODEL_SUFFIXES
 from agents.common.errors import UsageError
 from agents.common.readers import count, finite, npz_arrays, parse_json, read_text
 from agents.common.session.console import Ticking
