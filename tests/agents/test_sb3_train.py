@@ -233,7 +233,8 @@ def test_overrides_parse_python_literals_and_words():
         "flag": True,
         "sizes": [1, 2],
     }
-    assert set(RUN_KEYS) == {"n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs", "self_play"}
+    run_keys = {"n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs", "self_play", "eval_freq", "eval_episodes"}
+    assert set(RUN_KEYS) == run_keys
 
 
 @pytest.mark.slow
