@@ -69,9 +69,10 @@ def add_device_flags(parser: argparse.ArgumentParser) -> None:
 def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True, configured_evaluations: bool = True) -> None:
     """The flags that say what to train and how, shared by the trainers and agents.compare
     (``resumes``: the command takes --resume, whose run sets the defaults; ``configured_evaluations``:
-    a config section may set the evaluations' defaults, where agents.compare evaluates all alike)."""
+    a config section may set the evaluations' defaults; agents.compare sets its own, alike for all)."""
     resumed = "; with --resume: the run's" if resumes else ""
-    config = "the config's {}, else " if configured_evaluations else ""
+    eval_freq_default = f"; default: the config's eval_freq, else {EVAL_FREQ:,}" if configured_evaluations else ""
+    eval_episodes_default = "the config's eval_episodes, else " if configured_evaluations else ""
     parser.add_argument("--env", default=None, help=f"environment id (default: {DEFAULT_ENV}{resumed})")
     parser.add_argument("--timesteps", type=int, default=None, help="env steps to train (default: the config's n_timesteps)")
     parser.add_argument("--n-envs", type=int, default=None, help="parallel environments (default: the config's n_envs)")
@@ -103,14 +104,13 @@ def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True, configu
         "--eval-freq",
         type=int,
         default=None,
-        help="evaluate every this many env steps on a separate env "
-        f"(0: never; default: {config.format('eval_freq')}{EVAL_FREQ:,})",
+        help=f"evaluate every this many env steps on a separate env (0: never{eval_freq_default})",
     )
     parser.add_argument(
         "--eval-episodes",
         type=int,
         default=None,
-        help=f"episodes per evaluation, against each opponent (default: {config.format('eval_episodes')}{EVAL_EPISODES})",
+        help=f"episodes per evaluation, against each opponent (default: {eval_episodes_default}{EVAL_EPISODES})",
     )
 
 
