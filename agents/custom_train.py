@@ -1,7 +1,7 @@
 """Train our own agents (agents/algorithms/) on a ballenvs environment: our DQN (--algo custom), PQN
 (--algo pqn), a pixel student distilled from a teacher (--algo distill), our DQN kickstarted by one
-(--algo kickstart), our DQN fine-tuned from a model that plays (--algo finetune); ``--help`` lists
-them from the registry.
+(--algo kickstart), our DQN fine-tuned from a model that plays (--algo finetune), our PPO (--algo
+ppo); ``--help`` lists them from the registry.
 
     python -m agents.custom_train                                # our DQN on BallDuel-v0, zoo_configs/dqn.yml
     python -m agents.custom_train --env UAVGrid-v0 --timesteps 200000 --n-envs 4

@@ -1,6 +1,7 @@
 """Our own algorithms, one file each, readable top to bottom: ``dqn.py`` (our DQN, ``--algo custom``),
 ``pqn.py``, ``distill.py`` (a pixel student of a teacher), ``kickstart.py`` (DQN kickstarted by
-one), ``finetune.py`` (DQN fine-tuned from a model that plays, without unlearning it). Beside
+one), ``finetune.py`` (DQN fine-tuned from a model that plays, without unlearning it), ``ppo.py``
+(PPO on PQN's loop, from nothing or fine-tuned from such a model). Beside
 them, one concern a file: ``starts.py`` (the network a run starts from), ``contract.py`` (what an algorithm module offers),
 ``qlearner.py`` (the network, optimiser and exploration they share), ``progress.py`` (counters and
 schedules), ``hooks.py`` (the loop's milestones and log), ``tensors.py`` (numpy to torch),

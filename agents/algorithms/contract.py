@@ -1,6 +1,6 @@
 """The contract of an algorithm module of our own (:class:`AlgorithmModule`): what
 :class:`agents.learners.modules.ModuleLearner` trains (``dqn.py``, ``pqn.py``, ``distill.py``,
-``kickstart.py``, or one registered in :mod:`agents.common.configuration.registry`), and the
+``kickstart.py``, ``finetune.py``, ``ppo.py``, or one registered in :mod:`agents.common.configuration.registry`), and the
 defaults of what a module may leave out (:func:`settings_of` its ``Config``)."""
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
@@ -56,7 +56,7 @@ from agents.algorithms.progress import Progress
 from agents.algorithms.starts import check_start, load_start
 from agents.algorithms.tensors import to_tensor
 from agents.common.configuration.config import Section
-from agents.common.configuration.hyperparameters import OurDQNConfig, key
+from agents.common.configuration.hyperparameters import OurDQNConfig, StartedFrom, key
 from agents.common.errors import UsageError
 from agents.common.session.evaluation import Evaluation
 
@@ -67,27 +67,10 @@ __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
 
 
 @dataclass
-class FinetuneConfig(OurDQNConfig):
+class FinetuneConfig(StartedFrom, OurDQNConfig):
     """Our DQN fine-tuned from a model that plays (zoo_configs/finetune.yml): calibration on the
     start's own games, then a pull to the start released as evaluations hold its level."""
 
-    start_from: str = key("", "the model file or run folder the run starts from and is pulled towards (required)")
-    calibration_steps: int = key(
-        50_000, "env steps at the start in which the start plays and the values are fitted to its returns", low=0
-    )
-    pull_weight: float = key(1.0, "the pull's weight beside the TD loss at the start, and at most", low=0)
-    pull_temperature: float = key(0.05, "both policies the pull compares are softmax(values / this)", low=0, low_open=True)
-    pull_margin: float = key(
-        0.05, "how far below the start's level an evaluation's win rate may be and still hold it", low=0, high=1
-    )
-    pull_release: float = key(
-        0.5,
-        "the pull's weight is multiplied by this at each evaluation that holds the start's level, divided by it at "
-        "each that falls",
-        low=0,
-        high=1,
-        low_open=True,
-    )
     pull_to_latest_held: bool = key(
         False, "the pull's target is the latest played network whose evaluation held the start's level, not the start"
     )
@@ -125,6 +108,12 @@ def holds(evaluation: Evaluation, level: Evaluation, margin: float) -> bool:
     if level.win_rates:
         return all(evaluation.win_rates.get(name, 0.0) >= rate - margin for name, rate in level.win_rates.items())
     return evaluation.mean_return >= level.mean_return - margin * abs(level.mean_return)
+
+
+def weighed(value: float, held: bool, release: float, most: float) -> float:
+    """What the evidence sets (the pull's weight, the roll-in) after an evaluation: multiplied by
+    ``release`` if it held the start's level, divided by it, up to ``most``, if it fell."""
+    return value * release if held else min(value / release, most)
 
 
 class FinetuneAgent(dqn.DQNAgent):
@@ -189,15 +178,17 @@ class FinetuneAgent(dqn.DQNAgent):
         """The pull after an evaluation (see the module docstring)."""
         if self.start_level is None:
             return
-        release, shorten = self.config.pull_release, self.config.roll_in_release
-        if not holds(evaluation, self.start_level, self.config.pull_margin):
-            self.pull = min(self.pull / release, self.config.pull_weight)
-            self.roll_in = min(self.roll_in / shorten, self.config.roll_in_steps)
-        elif not self.calibrating:
-            self.pull *= release
-            self.roll_in *= shorten
-            if self.config.pull_to_latest_held:  # the played network held: the pull now draws towards it
-                self.pull_target.load_state_dict(self.played.state_dict())
+        config, held = self.config, holds(evaluation, self.start_level, self.config.pull_margin)
+        if held and self.calibrating:  # no release while the start plays
+            return
+        self.pull = weighed(self.pull, held, config.pull_release, config.pull_weight)
+        self.roll_in = weighed(self.roll_in, held, config.roll_in_release, config.roll_in_steps)
+        if held and config.pull_to_latest_held:  # the played network held: the pull now draws towards it
+            self.pull_target.load_state_dict(self.played.state_dict())
+
+    def schedules(self) -> dict[str, float]:
+        roll_in = {"train/roll_in_steps": self.roll_in} if self.config.roll_in_steps else {}
+        return {"train/pull_weight": self.pull, **roll_in}
 
     def runtime_state(self) -> dict[str, Any]:
         level = None if self.start_level is None else self.start_level._asdict()
@@ -248,11 +239,25 @@ class GameClock:
         return step
 
 
-class Evidence(HooksAround):
-    """The run's hooks, and after each of its evaluations the pull weighed on it; the pull's weight
-    is logged with every row (``train/pull_weight``), and the roll-in (``train/roll_in_steps``)."""
+class Weighed(Protocol):
+    """A learner whose pull to its start is weighed on evaluations (ours: FinetuneAgent, PPOAgent)."""
 
-    def __init__(self, hooks: Hooks, agent: FinetuneAgent) -> None:
+    config: Any
+    calibrating: bool
+    start_level: Evaluation | None
+
+    def weigh(self, evaluation: Evaluation) -> None: ...
+
+    def schedules(self) -> dict[str, float]:
+        """What its evidence sets now, logged with every row (``train/pull_weight``, ...)."""
+        ...
+
+
+class Evidence(HooksAround):
+    """The run's hooks, and after each of its evaluations the pull weighed on it; what the evidence
+    sets is logged with every row (``train/pull_weight``, the roll-in's ``train/roll_in_steps``)."""
+
+    def __init__(self, hooks: Hooks, agent: Weighed) -> None:
         super().__init__(hooks)
         self.agent = agent
         self.seen = None if agent.start_level is None else agent.start_level.steps
@@ -267,9 +272,8 @@ class Evidence(HooksAround):
         return go_on
 
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
-        self.hooks.record("train/pull_weight", self.agent.pull)
-        if self.agent.config.roll_in_steps:
-            self.hooks.record("train/roll_in_steps", self.agent.roll_in)
+        for name, value in self.agent.schedules().items():
+            self.hooks.record(name, value)
         self.hooks.on_episodes(progress, returns, lengths, loss, fps)
 
 

@@ -135,12 +135,14 @@ class Rollout:
 
 
 class PQNAgent(QLearner):
-    """A LayerNorm Q-network, its optimiser, and epsilon-greedy acting."""
+    """A LayerNorm Q-network, its optimiser, and epsilon-greedy acting. ``config``: a
+    :class:`PQNConfig` (or our PPO's, which keeps the same rollouts)."""
 
     FORMAT = "ballenvs-custom-pqn/1"
+    ROLLOUT: type[Rollout] = Rollout  # what it stores of a step (our PPO's keeps log-probabilities too)
 
     def __init__(
-        self, spec: dict[str, Any], config: PQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
+        self, spec: dict[str, Any], config: Any, device: str, seed: int = 0, amp: bool = False, compile: bool = False
     ) -> None:
         super().__init__(spec, config, device, seed, amp, compile)
         self.generator = torch.Generator().manual_seed(seed)  # minibatch order
@@ -150,7 +152,7 @@ class PQNAgent(QLearner):
     def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
         """The rollout the loop fills: a checkpoint's cut short when the agent was restored from one."""
         if self.rollout is None or self.rollout.actions.shape != (steps, n_envs):
-            self.rollout = Rollout(steps, n_envs, observation_space, self.device)
+            self.rollout = self.ROLLOUT(steps, n_envs, observation_space, self.device)
         if self._restored_rollout is not None:
             self.rollout.set_state(self._restored_rollout)
             self._restored_rollout = None
@@ -175,9 +177,31 @@ class PQNAgent(QLearner):
             best, greedy = self._q_fn(observation).float().max(dim=1)
         return self.explore(greedy.cpu().numpy(), epsilon), best
 
+    def play(self, rollout: Rollout, t: int, observation: Any, epsilon: float) -> np.ndarray:
+        """The actions for step ``t`` of ``rollout``, its observations and what the targets need stored."""
+        actions, rollout.values[t] = self.act(rollout.store_observation(t, observation), epsilon)
+        return actions
+
     def values(self, observation: Any) -> torch.Tensor:
         with torch.inference_mode(), self._autocast():
             return self._q_fn(observation).float().max(dim=1).values
+
+    def next_values(self, rollout: Rollout, observation: Any) -> torch.Tensor:
+        """V'_t of every step: the next step's value, or that of the real last observation where an
+        episode ended; after the rollout's last step, that of ``observation`` (the envs' now)."""
+        next_values = torch.cat([rollout.values[1:], self.values(to_tensor(observation, self.device))[None]])
+        for t, envs, rows in rollout.finals:
+            next_values[t, torch.as_tensor(envs)] = self.values(to_tensor(rows, self.device))
+        return next_values
+
+    def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
+        """The updates on a full rollout (``observation``: the envs' after it). Returns the last loss."""
+        config = self.config
+        next_values = self.next_values(rollout, observation)
+        returns = q_lambda_targets(
+            rollout.rewards, rollout.terminated, rollout.ended, next_values, config.gamma, config.q_lambda
+        )
+        return self.update(rollout, returns)
 
     def update(self, rollout: Rollout, returns: torch.Tensor) -> torch.Tensor:
         """``n_epochs`` passes over the rollout in ``n_minibatches`` shuffled minibatches, each
@@ -213,7 +237,7 @@ def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: 
     while progress.num_timesteps < end:
         while rollout.filled < config.rollout_steps:  # from 0, or where a restored checkpoint's rollout stopped
             t = rollout.filled
-            actions, rollout.values[t] = agent.act(rollout.store_observation(t, observation), progress.epsilon(config))
+            actions = agent.play(rollout, t, observation, progress.epsilon(config))
             step = env.step(actions)
             rollout.actions[t] = torch.as_tensor(actions)
             rollout.rewards[t] = torch.as_tensor(step.rewards, dtype=torch.float32)
@@ -228,16 +252,9 @@ def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: 
             log.add(progress, step.episodes, loss)
             if not hooks.on_step(progress):
                 return
-        # V'_t: the next step's value, or that of the real last observation where an episode ended.
-        next_values = torch.cat([rollout.values[1:], agent.values(to_tensor(observation, agent.device))[None]])
-        for t, envs, rows in rollout.finals:
-            next_values[t, torch.as_tensor(envs)] = agent.values(to_tensor(rows, agent.device))
-        returns = q_lambda_targets(
-            rollout.rewards, rollout.terminated, rollout.ended, next_values, config.gamma, config.q_lambda
-        )
         if config.linear_learning_rate:
             agent.set_learning_rate(progress.progress_remaining())
-        loss = agent.update(rollout, returns)
+        loss = agent.learn_rollout(rollout, observation)
         if progress.progress_remaining() < config.tail_averaging:
             agent.average_tail()
         rollout.filled = 0

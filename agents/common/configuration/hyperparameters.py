@@ -164,19 +164,61 @@ class OurDQNConfig(DQNConfig):
 
 
 @dataclass
-class PQNConfig(TailAveraging, QConfig):
-    """PQN's hyperparameters (agents.algorithms.pqn, zoo_configs/pqn.yml)."""
+class Rollouts:
+    """What every learner that trains on short rollouts and throws them away takes (PQN, our PPO)."""
 
-    learning_rate: float | str = redefault(QConfig, "learning_rate", "lin_2.5e-4")
-    exploration_fraction: float = redefault(QConfig, "exploration_fraction", 0.2)
-    q_lambda: float = key(0.65, "Q(lambda)'s lambda over each rollout", low=0, high=1)
     rollout_steps: int = key(32, "steps each env plays between updates", low=1)
     n_epochs: int = key(2, "passes over each rollout", low=1)
     n_minibatches: int = key(4, "minibatches each pass is cut into", low=1)
 
 
 @dataclass
-class RLlibPPOConfig:
+class PQNConfig(Rollouts, TailAveraging, QConfig):
+    """PQN's hyperparameters (agents.algorithms.pqn, zoo_configs/pqn.yml)."""
+
+    learning_rate: float | str = redefault(QConfig, "learning_rate", "lin_2.5e-4")
+    exploration_fraction: float = redefault(QConfig, "exploration_fraction", 0.2)
+    q_lambda: float = key(0.65, "Q(lambda)'s lambda over each rollout", low=0, high=1)
+
+
+@dataclass
+class ClippedPolicy:
+    """PPO's own keys under stable-baselines3's names: RLlib's PPO and ours take them."""
+
+    gae_lambda: float = key(0.95, "GAE's lambda", low=0, high=1)
+    clip_range: float = key(0.2, "how far the policy's probability ratio may move, clipped", low=0, low_open=True)
+    ent_coef: float = key(0.0, "the entropy bonus's weight", low=0)
+    vf_coef: float = key(0.5, "the value loss's weight", low=0)
+
+
+@dataclass
+class StartedFrom:
+    """What a learner that starts from a model that plays takes (agents.algorithms.finetune, our PPO):
+    calibration on the start's own games, then a pull to the start released as evaluations hold its
+    level."""
+
+    start_from: str = key("", "the model file or run folder the run starts from and is pulled towards")
+    calibration_steps: int = key(
+        50_000, "env steps at the start in which the start's policy plays and the values are fitted to its returns",
+        low=0,
+    )  # fmt: skip
+    pull_weight: float = key(1.0, "the pull's weight beside the learner's loss at the start, and at most", low=0)
+    pull_temperature: float = key(0.05, "the policies the pull compares are softmax(values / this)", low=0, low_open=True)
+    pull_margin: float = key(
+        0.05, "how far below the start's level an evaluation's win rate may be and still hold it", low=0, high=1
+    )
+    pull_release: float = key(
+        0.5,
+        "the pull's weight is multiplied by this at each evaluation that holds the start's level, divided by it at "
+        "each that falls",
+        low=0,
+        high=1,
+        low_open=True,
+    )
+
+
+@dataclass
+class RLlibPPOConfig(ClippedPolicy):
     """Ray RLlib's PPO (agents.learners.rllib, zoo_configs/rllib_ppo.yml) under stable-baselines3's
     PPO names, as the RL Zoo's ppo.yml writes them: an iteration plays ``n_steps`` in each of
     ``n_envs`` envs on every env runner, then trains on that batch."""
@@ -189,10 +231,6 @@ class RLlibPPOConfig:
     batch_size: int = key(64, "transitions a minibatch holds", low=1)
     n_epochs: int = key(10, "passes over each batch", low=1)
     gamma: float = key(0.99, "the discount", low=0, high=1)
-    gae_lambda: float = key(0.95, "GAE's lambda", low=0, high=1)
-    clip_range: float = key(0.2, "how far the policy's probability ratio may move, clipped", low=0, low_open=True)
-    ent_coef: float = key(0.0, "the entropy bonus's weight", low=0)
-    vf_coef: float = key(0.5, "the value loss's weight", low=0)
     max_grad_norm: float = key(0.5, "gradients are clipped to this norm", low=0, low_open=True, resumable=True)
     policy_kwargs: dict[str, Any] | str | None = key(
         None, "the network: net_arch (hidden widths) and activation_fn (tanh, relu) for vectors, conv_filters "

@@ -212,6 +212,19 @@ register(
 
 register(
     Algorithm(
+        "ppo",
+        "our PPO",
+        config="ppo.yml",
+        hyperparameters="agents.algorithms.ppo:PPOConfig",
+        module="agents.algorithms.ppo",
+        replay_buffer=False,
+        **_OURS,
+    )
+)
+
+
+register(
+    Algorithm(
         "rllib_ppo",
         "RLlib PPO",
         trainer=TRAIN,

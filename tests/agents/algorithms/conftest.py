@@ -1,10 +1,11 @@
-"""A student of pusher and a state model of BallSumo-v0, each trained once per module that asks for it."""
+"""A student of pusher, a state model of BallSumo-v0 and a start to fine-tune, each trained once per module
+that asks for it."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.agents.algorithms.teaching import QUICK, SUMO, trained
+from tests.agents.algorithms.teaching import QUICK, STATE, SUMO, trained
 
 
 @pytest.fixture(scope="module")
@@ -18,3 +19,9 @@ def state_model(tmp_path_factory):
     argv = [*SUMO, "--timesteps", "300", "--n-envs", "2", "--eval-freq", "0", "--no-progress"]
     argv += ["--env-kwargs", "obs_type=state", "opponent=chaser", "--hyperparams", "learning_starts=50", "buffer_size=500"]
     return trained(tmp_path_factory.mktemp("state"), "custom", *argv)
+
+
+@pytest.fixture(scope="module")
+def start(tmp_path_factory):
+    """A model that plays BallSumo-v0's state, to fine-tune: a short run of our DQN's section."""
+    return trained(tmp_path_factory.mktemp("start"), "custom", *STATE, "--timesteps", "400", "--eval-freq", "0")

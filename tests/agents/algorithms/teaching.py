@@ -3,6 +3,8 @@ network, pixel envs that report the state, games mid-play, a distill config."""
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 
 from agents import train
@@ -19,6 +21,8 @@ LEAN = {"features_extractor_class": LeanCNN, "net_arch": []}
 QUICK = [*SUMO, "--n-envs", "4", "--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
 QUICK += ["--hyperparams", "buffer_size=2000", "learning_starts=64", "batch_size=32"]
 QUICK += ["self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=200, swap_steps=100)"]
+#: BallSumo-v0's state section (our DQN's, finetune's), small: the flags above, seed 1.
+STATE = ["--seed", "1", *QUICK]
 
 
 def stacked_env(n: int, seed: int = 0):
@@ -51,3 +55,17 @@ def trained(folder, algo: str, *argv: str):
     """The run folder of ``agents.train --algo ALGO ARGV`` (ARGV naming BallSumo-v0), logged in ``folder``."""
     assert run_cli(train.main, ["--algo", algo, *argv, "--log-dir", str(folder)]) == 0
     return folder / algo / "BallSumo-v0_1"
+
+
+def fine_tuned(folder, algo: str, start, *argv: str):
+    """The run folder and progress rows of a short fine-tuning run from ``start`` (256 steps,
+    evaluated every 128), checked to have evaluated its start before its first step and logged
+    its pull."""
+    flags = ["--timesteps", "256", "--eval-freq", "128", "--eval-episodes", "2"]
+    run = trained(folder, algo, *argv, f"start_from={start}", *flags)
+    with open(run / "progress.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    evaluated = [int(float(r["time/total_timesteps"])) for r in rows if r.get("eval/mean_reward")]
+    assert evaluated == [0, 128, 256]  # the start's level first
+    assert any(r.get("train/pull_weight") for r in rows)
+    return run, rows

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 
 import numpy as np
-import pytest
 import torch
 
 from agents import train
@@ -17,17 +16,8 @@ from agents.algorithms.finetune import FinetuneAgent, FinetuneConfig, holds
 from agents.algorithms.networks import QNetwork
 from agents.common.session.cli import run_cli
 from agents.common.session.evaluation import Evaluation
-from tests.agents.algorithms.teaching import QUICK, trained
+from tests.agents.algorithms.teaching import STATE, fine_tuned
 from tests.helpers import refused
-
-#: BallSumo-v0's state section (our DQN's, finetune's), small: the teaching tests' flags, seed 1.
-STATE = ["--seed", "1", *QUICK]
-
-
-@pytest.fixture(scope="module")
-def start(tmp_path_factory):
-    """A model that plays BallSumo-v0's state: a short run of our DQN's section."""
-    return trained(tmp_path_factory.mktemp("start"), "custom", *STATE, "--timesteps", "400", "--eval-freq", "0")
 
 
 def agent_from(start, **keys) -> FinetuneAgent:
@@ -101,15 +91,7 @@ def test_the_pull_draws_the_online_policy_back_to_the_starts(start):
 
 
 def test_a_run_evaluates_its_start_first_and_logs_the_pull(start, tmp_path):
-    argv = ["--algo", "finetune", *STATE, f"start_from={start}", "calibration_steps=96", "--timesteps", "256"]
-    argv += ["--eval-freq", "128", "--eval-episodes", "2", "--log-dir", str(tmp_path)]
-    assert run_cli(train.main, argv) == 0
-    run = tmp_path / "finetune" / "BallSumo-v0_1"
-    with open(run / "progress.csv", newline="") as file:
-        rows = list(csv.DictReader(file))
-    evaluated = [int(float(r["time/total_timesteps"])) for r in rows if r.get("eval/mean_reward")]
-    assert evaluated == [0, 128, 256]  # the start's level first
-    assert any(r.get("train/pull_weight") for r in rows)
+    run, _ = fine_tuned(tmp_path, "finetune", start, *STATE, "calibration_steps=96")
     saved = load_checkpoint(run / "final_model.pt")
     assert saved["format"] == FinetuneAgent.FORMAT
     start_q = QNetwork(saved["spec"])

@@ -77,7 +77,7 @@ def test_a_ray_address_is_refused_for_the_algorithms_that_train_in_this_process(
         err = refused(capsys, train.main, ["--algo", "custom", "--address", address, "--log-dir", str(tmp_path)], tmp_path)
         assert err == "error: --address: an option of --algo rllib_ppo, not of custom DQN"
     err = refused(capsys, train.main, ["--algo", "rllib_ppo", "--amp", "--log-dir", str(tmp_path)], tmp_path)
-    assert err == "error: --amp: an option of --algo custom, pqn, distill, kickstart, finetune, not of RLlib PPO"
+    assert err == "error: --amp: an option of --algo custom, pqn, distill, kickstart, finetune, ppo, not of RLlib PPO"
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed here")

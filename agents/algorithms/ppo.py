@@ -1,0 +1,290 @@
+"""Our PPO (Schulman et al., "Proximal Policy Optimization Algorithms", 2017), in one file: from
+nothing, or fine-tuned from a model that plays without unlearning what it knows.
+
+PQN's loop (:mod:`agents.algorithms.pqn`): many vectorised envs play a short rollout, acting by
+sampling the policy; GAE's advantages (Schulman et al. 2016) are computed over it in one backward
+sweep; a few epochs of minibatch updates of the clipped surrogate, a critic's squared error and an
+entropy bonus follow, and the rollout is thrown away. The policy is the learner's ``q`` network,
+whose outputs are the policy's logits (a distilled student's are): everything that plays a saved
+model plays its argmax. The critic is a second network of the same shape with one output.
+
+**Fine-tuning** (``start_from``): where temporal-difference learning on a network that holds a
+policy rewrites its values before it improves on them (RESULTS: kickstarted self-play collapsed,
+our fine-tuned DQN stayed level with its start), a policy-gradient learner keeps the policy itself
+and learns values beside it. So, from a start (a distilled student, an earlier run's model):
+
+1. **The critic warmed up first** (``calibration_steps``): the start's policy plays and only the
+   critic learns, its values fitted to the start's own returns; no update changes the policy
+   until the advantages it will follow mean something.
+2. **A pull to the start** (``pull_weight``): the cross-entropy of the policy to the start's,
+   softmax(start's values / ``pull_temperature``), beside the PPO loss (AlphaStar's KL to its
+   supervised policy), **released on evidence**: as :mod:`agents.algorithms.finetune`'s, by
+   evaluations that hold the start's level, taken back by ones that fall.
+
+Hyperparameters come from ``zoo_configs/ppo.yml`` (ours: the RL Zoo does not read it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.algorithms import pqn
+from agents.algorithms.contract import AlgorithmModule, settings_of
+from agents.algorithms.finetune import Evidence, holds, weighed
+from agents.algorithms.hooks import Hooks
+from agents.algorithms.networks import QNetwork
+from agents.algorithms.pqn import PQNAgent, Rollout, replay_buffer
+from agents.algorithms.progress import Progress
+from agents.algorithms.starts import check_start, load_start
+from agents.algorithms.tensors import rows_of
+from agents.common.configuration.config import Section
+from agents.common.configuration.hyperparameters import (
+    ClippedPolicy,
+    QConfig,
+    Rollouts,
+    StartedFrom,
+    TailAveraging,
+    key,
+    redefault,
+)
+from agents.common.session.evaluation import Evaluation
+from ballenvs.state import parts
+
+#: A short rollout of envs that all started together would hold one phase of their episodes only.
+STAGGER_ENVS = True
+
+__all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]  # replay_buffer: PQN's, none
+
+
+@dataclass
+class PPOConfig(StartedFrom, ClippedPolicy, Rollouts, TailAveraging, QConfig):
+    """Our PPO's hyperparameters (agents.algorithms.ppo, zoo_configs/ppo.yml). Its exploration is
+    the policy's own sampling; epsilon (0 unless set) plays a share of uniform actions beside it,
+    and the ratio's old probability is then the mixture's."""
+
+    learning_rate: float | str = redefault(QConfig, "learning_rate", "lin_3.0e-4")
+    exploration_initial_eps: float = redefault(QConfig, "exploration_initial_eps", 0.0)
+    exploration_final_eps: float = redefault(QConfig, "exploration_final_eps", 0.0)
+    max_grad_norm: float = redefault(QConfig, "max_grad_norm", 0.5)
+    rollout_steps: int = redefault(Rollouts, "rollout_steps", 128)
+    n_epochs: int = redefault(Rollouts, "n_epochs", 4)
+    ent_coef: float = redefault(ClippedPolicy, "ent_coef", 0.005)
+    target_kl: float = key(
+        0.0, "an epoch's updates stop once the policy has moved this far from the rollout's (KL); 0: never", low=0
+    )
+
+
+def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PPOConfig, dict[str, Any]]:
+    """The config and the policy's network spec; a start, if named, fitting that network."""
+    config, spec = settings_of(PPOConfig, section, observation_space, action_space)
+    if config.start_from:
+        check_start(config.start_from, spec)
+    return config, spec
+
+
+class PPORollout(Rollout):
+    """PQN's rollout, and the log-probability of each action under the policy that played it."""
+
+    def __init__(self, steps: int, n_envs: int, observation_space: Any, device: torch.device) -> None:
+        super().__init__(steps, n_envs, observation_space, device)
+        self.log_probs = torch.zeros((steps, n_envs), device=device)
+
+    def _stores(self) -> dict[str, torch.Tensor]:
+        return {**super()._stores(), "log_probs": self.log_probs}
+
+
+def gae(
+    rewards: torch.Tensor,
+    terminated: torch.Tensor,
+    ended: torch.Tensor,
+    values: torch.Tensor,
+    next_values: torch.Tensor,
+    gamma: float,
+    gae_lambda: float,
+) -> torch.Tensor:
+    """GAE's advantages of a (T, N) rollout, in one backward sweep:
+
+        A_t = delta_t + gamma * lambda * (1 - ended_t) * A_{t+1},
+        delta_t = r_t + gamma * (1 - terminated_t) * V'_t - V_t
+
+    with V'_t the value of the step's real next observation (a truncated episode bootstraps on its
+    last observation's; a terminated one on nothing) and A_T = 0 past the rollout's end."""
+    advantages = torch.empty_like(rewards)
+    following = torch.zeros_like(rewards[0])
+    for t in reversed(range(rewards.shape[0])):
+        delta = rewards[t] + gamma * (1.0 - terminated[t]) * next_values[t] - values[t]
+        following = delta + gamma * gae_lambda * (1.0 - ended[t]) * following
+        advantages[t] = following
+    return advantages
+
+
+class PPOAgent(PQNAgent):
+    """The policy (``q``: its logits), the critic, one Adam over both; the start and its pull when
+    fine-tuning."""
+
+    FORMAT = "ballenvs-custom-ppo/1"
+    ROLLOUT = PPORollout
+
+    def __init__(
+        self, spec: dict[str, Any], config: PPOConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
+    ) -> None:
+        super().__init__(spec, config, device, seed, amp, compile)
+        self.critic = QNetwork({**spec, "n_actions": 1}).to(self.device)
+        self._parameters = [*self.q.parameters(), *self.critic.parameters()]
+        self.optimizer = torch.optim.Adam(self._parameters, lr=config.initial_learning_rate, fused=True)
+        self.start: QNetwork | None = None  # the start's policy logits, frozen
+        self.pull = 0.0  # the pull's weight, now
+        self.start_level: Evaluation | None = None  # the start's evaluation, before the first step
+        self.calibrating = False  # kept by Evidence as the steps go by
+        if config.start_from:
+            load_start(self.q, config.start_from)  # its values ...
+            last = self.q.head[-1]
+            assert isinstance(last, torch.nn.Linear)  # a QNetwork's head ends in its actions' layer
+            with torch.no_grad():  # ... as the logits of softmax(values / pull_temperature)
+                last.weight.div_(config.pull_temperature)
+                last.bias.div_(config.pull_temperature)
+            self.start = QNetwork(spec).to(self.device).requires_grad_(False).eval()
+            self.start.load_state_dict(self.q.state_dict())
+            self.pull = config.pull_weight
+            self.calibrating = config.calibration_steps > 0
+
+    def play(self, rollout: Rollout, t: int, observation: Any, epsilon: float) -> np.ndarray:
+        """Actions sampled from the policy (a share ``epsilon`` uniform), their log-probabilities
+        under the policy that played them, and the critic's values, stored at step ``t``."""
+        assert isinstance(rollout, PPORollout)
+        observation = rollout.store_observation(t, observation)
+        with torch.inference_mode(), self._autocast():
+            probabilities = F.softmax(self._q_fn(observation).float(), dim=1)
+            rollout.values[t] = self.critic(observation).float().squeeze(1)
+        sampled = torch.multinomial(probabilities.cpu(), 1, generator=self.generator).squeeze(1).numpy()
+        actions = self.explore(sampled, epsilon) if epsilon > 0 else sampled
+        played = probabilities.gather(1, torch.as_tensor(actions, device=self.device).unsqueeze(1)).squeeze(1)
+        rollout.log_probs[t] = torch.log((1.0 - epsilon) * played + epsilon / self.n_actions)
+        return actions
+
+    def values(self, observation: Any) -> torch.Tensor:
+        with torch.inference_mode(), self._autocast():
+            return self.critic(observation).float().squeeze(1)
+
+    def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
+        config = self.config
+        advantages = gae(
+            rollout.rewards,
+            rollout.terminated,
+            rollout.ended,
+            rollout.values,
+            self.next_values(rollout, observation),
+            config.gamma,
+            config.gae_lambda,
+        )
+        return self.update(rollout, advantages)
+
+    def update(self, rollout: Rollout, advantages: torch.Tensor) -> torch.Tensor:
+        """``n_epochs`` passes over the rollout in ``n_minibatches`` shuffled minibatches, each one
+        gradient step on the clipped surrogate (advantages normalised within the minibatch), the
+        critic's error, the entropy bonus and the pull; while calibrating, the critic's error alone.
+        Returns the last loss."""
+        assert isinstance(rollout, PPORollout)
+        config = self.config
+        observations, actions = rollout.flat(), rollout.actions.flatten()
+        old_log_probs, advantages = rollout.log_probs.flatten(), advantages.flatten()
+        returns = advantages + rollout.values.flatten()
+        loss = torch.zeros((), device=self.device)
+        for _ in range(config.n_epochs):
+            order = torch.randperm(len(returns), generator=self.generator).to(self.device)
+            moved = []
+            for batch in order.tensor_split(config.n_minibatches):
+                rows = rows_of(observations, batch)
+                with self._autocast():
+                    values = self.critic(rows).float().squeeze(1)
+                loss = config.vf_coef * F.mse_loss(values, returns[batch])
+                if not self.calibrating:
+                    policy_loss, kl = self.policy_loss(rows, actions[batch], old_log_probs[batch], advantages[batch])
+                    loss = loss + policy_loss
+                    moved.append(kl)
+                self.gradient_step(loss)
+            if config.target_kl and moved and float(torch.stack(moved).mean()) > config.target_kl:
+                break
+        return loss.detach()
+
+    def policy_loss(
+        self, rows: Any, actions: torch.Tensor, old_log_probs: torch.Tensor, advantages: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The clipped surrogate, less the entropy bonus, plus the pull; and how far the policy has
+        moved from the rollout's (an estimate of the KL, Schulman's k3)."""
+        config = self.config
+        with self._autocast():
+            log_policy = F.log_softmax(self._q_fn(rows).float(), dim=1)
+        log_probs = log_policy.gather(1, actions.unsqueeze(1)).squeeze(1)
+        log_ratio = log_probs - old_log_probs
+        ratio = log_ratio.exp()
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        clipped = ratio.clamp(1.0 - config.clip_range, 1.0 + config.clip_range)
+        surrogate = -torch.min(ratio * advantages, clipped * advantages).mean()
+        entropy = -(log_policy.exp() * log_policy).sum(dim=1).mean()
+        loss = surrogate - config.ent_coef * entropy
+        if self.start is not None and self.pull > 0:
+            with torch.no_grad(), self._autocast():
+                start_policy = F.softmax(self.start(rows).float(), dim=1)
+            loss = loss + self.pull * -(start_policy * log_policy).sum(dim=1).mean()
+        with torch.no_grad():
+            moved = ((ratio - 1.0) - log_ratio).mean()
+        return loss, moved
+
+    def weigh(self, evaluation: Evaluation) -> None:
+        """The pull after an evaluation, as :mod:`agents.algorithms.finetune` weighs it."""
+        if self.start_level is None:
+            return
+        config, held = self.config, holds(evaluation, self.start_level, self.config.pull_margin)
+        if not (held and self.calibrating):  # no release while the critic warms up
+            self.pull = weighed(self.pull, held, config.pull_release, config.pull_weight)
+
+    def schedules(self) -> dict[str, float]:
+        return {"train/pull_weight": self.pull}
+
+    def runtime_state(self) -> dict[str, Any]:
+        level = None if self.start_level is None else self.start_level._asdict()
+        return {**super().runtime_state(), "pull": self.pull, "start_level": level}
+
+    def load_runtime_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("pull", "start_level"), "agent")
+        super().load_runtime_state({k: v for k, v in state.items() if k not in ("pull", "start_level")})
+        self.pull = float(state["pull"])
+        level = state["start_level"]
+        self.start_level = None if level is None else Evaluation(**level)
+
+    def state_dict(self) -> dict[str, Any]:
+        start = {} if self.start is None else {"start": self.start.state_dict()}
+        return {**super().state_dict(), "critic": self.critic.state_dict(), **start}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.critic.load_state_dict(state["critic"])
+        if self.start is not None:
+            self.start.load_state_dict(state["start"])
+
+
+Agent = PPOAgent
+
+
+def learn(agent: PPOAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
+    """PQN's loop (:func:`agents.algorithms.pqn.learn`) with PPO's acting and updates; a fine-tuning
+    run evaluates its start first and weighs the pull on every evaluation after."""
+    if agent.start is None:
+        pqn.learn(agent, env, progress, timesteps, hooks)
+        return
+    agent.calibrating = progress.num_timesteps < agent.config.calibration_steps
+    if agent.start_level is None and progress.num_timesteps == 0:
+        agent.start_level = hooks.evaluate_now(progress)
+    pqn.learn(agent, env, progress, timesteps, Evidence(hooks, agent))
+
+
+if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
+    from agents.algorithms import ppo as _this_module
+
+    _: AlgorithmModule = _this_module
