@@ -35,6 +35,11 @@ RUNS = {
         + ["--hyperparams", "buffer_size=400", "learning_starts=60", "n_steps=3", SELF_PLAY],
         480,
     ),
+    # Our PPO by self-play: its sampling's generator, the critic and a rollout cut short.
+    "ppo": (
+        ["--env", "BallSumo-v0", "--algo", "ppo", "--n-envs", "4", "--hyperparams", "rollout_steps=16", SELF_PLAY],
+        480,
+    ),
     # The played network an average of the online one's (policy_averaging), snapshots taken of it.
     "self-play, averaged": (
         ["--env", "BallSumo-v0", "--algo", "custom", "--n-envs", "4", "--env-kwargs", "obs_type=state", "opponent=self"]
@@ -128,7 +133,7 @@ def unbroken(tmp_path_factory):
 
 def stopped_and_resumed(name: str, stop_step: int, log_dir: Path, capsys) -> tuple[Path, str]:
     argv, steps = RUNS[name]
-    buffer = [] if name == "pqn" else ["--save-replay-buffer"]
+    buffer = [] if name in ("pqn", "ppo") else ["--save-replay-buffer"]
     cut = train_run([*argv, *QUIET, *buffer, "--timesteps", str(steps)], log_dir, stop_after=stop_step)
     assert (cut / "interrupted_model.pt").is_file()
     capsys.readouterr()
