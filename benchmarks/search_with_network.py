@@ -13,7 +13,10 @@ plays ``--games`` games against the built-in planner, half from each side, on se
 - ``model``: the planner with the network among the players its branches meet, in the champion's
   place (as many models as the planner's: the same work a decision);
 - ``leaf:W``: the planner scoring a branch still running at its end by the network's value there
-  (its greedy Q-value, clipped to [-1, 1]), mixed with weight W into the balls' distances.
+  (its greedy Q-value, clipped to [-1, 1]), mixed with weight W into the balls' distances;
+- ``prior:K``: the network as an action prior: the planner's own branches for the network's K
+  best actions only, each held for more horizons (:data:`PRIOR_HORIZONS`: as many branches as
+  the planner's 27 for K = 3), every branch meeting the planner's replies and models as its own do.
 
 Beside each search's wins it prints the milliseconds a decision of each side, timed in the same
 games (a call decides every game of its batch): the goal asks the search to beat the planner at
@@ -35,13 +38,16 @@ from agents.common.session.cli import Parser, run_cli
 from agents.common.session.console import Console, counting_from
 from agents.twoplayer.league import entrants_of, make_entrant_player
 from agents.twoplayer.players import arena_of
+from ballenvs.directions import N_ACTIONS
 from ballenvs.duel.champion import Champion
-from ballenvs.duel.search import Planner
+from ballenvs.duel.search import PLANNER_MEAN_WEIGHT, Planner, played_by, seat_view
 from ballenvs.game import Player, Seat
 from benchmarks.common import check_ranges, progress_flag, write_json
 
 ENV_ID = "BallSumo-v0"
-SEARCHES = ("planner", "lookahead", "model", "leaf:W")
+SEARCHES = ("planner", "lookahead", "model", "leaf:W", "prior:K")
+#: The holds of a ``prior:K`` search's branches: the planner's (3, 8, 16) and six between and past them.
+PRIOR_HORIZONS = (2, 3, 5, 8, 12, 16, 20, 25, 30)
 
 
 class Timed(Player):
@@ -77,6 +83,50 @@ def leaf_weight(search: str) -> float | None:
     return weight
 
 
+def prior_width(search: str) -> int | None:
+    """K of ``prior:K`` (None for the other searches); a bad K is refused naming it."""
+    if not search.startswith("prior:"):
+        return None
+    width = search[len("prior:") :]
+    if not width.isdigit() or not 1 <= int(width) <= N_ACTIONS:
+        raise UsageError(f"--searches {search!r}: prior:K takes a number of actions K in 1..{N_ACTIONS}")
+    return int(width)
+
+
+class PriorPlanner(Planner):
+    """The planner searching only the ``width`` actions ``network`` values most in each game, each
+    held for every one of ``horizons``; its replies and models are the planner's."""
+
+    def __init__(self, planner: Planner, network: Any, width: int, horizons: tuple[int, ...] = PRIOR_HORIZONS) -> None:
+        super().__init__(planner.branches.options, models=planner.models)
+        self.network, self.width, self.horizons = network, width, np.array(horizons)
+
+    def act(self, seat: Seat) -> Any:
+        self.network.reset(None)
+        values = np.atleast_2d(self.network.act_with_values(seat)[1])
+        best = np.argsort(-values, axis=1, kind="stable")[:, : self.width]  # (games, K)
+        actions = np.tile(best, (1, len(self.horizons)))  # branch k holds its action for horizons[k // K]
+        holds = np.broadcast_to(np.repeat(self.horizons, self.width), actions.shape)
+        view, time_left = seat_view(seat)
+        games, replies = len(view[0]), len(self.actions)  # every branch meets the planner's own 27 replies
+        count = actions.shape[1]
+        pair_actions, pair_holds = np.repeat(actions, replies, axis=1), np.repeat(holds, replies, axis=1)
+        reply_actions, reply_holds = np.tile(self.actions, count * games), np.tile(self.holds, count * games)
+        back_to_centre = self.branches.continuation
+
+        def hold_and_return(t: int, replying: Seat) -> Any:
+            return np.where(t < reply_holds, reply_actions, back_to_centre.act(replying))
+
+        outcomes = [self.branches.scores(view, time_left, pair_actions, pair_holds, hold_and_return)]
+        for model in self.models:
+            model.reset(None)
+            outcomes.append(self.branches.scores(view, time_left, actions, holds, played_by(model))[:, :, None])
+        table = np.concatenate([outcomes[0].reshape(games, count, replies), *outcomes[1:]], axis=2)
+        value = table.min(axis=2) + PLANNER_MEAN_WEIGHT * table.mean(axis=2)
+        chosen = actions[np.arange(games), value.argmax(axis=1)].astype(np.int64)
+        return int(chosen[0]) if np.ndim(seat.view[0]) == 0 else chosen
+
+
 def make_search(search: str, network: Any, arena: Any) -> Player:
     """One of :data:`SEARCHES` with ``network`` (a :class:`agents.twoplayer.players.QPlayer`) in it."""
     planner = arena.make_player("planner", {})
@@ -87,6 +137,9 @@ def make_search(search: str, network: Any, arena: Any) -> Player:
     options = arena.options({})
     if search == "model":
         return Planner(options, models=[model for model in planner.models if not isinstance(model, Champion)] + [network])
+    width = prior_width(search)
+    if width is not None:
+        return PriorPlanner(planner, network, width)
     weight = leaf_weight(search)
     assert weight is not None, search  # main checked the names
 
@@ -109,7 +162,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parser.parse_args(argv)
     check_ranges([("--games", args.games, (2, 1_000_000)), ("--seed", args.seed, (0, 2**31))])
     for search in args.searches:
-        if search not in SEARCHES[:-1] and leaf_weight(search) is None:
+        if search not in SEARCHES[:-2] and leaf_weight(search) is None and prior_width(search) is None:
             raise UsageError(f"--searches {search!r}: valid: {', '.join(SEARCHES)}")
     if not Path(args.model).exists():
         raise UsageError(f"{args.model!r}: no such model file or run folder (the network to search with)")

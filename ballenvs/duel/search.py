@@ -84,8 +84,9 @@ class Branches:
     def scores(
         self, view: list[np.ndarray], time_left: np.ndarray | None, actions: np.ndarray, holds: np.ndarray, reply: Reply
     ) -> np.ndarray:
-        """(games, branches) scores: every game copied once per entry of ``actions`` and ``holds``."""
-        games, branches = len(view[0]), len(actions)
+        """(games, branches) scores: every game copied once per entry of ``actions`` and ``holds``
+        (the same branches for every game; or (games, branches) arrays, each game's own)."""
+        games, branches = len(view[0]), actions.shape[-1]
         n = games * branches
         sim = self._sims.get(n) or self._sims.setdefault(n, TwoPlayerDuel(n, **self.options))
         # Our ball on the left, the opponent's on the right: our frame as the world.
@@ -96,7 +97,7 @@ class Branches:
         if time_left is not None and sim.clock:
             played = np.rint((1.0 - time_left) * self.game_steps).astype(np.int64)
         sim.core.steps = np.repeat(played, branches)
-        ours, ours_held = np.tile(actions, games), np.tile(holds, games)
+        ours, ours_held = (np.tile(part, games) if part.ndim == 1 else part.reshape(-1) for part in (actions, holds))
         score = np.zeros(n)
         running = np.ones(n, dtype=bool)
         rngs = [self.rng] * n
