@@ -38,7 +38,7 @@ from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.finetune import Evidence, holds, weighed
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
-from agents.algorithms.pqn import PQNAgent, Rollout, replay_buffer
+from agents.algorithms.pqn import PQNAgent, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.progress import Progress
 from agents.algorithms.starts import check_start, load_start
 from agents.algorithms.tensors import rows_of
@@ -82,6 +82,7 @@ class PPOConfig(StartedFrom, ClippedPolicy, Rollouts, TailAveraging, QConfig):
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PPOConfig, dict[str, Any]]:
     """The config and the policy's network spec; a start, if named, fitting that network."""
     config, spec = settings_of(PPOConfig, section, observation_space, action_space)
+    check_minibatches(config, section)
     if config.start_from:
         check_start(config.start_from, spec)
     return config, spec

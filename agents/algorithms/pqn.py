@@ -28,6 +28,7 @@ from agents.algorithms.qlearner import QLearner
 from agents.algorithms.tensors import observation_parts, rows_of, to_tensor, torch_dtype
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import PQNConfig
+from agents.common.errors import UsageError
 from ballenvs.state import parts
 
 #: A short rollout of envs that all started together would hold one phase of their episodes only.
@@ -36,7 +37,19 @@ STAGGER_ENVS = True
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec: LayerNorm on unless ``policy_kwargs`` says otherwise."""
-    return settings_of(PQNConfig, section, observation_space, action_space, layer_norm=True)
+    config, spec = settings_of(PQNConfig, section, observation_space, action_space, layer_norm=True)
+    check_minibatches(config, section)
+    return config, spec
+
+
+def check_minibatches(config: Any, section: Section) -> None:
+    """Every minibatch holds a transition: ``n_minibatches`` at most a rollout's, or one line saying so."""
+    rollout = config.rollout_steps * section.n_envs
+    if config.n_minibatches > rollout:
+        raise UsageError(
+            f"n_minibatches={config.n_minibatches}: more than a rollout holds ({config.rollout_steps} steps x "
+            f"{section.n_envs} envs); valid: 1..{rollout}"
+        )
 
 
 def replay_buffer(config: PQNConfig, observation_space: Any, device: Any, seed: int | None) -> None:

@@ -164,6 +164,8 @@ def test_a_run_from_nothing_writes_a_model_that_resume_continues(tmp_path):
         (["gae_lambda=1.5"], "gae_lambda"),
         (["target_kl=-1"], "target_kl"),
         (["n_steps=8"], "n_steps"),
+        (["n_minibatches=33"], "n_minibatches=33: more than a rollout holds (8 steps x 4 envs); valid: 1..32"),
+        (["n_minibatches=99999999999999999999"], "n_minibatches=99999999999999999999: more than a rollout holds"),
     ],
 )
 def test_bad_keys_are_refused_before_any_folder(keys, message, tmp_path, capsys):

@@ -17,7 +17,7 @@ from agents.common.configuration.hyperparameters import PQNConfig
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
-from tests.helpers import saved_mean_played
+from tests.helpers import refused, saved_mean_played
 
 
 def test_q_lambda_targets_by_hand():
@@ -98,6 +98,13 @@ def test_pqn_turns_layer_norm_on_unless_told_otherwise():
 def test_pqn_config_is_checked(overrides, message):
     with pytest.raises(ConfigError, match=message):
         build_section("UAVGrid-v0", {"policy": "MultiInputPolicy", "n_timesteps": 10}, overrides, ALGORITHMS["pqn"].schema)
+
+
+def test_more_minibatches_than_a_rollout_holds_are_refused_before_any_folder(tmp_path, capsys):
+    argv = ["--algo", "pqn", "--env", "UAVGrid-v0", "--n-envs", "2", "--log-dir", str(tmp_path)]
+    err = refused(capsys, custom_train.main, [*argv, "--hyperparams", "rollout_steps=4", "n_minibatches=9"])
+    assert err == "error: n_minibatches=9: more than a rollout holds (4 steps x 2 envs); valid: 1..8"
+    assert not list(tmp_path.iterdir())
 
 
 def test_the_shipped_pqn_config_has_every_env():
