@@ -224,7 +224,7 @@ class PPOAgent(PQNAgent):
         log_probs = log_policy.gather(1, actions.unsqueeze(1)).squeeze(1)
         log_ratio = log_probs - old_log_probs
         ratio = log_ratio.exp()
-        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        advantages = (advantages - advantages.mean()) / (advantages.std(correction=0) + 1e-8)  # a minibatch of 1: 0
         clipped = ratio.clamp(1.0 - config.clip_range, 1.0 + config.clip_range)
         surrogate = -torch.min(ratio * advantages, clipped * advantages).mean()
         entropy = -(log_policy.exp() * log_policy).sum(dim=1).mean()

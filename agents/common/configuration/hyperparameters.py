@@ -203,7 +203,10 @@ class StartedFrom:
         low=0,
     )  # fmt: skip
     pull_weight: float = key(1.0, "the pull's weight beside the learner's loss at the start, and at most", low=0)
-    pull_temperature: float = key(0.05, "the policies the pull compares are softmax(values / this)", low=0, low_open=True)
+    pull_temperature: float = key(
+        0.05, "the policies the pull compares are softmax(values / this): the start's (our PPO starts by playing it) "
+        "and, for our DQN, the learner's", low=0, low_open=True,
+    )  # fmt: skip
     pull_margin: float = key(
         0.05, "how far below the start's level an evaluation's win rate may be and still hold it", low=0, high=1
     )
