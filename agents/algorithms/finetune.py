@@ -281,11 +281,18 @@ def learn(
     agent: FinetuneAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any, log_every_episodes: int = 4
 ) -> None:
     """DQN's loop (:func:`agents.algorithms.dqn.learn`), the start evaluated first on a fresh run."""
+    weighing = evidence_from_the_start(hooks, agent, progress)
+    played = GameClock(env, agent) if agent.config.roll_in_steps else env
+    dqn.learn(agent, played, progress, timesteps, weighing, buffer, log_every_episodes)
+
+
+def evidence_from_the_start(hooks: Hooks, agent: Weighed, progress: Progress) -> Evidence:
+    """The run's hooks with the pull weighed on them (:class:`Evidence`), the start's level
+    evaluated first on a fresh run (the bar every later evaluation is held to)."""
     agent.calibrating = progress.num_timesteps < agent.config.calibration_steps
     if agent.start_level is None and progress.num_timesteps == 0:
         agent.start_level = hooks.evaluate_now(progress)
-    played = GameClock(env, agent) if agent.config.roll_in_steps else env
-    dqn.learn(agent, played, progress, timesteps, Evidence(hooks, agent), buffer, log_every_episodes)
+    return Evidence(hooks, agent)
 
 
 if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module

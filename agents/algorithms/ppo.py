@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 from agents.algorithms import pqn
 from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.finetune import Evidence, holds, weighed
+from agents.algorithms.finetune import evidence_from_the_start, holds, weighed
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.pqn import PQNAgent, Rollout, check_minibatches, replay_buffer
@@ -279,10 +279,7 @@ def learn(agent: PPOAgent, env: Any, progress: Progress, timesteps: int, hooks: 
     if agent.start is None:
         pqn.learn(agent, env, progress, timesteps, hooks)
         return
-    agent.calibrating = progress.num_timesteps < agent.config.calibration_steps
-    if agent.start_level is None and progress.num_timesteps == 0:
-        agent.start_level = hooks.evaluate_now(progress)
-    pqn.learn(agent, env, progress, timesteps, Evidence(hooks, agent))
+    pqn.learn(agent, env, progress, timesteps, evidence_from_the_start(hooks, agent, progress))
 
 
 if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
