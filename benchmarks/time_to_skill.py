@@ -47,7 +47,8 @@ from agents.common.session.evaluation import score
 from ballenvs.reference import reference_for
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
-OPPONENTS = ("chaser", "pusher", "anchor", "sprinter", "champion")
+#: The built-ins its issue named (the champion then: the first one, now dqn_champion).
+OPPONENTS = ("chaser", "pusher", "anchor", "sprinter", "dqn_champion")
 LEARNERS = ("custom", "rllib_ppo")
 
 

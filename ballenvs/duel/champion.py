@@ -1,11 +1,17 @@
-"""The champion: the final model of a BallSumo-v0 self-play run, shipped as a built-in player.
+"""The champions: learned BallSumo-v0 players shipped as built-in players.
 
-Its Q-network (an MLP on the state vector with the clock) is stored as plain float32 arrays in
-``champion.npz`` beside this file and run with numpy, so the player needs neither torch nor
-the agents package (slimevolleygym ships its baseline the same way). It reads the balls and the
-clock from its seat's view, whatever the learner on the other side sees, and plays BallDuel-v0
-too (the clock then runs over v0's 1000 steps). How it was made and how good it is: README,
-"The champion". ``python -m agents.export_champion`` writes a new one from a run.
+- ``champion``: our PPO fine-tuned from the planner's student on the state (seed 0, pg5 in
+  benchmarks/RESULTS.md, "our PPO from the same start"): level with the planner head to head.
+- ``dqn_champion``: the first champion, our DQN's self-play (seed 1), shipped as ``champion``
+  until 2026-12-05 and kept under its own name so that earlier results can be reproduced; the
+  planner's branches meet it.
+
+Each network (an MLP on the state vector with the clock) is stored as plain float32 arrays in an
+.npz beside this file and run with numpy, so the player needs neither torch nor the agents package
+(slimevolleygym ships its baseline the same way). It reads the balls and the clock from its seat's
+view, whatever the learner on the other side sees, and plays BallDuel-v0 too (the clock then runs
+over v0's 1000 steps). How they were made and how good they are: docs/two-players.md, "The
+champion". ``python -m agents.export_champion`` writes a new one from a run.
 """
 
 from __future__ import annotations
@@ -24,10 +30,11 @@ from ballenvs.duel.physics import DuelPhysics
 from ballenvs.game import Player, Seat
 from ballenvs.npz import NpzError, read_weights
 
-WEIGHTS = "champion.npz"
+#: Each champion's weights file beside this module, by its built-in name.
+WEIGHTS = {"champion": "champion.npz", "dqn_champion": "dqn_champion.npz"}
 #: What the champion reads (the state vector with the clock) and chooses among (the 9 actions).
 FEATURES, ACTIONS = len(StateObserver(DuelPhysics(), clock=True).high), N_ACTIONS
-#: A champion file larger than this, or deeper, is refused (the shipped one is 280 KB, 3 layers).
+#: A champion file larger than this, or deeper, is refused (the shipped ones are 280 KB, 3 layers).
 MAX_BYTES, MAX_LAYERS = 16 * 2**20, 16
 
 Layers = tuple[tuple[np.ndarray, np.ndarray], ...]
@@ -73,10 +80,10 @@ def read_champion(path: str | Path) -> Layers:
     return check_layers(pairs, f"{what} {str(path)!r}")
 
 
-@lru_cache(maxsize=1)
-def load_weights() -> Layers:
-    """The layers (weight, bias) of the shipped network."""
-    with importlib.resources.as_file(importlib.resources.files("ballenvs.duel") / WEIGHTS) as path:
+@lru_cache(maxsize=len(WEIGHTS))
+def load_weights(name: str = "champion") -> Layers:
+    """The layers (weight, bias) of the shipped champion ``name`` (a key of :data:`WEIGHTS`)."""
+    with importlib.resources.as_file(importlib.resources.files("ballenvs.duel") / WEIGHTS[name]) as path:
         return read_champion(path)
 
 
@@ -91,10 +98,11 @@ def q_values(layers: Layers, observations: np.ndarray) -> np.ndarray:
 
 
 class Champion(Player):
-    """The shipped self-play champion, played greedily (its highest Q-value's action)."""
+    """A shipped champion (``name``: a key of :data:`WEIGHTS`), played greedily (its network's
+    highest output's action)."""
 
-    def __init__(self, physics: DuelPhysics) -> None:
-        self.layers = load_weights()
+    def __init__(self, physics: DuelPhysics, name: str = "champion") -> None:
+        self.layers = load_weights(name)
         self.observer = StateObserver(physics, clock=True)
 
     def act(self, seat: Seat) -> Any:

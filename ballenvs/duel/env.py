@@ -75,7 +75,8 @@ class BallDuelEnv(GameEnv):
       thrusts at you), ``"pusher"`` (gets between you and the centre and pushes you out,
       retreats from the edge), ``"anchor"`` (holds the centre, braking as it comes),
       ``"sprinter"`` (plans 40 steps ahead against a model of pusher), ``"champion"`` (a
-      learned player shipped in the package, run with numpy), ``"planner"`` (plans 30 steps
+      learned player shipped in the package, run with numpy: our PPO fine-tuned from the
+      planner's student), ``"dqn_champion"`` (the first one, our DQN's self-play), ``"planner"`` (plans 30 steps
       ahead against the worst of many replies, modelling no opponent; milliseconds a step
       per game); or any object with
       ``predict(obs, deterministic=True)`` (a stable-baselines3 model), or a callable

@@ -1,5 +1,5 @@
 """The built-in players of BallDuel by name, the one place that knows them all: the scripted
-heuristics (:mod:`ballenvs.duel.heuristics`), the learned champion (:mod:`ballenvs.duel.champion`) and
+heuristics (:mod:`ballenvs.duel.heuristics`), the learned champions (:mod:`ballenvs.duel.champion`) and
 the planner (:mod:`ballenvs.duel.search`), which is given the players its branches meet as objects.
 Above them all in the imports: nothing they import reaches back here.
 """
@@ -24,8 +24,8 @@ from ballenvs.duel.physics import DuelPhysics
 from ballenvs.duel.search import PLANNER_HORIZONS, PLANNER_MODELS, Planner
 from ballenvs.game import Player
 
-BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion", "planner")
-#: The built-in players written by hand that react to what they see (the champion was learned,
+BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion", "dqn_champion", "planner")
+#: The built-in players written by hand that react to what they see (the champions were learned,
 #: the planner searches).
 SCRIPTED_PLAYERS = BUILTIN_PLAYERS[:6]
 #: The built-in players the tools play one after another (yardsticks, evaluations against every
@@ -60,6 +60,7 @@ def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] 
         "anchor": Anchor,
         "sprinter": lambda: Sprinter(physics),
         "champion": lambda: Champion(physics),
+        "dqn_champion": lambda: Champion(physics, "dqn_champion"),
         "planner": lambda: make_planner({**physics_options(physics), **(rules or {})}),
     }
     if isinstance(spec, Player):

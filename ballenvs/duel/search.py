@@ -13,7 +13,7 @@ What plays the other side of the branches is the difference:
   the opponent's next moves; a model with memory (stacked frames) is simulated from an empty one.
 - :class:`Planner` assumes no model. Each of its branches meets every one of the opponent's
   own hold-and-return replies and a few players of different styles (a charger, a pusher and
-  the learned champion), and it takes the branch whose worst outcome is best: a branch that
+  the first learned champion), and it takes the branch whose worst outcome is best: a branch that
   one of those replies beats is not chosen while another holds against all of them.
 """
 
@@ -39,8 +39,9 @@ HORIZONS = (3, 8, 16, 30)
 #: modelling it as anchor (not 98), at half the cost (benchmarks/RESULTS.md, The planner).
 PLANNER_HORIZONS = (3, 8, 16)
 WIN, LOSS = 10.0, -10.0  # beyond any difference of the balls' distances from the centre (a few ring radii)
-#: The players of different styles each :class:`Planner` branch also meets.
-PLANNER_MODELS = ("chaser", "pusher", "champion")
+#: The players of different styles each :class:`Planner` branch also meets (the first champion,
+#: whom the planner was measured with).
+PLANNER_MODELS = ("chaser", "pusher", "dqn_champion")
 #: How much a :class:`Planner` branch's mean outcome counts beside its worst, to break ties.
 PLANNER_MEAN_WEIGHT = 0.1
 

@@ -53,7 +53,10 @@ def test_compare_writes_curves_report_and_csv(tmp_path, capsys, env_id, env_kwar
     assert len(manifest["runs"]["SB3 DQN"]) == 1 and len(manifest["runs"]["custom DQN"]) == 1
     # Each agent's final model on the env's own yardsticks, a signed figure per column.
     yardsticks = (
-        [f"wins vs {name}" for name in ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion")]
+        [
+            f"wins vs {name}"
+            for name in ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion", "dqn_champion")
+        ]
         if env_id == "BallDuel-v0"
         else ["minus greedy (same episodes)"]
     )

@@ -154,7 +154,13 @@ def test_time_to_skill_runs_each_learner_and_writes_its_evaluations(tmp_path, mo
     assert (kept / "custom_1" / "custom" / "BallSumo-v0_1" / "final_model.pt").is_file()
     assert [r["seed"] for r in payload["results"]["custom"]] == [0, 1]
     assert [e["steps"] for e in payload["evaluations"]["custom"][0]] == [512, 1008]  # on the 16 envs' vector steps
-    assert set(payload["evaluations"]["custom"][0][0]["win_rates"]) == {"chaser", "pusher", "anchor", "sprinter", "champion"}
+    assert set(payload["evaluations"]["custom"][0][0]["win_rates"]) == {
+        "chaser",
+        "pusher",
+        "anchor",
+        "sprinter",
+        "dqn_champion",
+    }
     assert (tmp_path / "time_to_skill.json").is_file() and (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
     assert "| custom | 1 |" in capsys.readouterr().out
 

@@ -294,9 +294,10 @@ def _refused_line(done: subprocess.CompletedProcess) -> str:
 def test_export_asks_before_replacing_the_packages_champion(sumo_run):
     from ballenvs.duel import champion
 
-    before = (Path(champion.__file__).parent / champion.WEIGHTS).read_bytes()
+    shipped = Path(champion.__file__).parent / champion.WEIGHTS["champion"]
+    before = shipped.read_bytes()
     assert "--out FILE.npz, or --force" in _refused_line(_run_command(["agents.export_champion", str(sumo_run)]))
-    assert (Path(champion.__file__).parent / champion.WEIGHTS).read_bytes() == before
+    assert shipped.read_bytes() == before
 
 
 def _special_out(tmp_path: Path, kind: str) -> Path:
@@ -429,7 +430,7 @@ def test_every_command_that_plays_the_champion_refuses_a_damaged_file_in_one_lin
 
     damaged = tmp_path / "champion.npz"
     damaged.write_bytes(b"garbage")
-    monkeypatch.setattr(champion, "load_weights", lambda: champion.read_champion(damaged))
+    monkeypatch.setattr(champion, "load_weights", lambda name="champion": champion.read_champion(damaged))
     argv = {
         "league": ["random", "champion", "--env", "BallSumo-v0", "--games", "2", "--log-dir", str(tmp_path / "runs")],
         "record": ["champion", "--episodes", "1", "--data-path", str(tmp_path / "data")],
