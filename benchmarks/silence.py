@@ -50,6 +50,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.threads": ["-m", "benchmarks.threads"],
     "benchmarks.tune_workers": ["-m", "benchmarks.tune_workers", "--no-record"],
     "benchmarks.outsiders": ["-m", "benchmarks.outsiders"],
+    "benchmarks.uav_search": ["-m", "benchmarks.uav_search"],
     # Two pairs, so that it ends within the limit and removes its worktree itself.
     "benchmarks.against_commit": ["-m", "benchmarks.against_commit", "--pairs", "2"],
     "benchmarks.gpu": ["-m", "benchmarks.gpu"],

@@ -12,7 +12,7 @@ import pytest
 from agents.common.session import console
 from agents.common.session.cli import run_cli
 from agents.common.session.console import every
-from benchmarks import env_throughput, floor, frame_probe, naive_vs_batched, outsiders
+from benchmarks import env_throughput, floor, frame_probe, naive_vs_batched, outsiders, uav_search
 from benchmarks.common import Measurements
 
 #: Each benchmark at a small budget: its unit and the count its progress lines go up to.
@@ -27,6 +27,7 @@ COMMANDS = {
     "naive_vs_batched": (naive_vs_batched.main, ["--calls", "1", "--batch-size", "8"], "measurement", 1),
     "floor": (floor.main, ["--envs", "UAVGrid-v0", "--threads", "1"], "measurement", 3),
     "outsiders": (outsiders.main, ["chaser", "--games", "2", "--only", "cointoss", "shover"], "game", 4),
+    "uav_search": (uav_search.main, ["--episodes", "2", "--futures", "2", "--horizon", "2"], "episode", 4),
 }
 
 

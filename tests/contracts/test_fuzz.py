@@ -48,6 +48,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.loop_pieces": ["--env", "UAVGrid-v0", "--steps", "16", "--threads", "1"],
     "benchmarks.floor": ["--envs", "UAVGrid-v0", "--threads", "1"],
     "benchmarks.outsiders": ["chaser", "--games", "2"],
+    "benchmarks.uav_search": ["--episodes", "1", "--futures", "2", "--horizon", "2"],
     "benchmarks.search_with_network": ["{run}", "--games", "2", "--searches", "model"],
     "benchmarks.eval_curves": ["{run}", "--metric", "eval/win_rate_vs_chaser", "--out", "curves.png"],
     "benchmarks.docs_figures": ["--out", "{folder}", "--timesteps", "1000", "--games", "2", "--no-progress"],
@@ -79,6 +80,7 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.loop_pieces": [("benchmarks.loop_pieces", "pieces")],
     "benchmarks.floor": [("benchmarks.floor", "dqn_floor"), ("benchmarks.floor", "pqn_floor")],
     "benchmarks.outsiders": [("benchmarks.outsiders", "play_pairs")],
+    "benchmarks.uav_search": [("benchmarks.uav_search", "episode_return")],
     "benchmarks.search_with_network": [("benchmarks.search_with_network", "make_search")],
     "benchmarks.eval_curves": [],  # it reads the runs' progress.csv and draws: seconds
     "benchmarks.docs_figures": [("agents.compare", "main")],
