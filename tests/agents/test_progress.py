@@ -18,7 +18,7 @@ COMMANDS = {
     "record": (record.main, ["chaser", "--episodes", "3", "--env-kwargs", "obs_type=state"], "game", 3),
     "league": (league.main, ["chaser", "pusher", "still", "--games", "4"], "game", 12),
     "evaluate": (evaluate.main, ["{run}", "--episodes", "3"], "game", 3),
-    "evaluate all": (evaluate.main, ["{run}", "--opponent", "all", "--episodes", "2"], "game", 14),
+    "evaluate all": (evaluate.main, ["{run}", "--opponent", "all", "--episodes", "2"], "game", 16),
     "exploit search": (exploit.main, ["chaser", "--search-only", "--games", "4"], "game", 4),
     "exploit learned": (exploit.main, ["chaser", "--learned-only", "--games", "2", "--budget", "256"], "step", 256),
 }
