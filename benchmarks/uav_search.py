@@ -27,13 +27,11 @@ from agents.common.session.cli import Parser, run_cli
 from agents.common.session.console import Console
 from ballenvs.backend import NUMPY
 from ballenvs.directions import heading_to_action
+from ballenvs.reference import SCORE_SEED
 from ballenvs.uav.greedy import GreedyPolicy
 from ballenvs.uav.physics import UAVCore
+from ballenvs.uav.reference import played_returns
 from benchmarks.common import check_ranges, machine, progress_flag, row, write_json
-
-#: The yardstick's episodes, unused by training: agents.common.studies.comparison.SCORE_SEED, not
-#: imported, as that module brings torch into a benchmark that needs numpy alone.
-FIRST_EPISODE = 20_000
 
 
 class RouteSearch:
@@ -78,16 +76,6 @@ class RouteSearch:
         return int(first[best] if mean[best] > self.z * error[best] else first[-1])
 
 
-def episode_return(env: gym.Env, seed: int, choose: Any) -> float:
-    env.reset(seed=seed)
-    total, done = 0.0, False
-    while not done:
-        _, reward, terminated, truncated, _ = env.step(choose())
-        total += float(reward)
-        done = terminated or truncated
-    return total
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = Parser(prog="python -m benchmarks.uav_search", description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=20, help="episodes, each played by greedy and the search")
@@ -109,10 +97,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         console.write(row("episode", "greedy", "the search", "the search / greedy"))
         console.write(row("---:", "---:", "---:", "---:"))
         for k in range(args.episodes):
-            seed = FIRST_EPISODE + k
-            greedy_return = episode_return(env, seed, search.greedy.act)
+            seed = SCORE_SEED + k
+            greedy_return = float(played_returns(env, lambda _: search.greedy.act(), [seed])[0])
             console.update(2 * k + 1)
-            search_return = episode_return(env, seed, search.act)
+            search_return = float(played_returns(env, lambda _: search.act(), [seed])[0])
             console.update(2 * k + 2)
             rows.append({"episode": seed, "greedy": greedy_return, "search": search_return})
             console.write(row(seed, f"{greedy_return:.2f}", f"{search_return:.2f}", f"{search_return / greedy_return:.3f}"))

@@ -43,16 +43,24 @@ def episode_returns(
         }
         choose = named[policy]
     seeds = range(episodes) if isinstance(episodes, int) else list(episodes)
-    returns = np.zeros(len(seeds))
-    for episode, seed in enumerate(seeds):
-        observation, _ = env.reset(seed=seed)
-        done = False
-        while not done:
-            observation, reward, terminated, truncated, _ = env.step(choose(observation))
-            returns[episode] += reward
-            done = terminated or truncated
+    returns = played_returns(env, choose, seeds)
     env.close()
     return returns
+
+
+def played_returns(env: gym.Env, choose: Callable[[Any], Any], seeds: Iterable[int]) -> np.ndarray:
+    """Undiscounted return of each episode of ``env`` played by ``choose`` (an observation to an
+    action), episode k reset with ``seeds``' k-th seed."""
+    returns = []
+    for seed in seeds:
+        observation, _ = env.reset(seed=seed)
+        total, done = 0.0, False
+        while not done:
+            observation, reward, terminated, truncated, _ = env.step(choose(observation))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    return np.array(returns)
 
 
 def baselines(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, float]:

@@ -80,7 +80,7 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.loop_pieces": [("benchmarks.loop_pieces", "pieces")],
     "benchmarks.floor": [("benchmarks.floor", "dqn_floor"), ("benchmarks.floor", "pqn_floor")],
     "benchmarks.outsiders": [("benchmarks.outsiders", "play_pairs")],
-    "benchmarks.uav_search": [("benchmarks.uav_search", "episode_return")],
+    "benchmarks.uav_search": [("benchmarks.uav_search", "played_returns")],
     "benchmarks.search_with_network": [("benchmarks.search_with_network", "make_search")],
     "benchmarks.eval_curves": [],  # it reads the runs' progress.csv and draws: seconds
     "benchmarks.docs_figures": [("agents.compare", "main")],

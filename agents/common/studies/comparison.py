@@ -33,11 +33,10 @@ from agents.common.session.console import Ticking
 from agents.common.session.evaluation import evaluate
 from agents.common.session.tracking import render_fps
 from agents.common.studies.intervals import iqm_curve, iqm_interval, plot_performance_profiles
-from ballenvs.reference import reference_for
+from ballenvs.reference import SCORE_SEED, reference_for
 
 MANIFEST = "manifest.json"
 MAX_SCORE_EPISODES = 100_000
-SCORE_SEED = 20_000  # yardstick episodes: seeds unused by training and its evaluations
 _MANIFEST_KEYS: tuple[str, ...] = (
     "env_id",
     "env_kwargs",
