@@ -33,6 +33,7 @@ from agents.common.session.cli import (
 )
 from agents.common.session.console import Console, counting_from
 from agents.common.session.evaluation import EvalResult, evaluate
+from agents.common.session.players import known
 from agents.common.session.tracking import render_fps
 from agents.twoplayer.players import arena_of
 from ballenvs import ENV_IDS
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
             return against_every_builtin(
                 model_path, device, env_id, env_kwargs, args.episodes, args.seed, not args.no_progress
             )
-        builtin = args.opponent in reference_for(env_id).players
+        builtin = known(reference_for(env_id), args.opponent, "--opponent")
         overrides["opponent"] = args.opponent if builtin else model_opponent(args.opponent, device, env_id, env_kwargs)
     if args.render or video:
         overrides["render_mode"] = args.render or "rgb_array"

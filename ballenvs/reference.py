@@ -67,6 +67,12 @@ class Arena(ABC):
         built-in, self-play's evaluations): all of them, unless some are too slow for that."""
         return self.players
 
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` names one of the game's own players, which need no file: a built-in
+        one, or a form a game takes beyond :attr:`players` (BallDuel's ``planner:H/H/...``). A
+        name of such a form with bad values is refused (ValueError), naming what is valid."""
+        return name in self.players
+
     @abstractmethod
     def make_player(self, spec: Any, env_kwargs: Mapping[str, Any]) -> Any:
         """A :class:`ballenvs.game.Player`: a built-in one by name, or one around a policy."""
@@ -142,6 +148,10 @@ class Reference:
     def yardstick_players(self) -> tuple[str, ...]:
         """The built-in players the tools play one after another (:attr:`Arena.yardstick_players`)."""
         return () if self.arena is None else self.arena.yardstick_players
+
+    def knows(self, name: str) -> bool:
+        """:meth:`Arena.knows`; False for games without an opponent."""
+        return self.arena is not None and self.arena.knows(name)
 
 
 def win_rate(episodes: Episodes, side: str = "left") -> float | None:

@@ -19,6 +19,7 @@ from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MO
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import TeacherGame, Teaching
 from agents.common.errors import UsageError
+from agents.common.session.players import known
 from ballenvs.directions import N_ACTIONS
 from ballenvs.reference import Arena, reference_for
 from ballenvs.state import generator_state, set_generator_state
@@ -133,14 +134,14 @@ def make_teacher(config: Teaching, device: str, seed: int) -> PlayerTeacher | Mo
     reference = reference_for(game.env_id)
     if reference.arena is None:
         if name not in reference.state_policies:
-            known = ", ".join(reference.state_policies) or "none"
+            policies = ", ".join(reference.state_policies) or "none"
             raise UsageError(
                 f"teacher {name!r}: {game.env_id} is a one-player game, taught by a reference policy that "
-                f"reads its state: {known}"
+                f"reads its state: {policies}"
             )
         return PolicyTeacher(reference.state_policies[name](game.env_kwargs))
     arena = reference.arena
-    if name in arena.players:
+    if known(reference, name, "teacher"):
         return PlayerTeacher(name, game, config.temperature, seed)
     if not Path(name).exists():
         raise UsageError(

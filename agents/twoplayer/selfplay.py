@@ -335,9 +335,9 @@ def evaluated_opponents(
 ) -> dict[str, Any]:
     """``self_play``'s ``evaluated`` players, by name, as the env's ``opponent`` option takes them:
     a built-in player's name as it is, a model as a player that sees the game as it was trained to."""
-    players = reference_for(env_id).players
+    reference = reference_for(env_id)
     return {
-        name: name if name in players else make_entrant_player(model_entrant(name), device, env_id, dict(env_kwargs))
+        name: name if reference.knows(name) else make_entrant_player(model_entrant(name), device, env_id, dict(env_kwargs))
         for name in settings.evaluated_players
     }
 
@@ -349,6 +349,6 @@ def scripted_player(
     exploiter (``k`` seeds its plans), a built-in player, or a frozen model of the game."""
     if name == EXPLOITER:
         return arena.search_exploiter(QPlayer(None, device, frame_stack), env_kwargs, seed=k)
-    if name in arena.players:
+    if arena.knows(name):
         return arena.make_player(name, env_kwargs)
     return make_entrant_player(model_entrant(name), device, env_id, dict(env_kwargs))

@@ -76,9 +76,10 @@ class BallDuelEnv(GameEnv):
       retreats from the edge), ``"anchor"`` (holds the centre, braking as it comes),
       ``"sprinter"`` (plans 40 steps ahead against a model of pusher), ``"champion"`` (a
       learned player shipped in the package, run with numpy: our PPO fine-tuned from the
-      planner's student), ``"dqn_champion"`` (the first one, our DQN's self-play), ``"planner"`` (plans 30 steps
-      ahead against the worst of many replies, modelling no opponent; milliseconds a step
-      per game); or any object with
+      planner's student), ``"dqn_champion"`` (the first one, our DQN's self-play), ``"planner"`` (holds each
+      action 3, 8 or 16 steps against the worst of many replies, modelling no opponent;
+      milliseconds a step per game), ``"planner:2/5/10/20"`` (the planner with holds of its own,
+      here stronger against pusher at twice the time); or any object with
       ``predict(obs, deterministic=True)`` (a stable-baselines3 model), or a callable
       ``obs -> action``. Policies see the right ball's mirrored observation
       (:meth:`opponent_observation`), so one policy plays either side; the built-ins read

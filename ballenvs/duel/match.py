@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 
 from ballenvs.duel.reference import DuelArena
-from ballenvs.duel.roster import BUILTIN_PLAYERS, YARDSTICK_PLAYERS
+from ballenvs.duel.roster import BUILTIN_PLAYERS, PLANNER_VARIANT, YARDSTICK_PLAYERS, is_player
 from ballenvs.duel.tournament import play_matches, play_pairs, registered_options, round_robin, round_robin_table
 
 #: A command line's name for the search exploiter planning against a built-in as its model of the
@@ -22,16 +22,17 @@ LOOKAHEAD = "lookahead:"
 
 
 def command_line_player(spec: str, env_id: str) -> Any:
-    """A player a command line names for ``env_id``'s game: a built-in player, or
-    ``lookahead:NAME``, the game's search exploiter with the built-in NAME as its model of the
-    opponent (the planner aside: simulating its every plan takes hours)."""
-    if spec in BUILTIN_PLAYERS:
+    """A player a command line names for ``env_id``'s game: a built-in player, a planner with holds
+    of its own (``planner:2/5/10/20``), or ``lookahead:NAME``, the game's search exploiter with the
+    built-in NAME as its model of the opponent (the planner aside: simulating its every plan takes
+    hours)."""
+    if is_player(spec):  # a bad planner:H/H/... is refused here, naming the valid holds
         return spec
     model = spec[len(LOOKAHEAD) :] if spec.startswith(LOOKAHEAD) else None
     if model not in YARDSTICK_PLAYERS:
         raise ValueError(
-            f"player {spec!r}: valid: {', '.join(BUILTIN_PLAYERS)}, or {LOOKAHEAD}NAME with NAME one of "
-            f"{', '.join(YARDSTICK_PLAYERS)}"
+            f"player {spec!r}: valid: {', '.join(BUILTIN_PLAYERS)}, {PLANNER_VARIANT}H/H/... (the planner holding its "
+            f"actions H steps), or {LOOKAHEAD}NAME with NAME one of {', '.join(YARDSTICK_PLAYERS)}"
         )
     arena = DuelArena(env_id)
     return arena.search_exploiter(arena.make_player(model, {}), {}, seed=0)
@@ -45,7 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m ballenvs.duel.match", description="Win rates of BallDuel's built-in players against each other."
     )
-    players = f"a built-in player ({', '.join(BUILTIN_PLAYERS)}) or {LOOKAHEAD}NAME (a search player modelling NAME)"
+    players = (
+        f"a built-in player ({', '.join(BUILTIN_PLAYERS)}), {PLANNER_VARIANT}H/H/... (the planner holding its actions H "
+        f"steps) or {LOOKAHEAD}NAME (a search player modelling NAME)"
+    )
     parser.add_argument("left", nargs="?", help=players)
     parser.add_argument("right", nargs="?", help=players)
     parser.add_argument(

@@ -32,6 +32,31 @@ SCRIPTED_PLAYERS = BUILTIN_PLAYERS[:6]
 #: built-in, self-play's evaluations): all but the planner, which simulates thousands of branches
 #: every step (milliseconds a step per game) and is played where it is named.
 YARDSTICK_PLAYERS = BUILTIN_PLAYERS[:-1]
+#: The planner holding its actions for steps of one's choosing: ``planner:2/5/10/20`` (the built-in
+#: planner's are ``planner:3/8/16``), a stronger teacher against pusher at twice its time a step
+#: (benchmarks/RESULTS.md, The planner).
+PLANNER_VARIANT = "planner:"
+MAX_PLANNER_HOLD = 100
+
+
+def planner_holds(spec: Any) -> tuple[int, ...] | None:
+    """The holds of a ``planner:H/H/...`` spec, shortest first; None for any other spec. A spec
+    with that prefix and bad holds is refused, naming it and the valid form."""
+    if not isinstance(spec, str) or not spec.startswith(PLANNER_VARIANT):
+        return None
+    holds = spec[len(PLANNER_VARIANT) :].split("/")
+    if not all(hold.isdigit() and 1 <= int(hold) <= MAX_PLANNER_HOLD for hold in holds) or len(set(holds)) < len(holds):
+        raise ValueError(
+            f"player {spec!r}: {PLANNER_VARIANT}H/H/... takes different holds H, whole numbers of steps in "
+            f"1..{MAX_PLANNER_HOLD} (the built-in planner's: {PLANNER_VARIANT}{'/'.join(map(str, PLANNER_HORIZONS))})"
+        )
+    return tuple(sorted(int(hold) for hold in holds))
+
+
+def is_player(spec: Any) -> bool:
+    """Whether ``spec`` names a player of the roster: a built-in one, or a planner with its own
+    holds (a bad one is refused, as :func:`planner_holds` says)."""
+    return spec in BUILTIN_PLAYERS or planner_holds(spec) is not None
 
 
 def make_planner(
@@ -67,9 +92,13 @@ def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] 
         return spec
     if isinstance(spec, str) and spec in builtins:
         return builtins[spec]()
+    holds = planner_holds(spec)
+    if holds is not None:
+        return make_planner({**physics_options(physics), **(rules or {})}, holds)
     if not isinstance(spec, str) and (hasattr(spec, "predict") or callable(spec)):
         return PolicyPlayer(spec)
     raise ValueError(
         f"unknown opponent {spec!r}; valid: {', '.join(map(repr, BUILTIN_PLAYERS))}, "
-        "an object with predict(obs, deterministic=True), or a callable obs -> action"
+        f"'{PLANNER_VARIANT}H/H/...' (the planner with holds of H steps), an object with predict(obs, deterministic=True), "
+        "or a callable obs -> action"
     )

@@ -369,6 +369,37 @@ def test_the_planner_refuses_bad_options(options, message):
         make_planner(SUMO_RULES, **options)
 
 
+def test_a_planner_with_holds_of_its_own_is_a_player_by_name_and_the_default_holds_are_the_planner():
+    """``planner:H/H/...`` is the planner holding its actions H steps: an env's opponent, a match's
+    player, and with the built-in planner's own holds the same moves as ``planner``."""
+    from ballenvs.duel.reference import DuelArena
+
+    physics = TwoPlayerDuel(None, obs_type="state", **SUMO_RULES).physics
+    deep = make_player("planner:20/2/10/5", physics, SUMO_RULES)
+    assert sorted(set(deep.holds.tolist())) == [2, 5, 10, 20]
+    assert DuelArena("BallSumo-v0").knows("planner:2/5/10/20") and not DuelArena("BallSumo-v0").knows("nobody")
+    duel = TwoPlayerDuel(3, obs_type="state", **SUMO_RULES)
+    rngs = [np.random.default_rng(k) for k in range(3)]
+    duel.reset(rngs)
+    same = make_player("planner:3/8/16", physics, SUMO_RULES)
+    np.testing.assert_array_equal(same.act(duel.seat(LEFT, rngs)), _planner(duel).act(duel.seat(LEFT, rngs)))
+    env = gym.make("BallSumo-v0", opponent="planner:2/5", obs_type="state")
+    env.reset(seed=0)
+    env.step(0)
+    env.close()
+
+
+@pytest.mark.parametrize("spec", ["planner:", "planner:0", "planner:2/x", "planner:5/5", "planner:101"])
+def test_a_planner_with_bad_holds_is_refused_naming_the_valid_ones(spec):
+    from ballenvs.duel.reference import DuelArena
+
+    message = f"player {spec!r}: planner:H/H/... takes different holds H, whole numbers of steps in 1..100"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        DuelArena("BallSumo-v0").knows(spec)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        gym.make("BallSumo-v0", opponent=spec, obs_type="state")
+
+
 def test_the_match_command_plays_a_search_player_from_both_sides(capsys):
     match_main(["lookahead:still", "still", "--env", "BallSumo-v0", "--games", "4", "--both-sides"])
     out = capsys.readouterr().out
@@ -382,3 +413,4 @@ def test_the_match_command_refuses_an_unknown_player_naming_the_valid_ones(capsy
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"player {spec!r}: valid: still, random," in err and "lookahead:NAME with NAME one of" in err
+    assert "planner:H/H/... (the planner holding its actions H steps)" in err

@@ -11,7 +11,7 @@ from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MO
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.environments.ids import two_player_ids
 from agents.common.errors import UsageError
-from ballenvs.reference import reference_for
+from ballenvs.reference import Reference, reference_for
 
 #: The name in ``self_play``'s ``scripted`` list of the game's search exploiter (a main exploiter
 #: in AlphaStar's terms: it plays the learner alone, planning against its current network).
@@ -24,20 +24,36 @@ def check_players(env_id: str, opponent: str, settings: SelfPlay) -> SelfPlay | 
     :meth:`SelfPlay.from_config`), returned, and their scripted players: built-in players of the
     game, its search exploiter, or frozen models of a two-player game (a model file or a run folder:
     PSRO's best responses in the pool); and the players its evaluations play beside the built-ins."""
-    players = reference_for(env_id).players
+    reference = reference_for(env_id)
+    players = reference.players
     if not players:
         what = "replace" if opponent == "self" else "choose"
         raise UsageError(f"--opponent {'self' if opponent == 'self' else repr(opponent)}: {env_id} has no opponent to {what}")
-    if opponent not in (*players, "self"):
+    if opponent != "self" and not known(reference, opponent, "--opponent"):
         raise UsageError(f"unknown opponent {opponent!r} for {env_id}; valid: {', '.join(players)}, self")
     if opponent != "self":
         return None
     if not settings.scripted_players:
         raise UsageError(f"self_play scripted={settings.scripted!r}: name at least one player")
-    scripted_models = [name for name in settings.scripted_players if name not in (*players, EXPLOITER)]
+    scripted = f"self_play scripted={settings.scripted!r}"
+    scripted_models = [
+        name for name in settings.scripted_players if name != EXPLOITER and not known(reference, name, scripted)
+    ]
     check_models(env_id, "scripted", settings.scripted, scripted_models)
-    check_models(env_id, "evaluated", settings.evaluated, [name for name in settings.evaluated_players if name not in players])
+    evaluated = f"self_play evaluated={settings.evaluated!r}"
+    check_models(
+        env_id, "evaluated", settings.evaluated, [n for n in settings.evaluated_players if not known(reference, n, evaluated)]
+    )
     return settings
+
+
+def known(reference: Reference, name: str, where: str) -> bool:
+    """Whether ``name`` is one of the game's own players (:meth:`Reference.knows`); one of its forms
+    with bad values is refused in one line, saying ``where`` it was given."""
+    try:
+        return reference.knows(name)
+    except ValueError as error:
+        raise UsageError(f"{where}: {error}") from None
 
 
 def check_models(env_id: str, key: str, listed: str, models: list[str]) -> None:

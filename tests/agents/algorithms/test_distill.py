@@ -139,6 +139,10 @@ def test_distill_is_registered_with_its_teacher_key():
             "--teacher: custom DQN learns from no teacher; algorithms that do: distill",
         ),
         (["--algo", "distill", *SUMO, "--teacher", "nobody"], "teacher 'nobody': none of BallSumo-v0's built-in players"),
+        (
+            ["--algo", "distill", *SUMO, "--teacher", "planner:2/2"],
+            "teacher: player 'planner:2/2': planner:H/H/... takes different holds H",
+        ),
         (["--algo", "distill", *SUMO, "--env-kwargs", "state_info=false"], "add --env-kwargs state_info=true"),
         (["--algo", "distill", "--env", "UAVGrid-v0"], "has no section for 'UAVGrid-v0'"),
         (["--algo", "distill", *SUMO, "--hyperparams", "temperature=0"], "temperature"),

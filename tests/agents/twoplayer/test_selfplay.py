@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import re
 import warnings
 from pathlib import Path
 
@@ -353,6 +354,22 @@ def test_an_unknown_scripted_player_names_the_exploiter_too():
     valid += "a model file or a run folder"
     with pytest.raises(UsageError, match="'nobody' is none of the built-in players of BallSumo-v0 " + valid):
         check_players("BallSumo-v0", "self", SelfPlay.from_config({"scripted": "nobody"}))
+
+
+def test_a_planner_with_holds_of_its_own_is_a_scripted_player_and_bad_holds_are_refused():
+    from agents.common.errors import UsageError
+    from agents.common.session.players import check_players
+    from agents.twoplayer.selfplay import scripted_player
+    from ballenvs.duel.search import Planner
+    from ballenvs.reference import reference_for
+
+    settings = SelfPlay.from_config({"scripted": "chaser,planner:2/5/10/20", "evaluated": "planner:2/5"})
+    assert check_players("BallSumo-v0", "self", settings) is settings
+    player = scripted_player("planner:2/5/10/20", 1, reference_for("BallSumo-v0").arena, "BallSumo-v0", {}, 1, "cpu")
+    assert isinstance(player, Planner) and sorted(set(player.holds.tolist())) == [2, 5, 10, 20]
+    bad = SelfPlay.from_config({"scripted": "planner:0"})
+    with pytest.raises(UsageError, match=re.escape("self_play scripted='planner:0': player 'planner:0': planner:H/H/...")):
+        check_players("BallSumo-v0", "self", bad)
 
 
 def test_an_evaluated_player_must_be_one_that_plays_on_its_own():
