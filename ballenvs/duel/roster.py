@@ -40,17 +40,24 @@ MAX_PLANNER_HOLD = 100
 
 
 def planner_holds(spec: Any) -> tuple[int, ...] | None:
-    """The holds of a ``planner:H/H/...`` spec, shortest first; None for any other spec. A spec
-    with that prefix and bad holds is refused, naming it and the valid form."""
-    if not isinstance(spec, str) or not spec.startswith(PLANNER_VARIANT):
+    """The holds of the planner ``spec`` names, shortest first: the built-in planner's for
+    ``planner``, H, H, ... for ``planner:H/H/...``; None for any other spec. A spec with that prefix
+    and bad holds is refused, naming it and the valid form."""
+    if not isinstance(spec, str):
         return None
-    holds = spec[len(PLANNER_VARIANT) :].split("/")
-    if not all(hold.isdigit() and 1 <= int(hold) <= MAX_PLANNER_HOLD for hold in holds) or len(set(holds)) < len(holds):
+    if spec == "planner":
+        return PLANNER_HORIZONS
+    if not spec.startswith(PLANNER_VARIANT):
+        return None
+    words = spec[len(PLANNER_VARIANT) :].split("/")
+    # isdigit alone takes "²", which int refuses; "5/05" holds 5 twice.
+    holds = [int(word) for word in words if word.isascii() and word.isdigit()]
+    if len(holds) < len(words) or not all(1 <= hold <= MAX_PLANNER_HOLD for hold in holds) or len(set(holds)) < len(holds):
         raise ValueError(
             f"player {spec!r}: {PLANNER_VARIANT}H/H/... takes different holds H, whole numbers of steps in "
             f"1..{MAX_PLANNER_HOLD} (the built-in planner's: {PLANNER_VARIANT}{'/'.join(map(str, PLANNER_HORIZONS))})"
         )
-    return tuple(sorted(int(hold) for hold in holds))
+    return tuple(sorted(holds))
 
 
 def is_player(spec: Any) -> bool:
@@ -86,13 +93,12 @@ def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] 
         "sprinter": lambda: Sprinter(physics),
         "champion": lambda: Champion(physics),
         "dqn_champion": lambda: Champion(physics, "dqn_champion"),
-        "planner": lambda: make_planner({**physics_options(physics), **(rules or {})}),
     }
     if isinstance(spec, Player):
         return spec
     if isinstance(spec, str) and spec in builtins:
         return builtins[spec]()
-    holds = planner_holds(spec)
+    holds = planner_holds(spec)  # the built-in planner, or one with holds of its own
     if holds is not None:
         return make_planner({**physics_options(physics), **(rules or {})}, holds)
     if not isinstance(spec, str) and (hasattr(spec, "predict") or callable(spec)):

@@ -389,7 +389,9 @@ def test_a_planner_with_holds_of_its_own_is_a_player_by_name_and_the_default_hol
     env.close()
 
 
-@pytest.mark.parametrize("spec", ["planner:", "planner:0", "planner:2/x", "planner:5/5", "planner:101"])
+@pytest.mark.parametrize(
+    "spec", ["planner:", "planner:0", "planner:2/x", "planner:5/5", "planner:5/05", "planner:101", "planner:²"]
+)
 def test_a_planner_with_bad_holds_is_refused_naming_the_valid_ones(spec):
     from ballenvs.duel.reference import DuelArena
 
