@@ -7,8 +7,8 @@ pages show what the commands write and stay in step with them:
 
 - ``example_curves.png`` and ``example_profiles.png``: ``agents.compare --agents custom pqn`` on
   UAVGrid-v0, 3 seeds, ``--timesteps`` each (Evaluating);
-- ``example_elo.png``: ``agents.league`` of the built-in players but the planner on BallSumo-v0,
-  ``--games`` a pair (Two players);
+- ``example_elo.png``: ``agents.league`` of the yardstick players (the built-ins the tools play in
+  turn) on BallSumo-v0, ``--games`` a pair (Two players);
 - ``example_probe.png``: ``benchmarks.frame_probe --plot`` on 36x36 and 64x64 frames, 1, 2 and 4
   stacked, ``--probe-games`` a pair of players, ``--probe-epochs`` passes (Two players).
 
@@ -27,12 +27,13 @@ from unittest import mock
 from agents import compare, league
 from agents.common.artifacts.runs import atomic_path, check_output_file
 from agents.common.session.cli import Parser, run_cli
+from ballenvs.duel.roster import YARDSTICK_PLAYERS
 from benchmarks import frame_probe
 from benchmarks.common import check_ranges, progress_flag
 from benchmarks.frame_probe import HELD_OUT_EVERY, MAX_PROBE_GAMES
 
 FIGURES = Path(__file__).resolve().parent / "figures"
-PLAYERS = ["still", "random", "chaser", "pusher", "anchor", "sprinter", "champion"]
+PLAYERS = list(YARDSTICK_PLAYERS)
 #: Each set of figures and the pictures it writes (``--out``/example_<name>.png).
 FIGURES_OF = {"compare": ("curves", "profiles"), "league": ("elo",), "probe": ("probe",)}
 FIGURE_SETS = tuple(FIGURES_OF)

@@ -1,10 +1,15 @@
 """The champions: learned BallSumo-v0 players shipped as built-in players.
 
-- ``champion``: our PPO fine-tuned from the planner's student on the state (seed 0, pg5 in
-  benchmarks/RESULTS.md, "our PPO from the same start"): level with the planner head to head.
+- ``champion``: three rounds of our PPO from the state student of ``planner:2/5/10/20`` (seed 0,
+  benchmarks/RESULTS.md, "PPO in rounds"): at least 95% against every script, level with the
+  planner head to head.
+- ``ppo_champion``: the second champion, one round of our PPO from the built-in planner's student
+  (seed 0, pg5 in RESULTS, "our PPO from the same start"), shipped as ``champion`` from 2026-12-05
+  to 2026-12-06.
 - ``dqn_champion``: the first champion, our DQN's self-play (seed 1), shipped as ``champion``
-  until 2026-12-05 and kept under its own name so that earlier results can be reproduced; the
-  planner's branches meet it.
+  until 2026-12-05; the planner's branches meet it.
+
+The earlier champions keep names of their own so that earlier results can be reproduced.
 
 Each network (an MLP on the state vector with the clock) is stored as plain float32 arrays in an
 .npz beside this file and run with numpy, so the player needs neither torch nor the agents package
@@ -31,7 +36,7 @@ from ballenvs.game import Player, Seat
 from ballenvs.npz import NpzError, read_weights
 
 #: Each champion's weights file beside this module, by its built-in name.
-WEIGHTS = {"champion": "champion.npz", "dqn_champion": "dqn_champion.npz"}
+WEIGHTS = {"champion": "champion.npz", "ppo_champion": "ppo_champion.npz", "dqn_champion": "dqn_champion.npz"}
 #: What the champion reads (the state vector with the clock) and chooses among (the 9 actions).
 FEATURES, ACTIONS = len(StateObserver(DuelPhysics(), clock=True).high), N_ACTIONS
 #: A champion file larger than this, or deeper, is refused (the shipped ones are 280 KB, 3 layers).

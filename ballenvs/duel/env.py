@@ -75,8 +75,9 @@ class BallDuelEnv(GameEnv):
       thrusts at you), ``"pusher"`` (gets between you and the centre and pushes you out,
       retreats from the edge), ``"anchor"`` (holds the centre, braking as it comes),
       ``"sprinter"`` (plans 40 steps ahead against a model of pusher), ``"champion"`` (a
-      learned player shipped in the package, run with numpy: our PPO fine-tuned from the
-      planner's student), ``"dqn_champion"`` (the first one, our DQN's self-play), ``"planner"`` (holds each
+      learned player shipped in the package, run with numpy: our PPO in rounds from a planner's
+      student), ``"ppo_champion"`` (the second one, one round from the planner's student),
+      ``"dqn_champion"`` (the first one, our DQN's self-play), ``"planner"`` (holds each
       action 3, 8 or 16 steps against the worst of many replies, modelling no opponent;
       milliseconds a step per game), ``"planner:2/5/10/20"`` (the planner with holds of its own,
       here stronger against pusher at twice the time); or any object with

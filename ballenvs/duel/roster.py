@@ -24,14 +24,17 @@ from ballenvs.duel.physics import DuelPhysics
 from ballenvs.duel.search import PLANNER_HORIZONS, PLANNER_MODELS, Planner
 from ballenvs.game import Player
 
-BUILTIN_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter", "champion", "dqn_champion", "planner")
 #: The built-in players written by hand that react to what they see (the champions were learned,
 #: the planner searches).
-SCRIPTED_PLAYERS = BUILTIN_PLAYERS[:6]
+SCRIPTED_PLAYERS = ("still", "random", "chaser", "pusher", "anchor", "sprinter")
 #: The built-in players the tools play one after another (yardsticks, evaluations against every
-#: built-in, self-play's evaluations): all but the planner, which simulates thousands of branches
-#: every step (milliseconds a step per game) and is played where it is named.
-YARDSTICK_PLAYERS = BUILTIN_PLAYERS[:-1]
+#: built-in, self-play's evaluations): the scripts, the champion and the first one, which the
+#: issues' goals name.
+YARDSTICK_PLAYERS = (*SCRIPTED_PLAYERS, "champion", "dqn_champion")
+#: Every built-in player. Played only where named: the second champion (the champion plays it
+#: level, the seat deciding, and it adds nothing a yardstick does not), and the planner, which
+#: simulates thousands of branches every step (milliseconds a step per game).
+BUILTIN_PLAYERS = (*YARDSTICK_PLAYERS, "ppo_champion", "planner")
 #: The planner holding its actions for steps of one's choosing: ``planner:2/5/10/20`` (the built-in
 #: planner's are ``planner:3/8/16``), a stronger teacher against pusher at twice its time a step
 #: (benchmarks/RESULTS.md, The planner).
@@ -92,6 +95,7 @@ def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] 
         "anchor": Anchor,
         "sprinter": lambda: Sprinter(physics),
         "champion": lambda: Champion(physics),
+        "ppo_champion": lambda: Champion(physics, "ppo_champion"),
         "dqn_champion": lambda: Champion(physics, "dqn_champion"),
     }
     if isinstance(spec, Player):

@@ -253,7 +253,7 @@ def test_self_play_needs_an_opponent_and_the_native_vector_env(tmp_path, capsys)
         (
             ["--opponent", "bully"],
             "unknown opponent 'bully' for BallDuel-v0; valid: still, random, chaser, pusher, anchor, sprinter, champion, "
-            "dqn_champion, planner, self",
+            "dqn_champion, ppo_champion, planner, self",
         ),
     ]:
         assert run_cli(custom_train.main, [*argv, "--log-dir", str(tmp_path)]) == 2
@@ -350,7 +350,9 @@ def test_an_unknown_scripted_player_names_the_exploiter_too():
     from agents.common.errors import UsageError
     from agents.common.session.players import check_players
 
-    valid = r"\(still, random, chaser, pusher, anchor, sprinter, champion, dqn_champion, planner\), exploiter .*, "
+    valid = (
+        r"\(still, random, chaser, pusher, anchor, sprinter, champion, dqn_champion, ppo_champion, planner\), exploiter .*, "
+    )
     valid += "a model file or a run folder"
     with pytest.raises(UsageError, match="'nobody' is none of the built-in players of BallSumo-v0 " + valid):
         check_players("BallSumo-v0", "self", SelfPlay.from_config({"scripted": "nobody"}))
@@ -381,7 +383,8 @@ def test_an_evaluated_player_must_be_one_that_plays_on_its_own():
 
     assert check_players("BallSumo-v0", "self", SelfPlay.from_config({"evaluated": "planner, chaser"})) is not None
     valid = (
-        r"\(still, random, chaser, pusher, anchor, sprinter, champion, dqn_champion, planner\), a model file or a run folder"
+        r"\(still, random, chaser, pusher, anchor, sprinter, champion, dqn_champion, ppo_champion, planner\), "
+        "a model file or a run folder"
     )
     for name in ("nobody", "exploiter"):
         with pytest.raises(UsageError, match=f"self_play evaluated='planner,{name}': '{name}' is none of .*" + valid):
