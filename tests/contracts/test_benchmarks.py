@@ -212,3 +212,22 @@ def test_time_to_skill_is_judged_from_the_progress_a_run_has_written(tmp_path):
     assert skilled_yet(tmp_path / "custom", args)
     assert ratios_to_first({"custom": 30.0, "rllib_ppo": 60.0}, ["custom", "rllib_ppo"]) == {"rllib_ppo": 0.5}
     assert ratios_to_first({"custom": float("inf"), "rllib_ppo": 60.0}, ["custom", "rllib_ppo"]) == {}
+
+
+@pytest.mark.parametrize("config", sorted((REPO / "benchmarks" / "configs").glob("*.yml")), ids=lambda path: path.name)
+def test_each_benchmark_config_is_taken_by_the_command_results_gives_it(config, tmp_path):
+    """benchmarks/configs holds the sections RESULTS' commands name (``--algo distill`` for
+    distill_*.yml, ``--algo ppo`` for ppo_*.yml): each is read as it stands, its keys the
+    algorithm's, its teacher and its pool players that exist, and the run is the section's."""
+    import yaml
+
+    from agents.learners import trainer
+
+    algo = config.name.split("_")[0]
+    argv = ["--algo", algo, "--env", "BallSumo-v0", "--config", str(config), "--log-dir", str(tmp_path)]
+    _, setup, _ = trainer.prepare(argv, make_folder=False)
+    section = yaml.safe_load(config.read_text())["BallSumo-v0"]
+    assert setup.algo.name == algo and setup.timesteps == section["n_timesteps"]
+    assert setup.opponent == "self" and setup.self_play is not None
+    teacher = section.get("teacher")
+    assert teacher is None or setup.checked.config.teacher == teacher
