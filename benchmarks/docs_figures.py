@@ -33,7 +33,6 @@ from benchmarks.common import check_ranges, progress_flag
 from benchmarks.frame_probe import HELD_OUT_EVERY, MAX_PROBE_GAMES
 
 FIGURES = Path(__file__).resolve().parent / "figures"
-PLAYERS = list(YARDSTICK_PLAYERS)
 #: Each set of figures and the pictures it writes (``--out``/example_<name>.png).
 FIGURES_OF = {"compare": ("curves", "profiles"), "league": ("elo",), "probe": ("probe",)}
 FIGURE_SETS = tuple(FIGURES_OF)
@@ -80,7 +79,8 @@ def main(argv: list[str] | None = None) -> list[Path]:
             for name in FIGURES_OF["compare"]:
                 written.append(_copy(compared / f"{name}.png", out / f"example_{name}.png"))
         if "league" in args.only:
-            league_argv = [*PLAYERS, "--env", "BallSumo-v0", "--games", str(args.games), "--log-dir", str(work), *quiet]
+            league_argv = [*YARDSTICK_PLAYERS, "--env", "BallSumo-v0", "--games", str(args.games)]
+            league_argv += ["--log-dir", str(work), *quiet]
             written.append(_copy(league.main(league_argv) / "elo.png", out / "example_elo.png"))
         if "probe" in args.only:
             # Its JSON goes to the scratch folder: benchmarks/frame_probe.json keeps the full-size figures.

@@ -7,8 +7,10 @@ Above them all in the imports: nothing they import reaches back here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
+from ballenvs.duel.champion import WEIGHTS as CHAMPION_WEIGHTS
 from ballenvs.duel.champion import Champion
 from ballenvs.duel.heuristics import (
     Anchor,
@@ -94,9 +96,7 @@ def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] 
         "pusher": lambda: Pusher(physics),
         "anchor": Anchor,
         "sprinter": lambda: Sprinter(physics),
-        "champion": lambda: Champion(physics),
-        "ppo_champion": lambda: Champion(physics, "ppo_champion"),
-        "dqn_champion": lambda: Champion(physics, "dqn_champion"),
+        **{name: partial(Champion, physics, name) for name in CHAMPION_WEIGHTS},  # one per shipped weights file
     }
     if isinstance(spec, Player):
         return spec
