@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.artifacts.models import bare_model, find_model, run_folder_candidate, zoo_run
+from agents.common.artifacts.players import arena_of
 from agents.common.artifacts.runs import CONFIG_NAME, read_config
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.registry import algorithm
@@ -35,7 +36,6 @@ from agents.common.session.console import Console, counting_from
 from agents.common.session.evaluation import EvalResult, evaluate
 from agents.common.session.players import known
 from agents.common.session.tracking import render_fps
-from agents.twoplayer.players import arena_of
 from ballenvs import ENV_IDS
 from ballenvs.reference import reference_for
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.common.artifacts.players import arena_of
 from agents.common.artifacts.runs import new_run_dir
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.config import parse_overrides
@@ -50,7 +51,6 @@ from agents.twoplayer.league import (
     tables,
     write_outputs,
 )
-from agents.twoplayer.players import arena_of
 from ballenvs.reference import reference_for
 
 DEFAULT_ENV = "BallDuel-v0"

@@ -33,13 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from agents.common.artifacts.players import arena_of
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
 from agents.common.session.console import Console, counting_from
 from agents.twoplayer.league import entrants_of, make_entrant_player
-from agents.twoplayer.players import arena_of
 from ballenvs.directions import N_ACTIONS
-from ballenvs.duel.champion import Champion
 from ballenvs.duel.search import PLANNER_MEAN_WEIGHT, Planner, played_by, seat_view
 from ballenvs.game import Player, Seat
 from benchmarks.common import check_ranges, progress_flag, write_json
@@ -99,7 +98,7 @@ class PriorPlanner(Planner):
 
     def __init__(self, planner: Planner, network: Any, width: int, horizons: tuple[int, ...] = PRIOR_HORIZONS) -> None:
         super().__init__(planner.branches.options, models=planner.models)
-        self.network, self.width, self.horizons = network, width, np.array(horizons)
+        self.network, self.width, self.horizons = network, width, tuple(horizons)
 
     def act(self, seat: Seat) -> Any:
         self.network.reset(None)
@@ -128,7 +127,7 @@ class PriorPlanner(Planner):
 
 
 def make_search(search: str, network: Any, arena: Any) -> Player:
-    """One of :data:`SEARCHES` with ``network`` (a :class:`agents.twoplayer.players.QPlayer`) in it."""
+    """One of :data:`SEARCHES` with ``network`` (a :class:`agents.common.artifacts.players.QPlayer`) in it."""
     planner = arena.make_player("planner", {})
     if search == "planner":
         return planner
@@ -136,7 +135,7 @@ def make_search(search: str, network: Any, arena: Any) -> Player:
         return arena.search_exploiter(network, {}, 0)
     options = arena.options({})
     if search == "model":
-        return Planner(options, models=[model for model in planner.models if not isinstance(model, Champion)] + [network])
+        return planner.meeting(network)
     width = prior_width(search)
     if width is not None:
         return PriorPlanner(planner, network, width)

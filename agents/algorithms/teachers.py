@@ -15,12 +15,14 @@ import torch
 import torch.nn.functional as F
 
 from agents.common.artifacts.models import find_model, load_run_model
+from agents.common.artifacts.players import model_player
 from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import TeacherGame, Teaching
 from agents.common.errors import UsageError
 from agents.common.session.players import known
 from ballenvs.directions import N_ACTIONS
+from ballenvs.game import Player
 from ballenvs.reference import Arena, reference_for
 from ballenvs.state import generator_state, set_generator_state
 
@@ -33,10 +35,18 @@ _RULE_OPTIONS = ("ring_radius", "ball_radius", "floor_slope", "time_limit_rule",
 class PlayerTeacher:
     """A player of the game labels the states: its actions, or its action values where it has them."""
 
-    def __init__(self, name: str, game: TeacherGame, temperature: float, seed: int) -> None:
+    def __init__(self, name: str, game: TeacherGame, temperature: float, seed: int, network: Player | None = None) -> None:
         self.arena = arena_of(game)
         self.options = {key: value for key, value in game.env_kwargs.items() if key != "opponent"}
         self.player = self.arena.make_player(name, self.options)
+        if network is not None:
+            meeting = getattr(self.player, "meeting", None)  # a search that meets players in its branches
+            if meeting is None:
+                raise UsageError(
+                    f"teacher_network: a network goes into a planner's search; teacher {name!r} is not a planner "
+                    "(planner, or planner:H/H/...)"
+                )
+            self.player = meeting(network)
         self.temperature = temperature
         self.rng = np.random.default_rng(seed)
 
@@ -133,6 +143,8 @@ def make_teacher(config: Teaching, device: str, seed: int) -> PlayerTeacher | Mo
     game, name = config.game, config.teacher
     reference = reference_for(game.env_id)
     if reference.arena is None:
+        if config.teacher_network:
+            raise UsageError(f"teacher_network: a network goes into a planner's search; {game.env_id} has no planner")
         if name not in reference.state_policies:
             policies = ", ".join(reference.state_policies) or "none"
             raise UsageError(
@@ -142,13 +154,28 @@ def make_teacher(config: Teaching, device: str, seed: int) -> PlayerTeacher | Mo
         return PolicyTeacher(reference.state_policies[name](game.env_kwargs))
     arena = reference.arena
     if known(reference, name, "teacher"):
-        return PlayerTeacher(name, game, config.temperature, seed)
+        network = search_network(config.teacher_network, game, device) if config.teacher_network else None
+        return PlayerTeacher(name, game, config.temperature, seed, network)
     if not Path(name).exists():
         raise UsageError(
             f"teacher {name!r}: none of {game.env_id}'s built-in players ({', '.join(arena.players)}), "
             "nor a model file or run folder"
         )
+    if config.teacher_network:
+        raise UsageError(f"teacher_network: a network goes into a planner's search; teacher {name!r} is a model")
     return ModelTeacher(name, game, config.temperature, device)
+
+
+def search_network(path: str, game: TeacherGame, device: str) -> Player:
+    """The model ``path`` names as a player of ``game``, for a planner teacher's search to meet."""
+    try:
+        model, run_dir = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+    except UsageError as error:
+        raise UsageError(f"teacher_network {path!r}: {error}") from None
+    env_id = read_config(run_dir).get("env_id")
+    if env_id != game.env_id:
+        raise UsageError(f"teacher_network {path!r} plays {env_id!r}; this student plays {game.env_id}")
+    return model_player(model, run_dir, device, arena_of(game))
 
 
 def check_teaching(config: Teaching, section: Section, action_space: Any) -> None:
@@ -161,10 +188,7 @@ def check_teaching(config: Teaching, section: Section, action_space: Any) -> Non
             f"the teacher reads the state the env reports; add --env-kwargs {STATE_OPTION}=true (the shipped sections have it)"
         )
     config.game = TeacherGame(section.env_id, dict(section.env_kwargs))
-    if Path(config.teacher).exists() and reference_for(section.env_id).arena is not None:
-        check_model_teacher(config.teacher, config.game)
-    else:
-        make_teacher(config, "cpu", 0)  # a name: refused here, before any folder, if unknown
+    make_teacher(config, "cpu", 0)  # refused here, before any folder, if it cannot teach
 
 
 class LabelBuffer:

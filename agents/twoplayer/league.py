@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.models import SNAPSHOTS, find_model, load_run_model, snapshot_steps
+from agents.common.artifacts.models import SNAPSHOTS, find_model, snapshot_steps
+from agents.common.artifacts.players import arena_of, model_player
 from agents.common.artifacts.runs import (
     BEST_MODEL,
     FINAL_MODEL,
@@ -28,7 +29,6 @@ from agents.common.artifacts.runs import (
 from agents.common.configuration.registry import MODEL_SUFFIXES
 from agents.common.errors import UsageError
 from agents.common.session.console import counting_from
-from agents.twoplayer.players import QPlayer, arena_of
 from ballenvs.reference import reference_for
 
 ELO_SCALE = 400.0
@@ -124,10 +124,7 @@ def make_entrant_player(entrant: Entrant, device: str, env_id: str, env_kwargs: 
     model_arena = reference_for(config["env_id"]).arena if config["env_id"] in _two_player_ids() else None
     if model_arena is None:
         raise UsageError(f"player {entrant.name}: a model of {config['env_id']}, which has no opponent to play")
-    policy, config = load_run_model(model_path, run_dir, device)
-    hyper = config["hyperparams"]
-    observer = model_arena.observer(dict(hyper.get("env_kwargs") or {}))
-    return QPlayer(policy.q_net, device, hyper.get("frame_stack") or 1, observer)
+    return model_player(model_path, run_dir, device, model_arena)
 
 
 def _two_player_ids() -> tuple[str, ...]:

@@ -29,12 +29,12 @@ import numpy as np
 import torch
 
 from agents.common.artifacts.models import save_snapshot, snapshot_name
+from agents.common.artifacts.players import QPlayer
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.errors import UsageError
 from agents.common.session.milestones import next_multiple
 from agents.common.session.players import EXPLOITER
 from agents.twoplayer.league import make_entrant_player, model_entrant
-from agents.twoplayer.players import QPlayer
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
 from ballenvs.state import copied, generator_state, parts, set_generator_state

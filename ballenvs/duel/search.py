@@ -26,6 +26,7 @@ import numpy as np
 
 from ballenvs.backend import SCALAR
 from ballenvs.directions import N_ACTIONS
+from ballenvs.duel.champion import Champion
 from ballenvs.duel.heuristics import Anchor
 from ballenvs.duel.physics import LEFT, RIGHT, DuelState
 from ballenvs.duel.two_player_game import LEFT_WINS, RIGHT_WINS, TwoPlayerDuel
@@ -197,12 +198,19 @@ class Planner(Searcher):
         leaf_weight: float = 0.0,
     ) -> None:
         self.branches = Branches(duel_options, np.random.default_rng(seed), leaf_value, leaf_weight)
+        self.horizons = tuple(horizons)
         self.actions, self.holds = hold_branches(horizons)
         self.models = list(models)
         # Every (our branch, their reply) pair, ours the slower index.
         count = len(self.actions)
         self.pair_actions, self.pair_holds = np.repeat(self.actions, count), np.repeat(self.holds, count)
         self.reply_actions, self.reply_holds = np.tile(self.actions, count), np.tile(self.holds, count)
+
+    def meeting(self, network: Player) -> Planner:
+        """This planner with ``network`` among the players its branches meet, in the learned
+        champion's place (expert iteration's search: as many models, so the same work a decision)."""
+        models = [model for model in self.models if not isinstance(model, Champion)]
+        return Planner(self.branches.options, self.horizons, [*models, network])
 
     def act(self, seat: Seat) -> Any:
         return _played(seat, self.plan(*seat_view(seat)))

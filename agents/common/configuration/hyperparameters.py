@@ -267,6 +267,10 @@ class Teaching:
         0.05, "labels are softmax(values / temperature) for a teacher with values (KL); one-hot for one without",
         low=0, low_open=True,
     )  # fmt: skip
+    teacher_network: str = key(
+        "", "expert iteration: a model file or run folder of the same game that a planner teacher's branches meet, in "
+        "the learned champion's place (empty: the planner's own players)",
+    )  # fmt: skip
     game: TeacherGame = dataclasses.field(default_factory=TeacherGame)
 
 

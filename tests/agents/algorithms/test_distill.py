@@ -18,7 +18,7 @@ from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
 from ballenvs.duel.physics import RIGHT
 from ballenvs.duel.two_player_game import TwoPlayerDuel
-from tests.agents.algorithms.teaching import LEAN, QUICK, SUMO, SUMO_RULES, config, stacked_env
+from tests.agents.algorithms.teaching import LEAN, QUICK, SUMO, SUMO_RULES, config, stacked_env, trained
 from tests.helpers import refused
 
 
@@ -147,6 +147,10 @@ def test_distill_is_registered_with_its_teacher_key():
         (["--algo", "distill", "--env", "UAVGrid-v0"], "has no section for 'UAVGrid-v0'"),
         (["--algo", "distill", *SUMO, "--hyperparams", "temperature=0"], "temperature"),
         (
+            ["--algo", "distill", *SUMO, "--hyperparams", "teacher_network=nowhere"],
+            "teacher_network 'nowhere': ",
+        ),
+        (
             ["--algo", "distill", "--env", "UAVGridImage-v0", "--teacher", "chaser"],
             "teacher 'chaser': UAVGridImage-v0 is a one-player game, taught by a reference policy that reads its "
             "state: greedy",
@@ -184,6 +188,19 @@ def test_a_teacher_model_of_another_env_or_observation_is_refused(state_model, s
         capsys, train.main, ["--algo", "distill", *SUMO, "--teacher", str(student), "--log-dir", str(tmp_path)], tmp_path
     )
     assert "sees obs_type='pixels' stacked; a teacher sees one state" in err
+    err = refused(
+        capsys,
+        train.main,
+        ["--algo", "distill", *QUICK, f"teacher_network={state_model}", "--teacher", "pusher", "--log-dir", str(tmp_path)],
+        tmp_path,
+    )
+    assert "a network goes into a planner's search; teacher 'pusher' is not a planner" in err
+
+
+def test_an_expert_iteration_student_is_taught_by_the_planner_searching_with_a_network(state_model, tmp_path):
+    run = trained(tmp_path, "distill", *QUICK, f"teacher_network={state_model}", "--timesteps", "128")
+    assert read_config(run)["hyperparams"]["teacher_network"] == str(state_model)
+    assert (run / "final_model.pt").is_file()
 
 
 def distill_config_for_duel(tmp_path):

@@ -64,3 +64,47 @@ def test_uavs_greedy_labels_the_grids_with_its_own_actions_one_hot():
         np.testing.assert_array_equal(actions, greedy.act())
         np.testing.assert_array_equal(targets, np.eye(9, dtype=np.float32)[actions])
         _, _, _, _, info = env.step(actions)
+
+
+@pytest.mark.parametrize("teacher", ["planner", "planner:2/5/10/20"])
+def test_a_planner_teacher_with_a_network_searches_with_it_in_the_learned_champions_place(teacher, state_model):
+    """Expert iteration's teacher: the planner's labels, its branches meeting the network where
+    they met the first champion (the scripts kept), its own holds kept."""
+    duel = sumo_game(12, seed=5)
+    labelled = make_teacher(config(teacher, teacher_network=str(state_model)), "cpu", 0)
+    network = make_entrant_player(model_entrant(state_model), "cpu", "BallSumo-v0", {})
+    planner = make_player(teacher, duel.physics, duel.rules)
+    searching = planner.meeting(network)
+    assert [type(model).__name__ for model in searching.models] == ["Chaser", "Pusher", "QPlayer"]
+    assert searching.horizons == planner.horizons
+    for side in (LEFT, RIGHT):
+        actions, targets = labelled.label(state_of_view(duel.view(side)))
+        expected, values = searching.act_with_values(duel.seat(side, [np.random.default_rng(0)] * 12))
+        np.testing.assert_array_equal(actions, expected)
+        np.testing.assert_allclose(targets, softmax(values, 0.05), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("teacher", "network", "env", "message"),
+    [
+        ("pusher", "MODEL", "BallSumo-v0", "teacher 'pusher' is not a planner"),
+        ("MODEL", "MODEL", "BallSumo-v0", "is a model"),
+        ("planner", "nowhere", "BallSumo-v0", "teacher_network 'nowhere'"),
+        ("planner", "MODEL", "BallDuel-v0", "plays 'BallSumo-v0'; this student plays BallDuel-v0"),
+    ],
+)
+def test_a_teacher_network_is_refused_where_no_planner_searches_with_it(teacher, network, env, message, state_model):
+    from agents.common.errors import UsageError
+
+    teacher, network = (str(state_model) if name == "MODEL" else name for name in (teacher, network))
+    game = TeacherGame(env, {"obs_type": "state", "state_info": True})
+    with pytest.raises(UsageError, match=message):
+        make_teacher(DistillConfig(teacher=teacher, teacher_network=network, game=game), "cpu", 0)
+
+
+def test_a_one_player_games_teacher_takes_no_network():
+    from agents.common.errors import UsageError
+
+    game = TeacherGame("UAVGridImage-v0", {"obs_type": "image", "state_info": True})
+    with pytest.raises(UsageError, match="UAVGridImage-v0 has no planner"):
+        make_teacher(DistillConfig(teacher="greedy", teacher_network="x", game=game), "cpu", 0)

@@ -416,7 +416,7 @@ def test_both_balls_learn_from_pixels_the_opponent_acting_for_every_game_at_once
     vector env in one batched call per step."""
     from agents import custom_train
     from agents.common.artifacts.models import read_snapshot
-    from agents.twoplayer.players import QPlayer
+    from agents.common.artifacts.players import QPlayer
 
     batches = []
     real_act = QPlayer.act
@@ -519,8 +519,8 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
 )
 def test_a_q_players_saved_frames_must_fit_its_network(space, frames):
     from agents.algorithms.networks import QNetwork, network_spec
+    from agents.common.artifacts.players import QPlayer
     from agents.common.environments.frames import stacked_space
-    from agents.twoplayer.players import QPlayer
 
     stacked = stacked_space(space, frames)
     spec = network_spec(stacked, 9, "CnnPolicy" if len(space.shape) == 3 else "MlpPolicy", {})

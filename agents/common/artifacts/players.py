@@ -3,11 +3,13 @@ as its model was trained to: its observation, through its own frame stack."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from agents.common.artifacts.models import load_run_model
 from agents.common.environments.frames import FrameStack
 from ballenvs.backend import SCALAR
 from ballenvs.game import Player, Seat
@@ -72,3 +74,12 @@ class QPlayer(Player):
         assert self.q is not None, "a Q player plays once its network is bound"
         with torch.inference_mode():
             return self.q(torch.as_tensor(batch, device=self.device))
+
+
+def model_player(model_path: Path, run_dir: Path, device: str, arena: Arena) -> QPlayer:
+    """A saved model of ``arena``'s game as a :class:`QPlayer` that sees the game through its own
+    observation settings and frame stack."""
+    policy, config = load_run_model(model_path, run_dir, device)
+    hyper = config["hyperparams"]
+    observer = arena.observer(dict(hyper.get("env_kwargs") or {}))
+    return QPlayer(policy.q_net, device, hyper.get("frame_stack") or 1, observer)
