@@ -18,9 +18,10 @@ plays ``--games`` games against the built-in planner, half from each side, on se
   best actions only, each held for more horizons (:data:`PRIOR_HORIZONS`: as many branches as
   the planner's 27 for K = 3), every branch meeting the planner's replies and models as its own do.
 
-Beside each search's wins it prints the milliseconds a decision of each side, timed in the same
-games (a call decides every game of its batch): the goal asks the search to beat the planner at
-no more time a decision.
+Beside each search's wins it prints how many starts each side won from both sides (the rest the
+seat split), and the milliseconds a decision of each side, timed in the same games (a call
+decides every game of its batch): the goal asks the search to beat the planner at no more time
+a decision.
 """
 
 from __future__ import annotations
@@ -173,8 +174,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         console.write(
             f"searches with {entrant.name} against the planner on {ENV_ID}, {args.games} games each, half from each side"
         )
-        console.write("| search | wins | draws | losses | decided at the clock | win rate | ms a decision | the planner's |")
-        console.write("|---|---:|---:|---:|---:|---:|---:|---:|")
+        console.write(
+            "| search | wins | draws | losses | decided at the clock | win rate | starts won from both sides "
+            "(the planner's) | ms a decision | the planner's |"
+        )
+        console.write("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for k, search in enumerate(args.searches):
             ours, planner = Timed(make_search(search, network, arena)), Timed(arena.make_player("planner", {}))
             on_step = counting_from(console.update, k * args.games)
@@ -184,6 +188,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             rows.append(row)
             console.write(
                 f"| {search} | {wins} | {draws} | {losses} | {pair['time_outs']} | {wins / args.games:.1%} "
+                f"| {pair['first_won_both']} of {pair['starts']} ({pair['second_won_both']}) "
                 f"| {row['ms_a_decision']:.1f} | {row['planner_ms']:.1f} |"
             )
     write_json("search_with_network", {"model": str(args.model), "games": args.games, "seed": args.seed, "rows": rows})

@@ -84,7 +84,8 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"{args.left} vs {args.right} over {args.games} games, half from each side: {args.left} won "
             f"{pair['first_wins']}, {args.right} {pair['second_wins']}, drawn {pair['draws']} "
-            f"({pair['time_outs']} decided at the time limit)"
+            f"({pair['time_outs']} decided at the time limit); of its {pair['starts']} starts, each played from both "
+            f"sides, {args.left} won {pair['first_won_both']} from both, {args.right} {pair['second_won_both']}"
         )
         return
     rates = play_matches(left, right, args.games, args.seed, **options)

@@ -84,8 +84,12 @@ def play_pairs(
     """``games`` games between two players, half with each on the left, on the same seeded
     starts: how many each won (``first_wins``, ``second_wins``), how many were drawn (both out at
     once, or undecided at the time limit), how many reached the time limit (``time_outs``; on
-    BallSumo-v0 the ball nearer the centre won those) and the games' mean length. ``on_step``:
-    as :func:`match_results`', counting the games of both halves."""
+    BallSumo-v0 the ball nearer the centre won those) and the games' mean length. Game k of each
+    half starts alike, so each of the ``starts`` (``games // 2``) is played from both sides: how
+    many of them each player won from both (``first_won_both``, ``second_won_both``); the rest
+    were split (or drawn). Where one side of nearly every start wins whoever plays it, a rate far
+    from half takes starts won from both sides. ``on_step``: as :func:`match_results`', counting
+    the games of both halves."""
     half = games // 2
     second_half = None if on_step is None else (lambda finished: on_step(half + finished))
     as_left, left_lengths = match_results(first, second, half, seed, on_step=on_step, **options)
@@ -93,12 +97,16 @@ def play_pairs(
     lengths = np.concatenate([left_lengths, right_lengths])
     first_wins = int(np.sum(as_left == LEFT_WINS) + np.sum(as_right == RIGHT_WINS))
     second_wins = int(np.sum(as_left == RIGHT_WINS) + np.sum(as_right == LEFT_WINS))
+    paired_left, paired_right = as_left[:half], as_right[:half]  # an odd count's last game has no pair
     return {
         "first_wins": first_wins,
         "second_wins": second_wins,
         "draws": games - first_wins - second_wins,
         "time_outs": int(np.sum(lengths >= time_limit(options))),
         "mean_length": float(lengths.mean()),
+        "starts": half,
+        "first_won_both": int(np.sum((paired_left == LEFT_WINS) & (paired_right == RIGHT_WINS))),
+        "second_won_both": int(np.sum((paired_left == RIGHT_WINS) & (paired_right == LEFT_WINS))),
     }
 
 

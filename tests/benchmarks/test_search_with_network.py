@@ -24,6 +24,7 @@ def test_each_search_plays_the_planner_from_both_sides_and_is_timed(sumo_run, tm
     assert [row["search"] for row in rows] == searches
     for row in rows:
         assert row["first_wins"] + row["second_wins"] + row["draws"] == 2
+        assert row["starts"] == 1 and row["first_won_both"] + row["second_won_both"] <= 1
         assert row["ms_a_decision"] > 0 and row["planner_ms"] > 0
     assert json.loads((tmp_path / "search_with_network.json").read_text())["rows"] == rows
     assert "| leaf:0.5 |" in capsys.readouterr().out

@@ -320,6 +320,8 @@ def test_the_champion_beats_the_first_one_and_holds_the_planner_level():
     assert play_pairs("champion", "dqn_champion", games=10, seed=3, **options)["first_wins"] == 10
     assert play_pairs("champion", "planner", games=6, seed=3, **options)["first_wins"] >= 2
     assert play_pairs("champion", "ppo_champion", games=6, seed=3, **options)["first_wins"] >= 2
+    level = play_pairs("champion", "ppo_champion", games=20, seed=3, **options)
+    assert level["first_won_both"] + level["second_won_both"] <= 2, level  # 8 of 10 starts or more split by the seat
 
 
 #: sha256 of each earlier champion's weights as it shipped as ``champion`` (until 2026-12-05 and
@@ -436,6 +438,19 @@ def test_the_match_command_plays_a_search_player_from_both_sides(capsys):
     match_main(["lookahead:still", "still", "--env", "BallSumo-v0", "--games", "4", "--both-sides"])
     out = capsys.readouterr().out
     assert "lookahead:still vs still over 4 games, half from each side: lookahead:still won 4, still 0, drawn 0" in out
+    assert "of its 2 starts, each played from both sides, lookahead:still won 2 from both, still 0" in out
+
+
+@pytest.mark.parametrize("games", [10, 11])
+def test_each_start_of_a_pair_is_played_from_both_sides(games):
+    """Game k of each half starts alike: a player that wins every game wins every start from both
+    sides (an odd count's last game has no pair), the loser none."""
+    options = registered_options("BallSumo-v0")
+    for first, second in (("pusher", "still"), ("still", "pusher")):
+        result = play_pairs(first, second, games=games, seed=0, **options)
+        assert result["starts"] == 5
+        won_both = {first: result["first_won_both"], second: result["second_won_both"]}
+        assert won_both == {"pusher": 5, "still": 0}, result
 
 
 @pytest.mark.parametrize("spec", ["nobody", "lookahead:planner", "lookahead:"])
