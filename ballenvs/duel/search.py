@@ -210,7 +210,8 @@ class Planner(Searcher):
         """This planner with ``network`` among the players its branches meet, in the learned
         champion's place (expert iteration's search: as many models, so the same work a decision)."""
         models = [model for model in self.models if not isinstance(model, Champion)]
-        return Planner(self.branches.options, self.horizons, [*models, network])
+        branches = self.branches
+        return Planner(branches.options, self.horizons, [*models, network], 0, branches.leaf_value, branches.leaf_weight)
 
     def act(self, seat: Seat) -> Any:
         return _played(seat, self.plan(*seat_view(seat)))
