@@ -36,10 +36,12 @@ class Interval:
 
 
 def _iqm(scores: np.ndarray) -> np.ndarray:
-    """The IQM of each column of (runs, points) scores."""
-    from rliable import metrics
+    """The IQM of each column of (runs, points) scores: rliable's ``aggregate_iqm`` (scipy's 25%
+    trimmed mean) of every column in one call, where one call a column made each bootstrap
+    resample of a learning curve cost a call per point (a re-plot took 30 s, nearly all of it here)."""
+    from scipy import stats
 
-    return np.array([metrics.aggregate_iqm(scores[:, [point]]) for point in range(scores.shape[1])])
+    return np.asarray(stats.trim_mean(scores, proportiontocut=0.25, axis=0), dtype=np.float64)
 
 
 @contextmanager

@@ -34,6 +34,16 @@ def test_a_curve_gets_an_iqm_and_interval_at_every_point():
     assert iqm.tolist() == pytest.approx([1.0, 4.0]) and (low <= iqm).all() and (iqm <= high).all()
 
 
+@pytest.mark.parametrize("runs", [1, 2, 3, 5, 8, 13])
+def test_a_curves_iqm_is_rliables_at_every_point(runs):
+    """All the points of a curve at once, as rliable's aggregate_iqm gives each point alone."""
+    from rliable import metrics
+
+    curves = np.random.default_rng(runs).normal(size=(runs, 30))
+    expected = [metrics.aggregate_iqm(curves[:, [point]]) for point in range(30)]
+    np.testing.assert_allclose(iqm_curve(curves, reps=50)[0], expected, rtol=0, atol=1e-12)
+
+
 def test_a_performance_profile_is_the_share_of_runs_above_each_threshold():
     profiles, intervals = performance_profiles({"a": [0.1, 0.5, 0.9], "b": [0.2, 0.3]}, np.array([0.0, 0.25, 0.6, 1.0]))
     assert profiles["a"].tolist() == pytest.approx([1.0, 2 / 3, 1 / 3, 0.0])
