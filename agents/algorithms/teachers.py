@@ -175,7 +175,10 @@ def search_network(path: str, game: TeacherGame, device: str) -> Player:
     env_id = read_config(run_dir).get("env_id")
     if env_id != game.env_id:
         raise UsageError(f"teacher_network {path!r} plays {env_id!r}; this student plays {game.env_id}")
-    return model_player(model, run_dir, device, arena_of(game))
+    try:
+        return model_player(model, run_dir, device, arena_of(game))
+    except UsageError as error:  # a file of the run that is not its model, say
+        raise UsageError(f"teacher_network {path!r}: {error}") from None
 
 
 def check_teaching(config: Teaching, section: Section, action_space: Any) -> None:

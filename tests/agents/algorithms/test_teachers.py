@@ -91,12 +91,14 @@ def test_a_planner_teacher_with_a_network_searches_with_it_in_the_learned_champi
         ("MODEL", "MODEL", "BallSumo-v0", "is a model"),
         ("planner", "nowhere", "BallSumo-v0", "teacher_network 'nowhere'"),
         ("planner", "MODEL", "BallDuel-v0", "plays 'BallSumo-v0'; this student plays BallDuel-v0"),
+        ("planner", "CONFIG", "BallSumo-v0", "teacher_network '.*config.yml': model .* models are .pt files"),
     ],
 )
 def test_a_teacher_network_is_refused_where_no_planner_searches_with_it(teacher, network, env, message, state_model):
     from agents.common.errors import UsageError
 
-    teacher, network = (str(state_model) if name == "MODEL" else name for name in (teacher, network))
+    paths = {"MODEL": str(state_model), "CONFIG": str(state_model / "config.yml")}
+    teacher, network = (paths.get(name, name) for name in (teacher, network))
     game = TeacherGame(env, {"obs_type": "state", "state_info": True})
     with pytest.raises(UsageError, match=message):
         make_teacher(DistillConfig(teacher=teacher, teacher_network=network, game=game), "cpu", 0)
