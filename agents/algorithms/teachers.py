@@ -170,14 +170,11 @@ def search_network(path: str, game: TeacherGame, device: str) -> Player:
     """The model ``path`` names as a player of ``game``, for a planner teacher's search to meet."""
     try:
         model, run_dir = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
-    except UsageError as error:
-        raise UsageError(f"teacher_network {path!r}: {error}") from None
-    env_id = read_config(run_dir).get("env_id")
-    if env_id != game.env_id:
-        raise UsageError(f"teacher_network {path!r} plays {env_id!r}; this student plays {game.env_id}")
-    try:
+        env_id = read_config(run_dir).get("env_id")
+        if env_id != game.env_id:
+            raise UsageError(f"plays {env_id!r}; this student plays {game.env_id}")
         return model_player(model, run_dir, device, arena_of(game))
-    except UsageError as error:  # a file of the run that is not its model, say
+    except UsageError as error:  # each refusal under the key's name
         raise UsageError(f"teacher_network {path!r}: {error}") from None
 
 

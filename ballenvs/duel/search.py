@@ -211,7 +211,10 @@ class Planner(Searcher):
         champion's place (expert iteration's search: as many models, so the same work a decision)."""
         models = [model for model in self.models if not isinstance(model, Champion)]
         branches = self.branches
-        return Planner(branches.options, self.horizons, [*models, network], 0, branches.leaf_value, branches.leaf_weight)
+        return Planner(
+            branches.options, self.horizons, [*models, network],
+            leaf_value=branches.leaf_value, leaf_weight=branches.leaf_weight,
+        )  # fmt: skip
 
     def act(self, seat: Seat) -> Any:
         return _played(seat, self.plan(*seat_view(seat)))
