@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.algorithms.networks import ACTIVATIONS
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
 from agents.common.artifacts.runs import atomic_path
@@ -111,6 +112,8 @@ def check_spec(spec: Any, what: str) -> None:
     count(spec["n_actions"], f"{what}: spec n_actions", 1, 1024)
     if not all(isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= 65536 for width in spec["net_arch"]):
         raise UsageError(f"{what}: spec net_arch must be layer widths in [1, 65536], got {spec['net_arch']!r}")
+    if spec.get("activation", "relu") not in ACTIVATIONS:
+        raise UsageError(f"{what}: spec activation {spec['activation']!r}; valid: {', '.join(ACTIVATIONS)}")
 
 
 def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwargs: Any) -> tuple[QLearner, Progress]:

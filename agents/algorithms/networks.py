@@ -26,7 +26,10 @@ from agents.common.networks.lean_cnn import LEAN_FEATURES, LeanCNN
 from agents.common.networks.policies import CNN_FEATURES, DEFAULT_NET_ARCH, check_net_arch, check_policy, is_image
 
 #: The policy_kwargs the custom networks take.
-POLICY_KWARGS = ("net_arch", "layer_norm", "features_extractor_class", "features_extractor_kwargs")
+POLICY_KWARGS = ("net_arch", "activation_fn", "layer_norm", "features_extractor_class", "features_extractor_kwargs")
+#: The hidden layers' activations, by the name a spec holds (a spec without one: relu, as every
+#: spec written before the choice existed).
+ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
 #: The image extractors they build, by the class stable-baselines3 would take for the same network.
 EXTRACTORS = {"NatureCNN": "nature", "LeanCNN": "lean"}
 
@@ -47,8 +50,9 @@ def network_spec(
     observation_space: spaces.Space, n_actions: int, policy: str, policy_kwargs: dict[str, Any]
 ) -> dict[str, Any]:
     """A JSON-like description of the Q-network for this space, checked against ``policy``.
-    ``policy_kwargs``: ``net_arch`` (hidden widths after the features) and ``layer_norm``
-    (LayerNorm after every hidden layer and convolution, as PQN's networks; off by default)."""
+    ``policy_kwargs``: ``net_arch`` (hidden widths after the features), ``activation_fn`` (the
+    hidden layers': nn.ReLU, the default, or nn.Tanh) and ``layer_norm`` (LayerNorm after every
+    hidden layer and convolution, as PQN's networks; off by default)."""
     check_policy(policy, observation_space)
     unknown = sorted(set(policy_kwargs) - set(POLICY_KWARGS))
     if unknown:
@@ -66,7 +70,19 @@ def network_spec(
     # SB3's rule: a CnnPolicy's head is empty after its NatureCNN only; after another extractor, [64, 64].
     default_net_arch = DEFAULT_NET_ARCH["MlpPolicy"] if extractor else DEFAULT_NET_ARCH[policy]
     net_arch = check_net_arch(policy_kwargs.get("net_arch", default_net_arch))
-    return {"parts": parts, "net_arch": net_arch, "n_actions": int(n_actions), "layer_norm": layer_norm}
+    spec = {"parts": parts, "net_arch": net_arch, "n_actions": int(n_actions), "layer_norm": layer_norm}
+    activation = activation_name(policy_kwargs.get("activation_fn", nn.ReLU))
+    return spec if activation == "relu" else {**spec, "activation": activation}  # relu specs as they always were
+
+
+def activation_name(activation: Any) -> str:
+    """The spec's name of a hidden activation given as the zoo writes it (nn.ReLU, nn.Tanh) or by name."""
+    names = {cls: name for name, cls in ACTIVATIONS.items()}
+    name = names.get(activation, activation)
+    if name not in ACTIVATIONS:
+        shown = getattr(activation, "__name__", activation)
+        raise UsageError(f"policy_kwargs activation_fn {shown!r}; the custom agents take nn.ReLU or nn.Tanh")
+    return str(name)
 
 
 def image_extractor(policy_kwargs: dict[str, Any], layer_norm: bool) -> dict[str, Any]:
@@ -158,6 +174,7 @@ class QNetwork(nn.Module):
         super().__init__()
         self.spec = spec
         layer_norm = spec.get("layer_norm", False)
+        activation = ACTIVATIONS[spec.get("activation", "relu")]
         encoders, width = {}, 0
         for key, part in spec["parts"].items():
             encoders[key or "observation"], size = _encoder(part, layer_norm)
@@ -165,7 +182,7 @@ class QNetwork(nn.Module):
         self.encoders = nn.ModuleDict(encoders)
         layers: list[nn.Module] = []
         for hidden in spec["net_arch"]:
-            layers += [nn.Linear(width, hidden), *([nn.LayerNorm(hidden)] if layer_norm else []), nn.ReLU()]
+            layers += [nn.Linear(width, hidden), *([nn.LayerNorm(hidden)] if layer_norm else []), activation()]
             width = hidden
         layers.append(nn.Linear(width, spec["n_actions"]))
         self.head = nn.Sequential(*layers)

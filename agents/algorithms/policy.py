@@ -68,7 +68,8 @@ def run_spec(run_config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _shape(spec: dict[str, Any]) -> str:
-    return f"net_arch {spec['net_arch']}, {spec['n_actions']} actions, layer_norm {spec['layer_norm']}"
+    activation = spec.get("activation", "relu")
+    return f"net_arch {spec['net_arch']}, {activation}, {spec['n_actions']} actions, layer_norm {spec['layer_norm']}"
 
 
 def _network(spec: dict[str, Any], weights: dict[str, Any], device: str, path: Any) -> QNetwork:
