@@ -7,7 +7,6 @@ gymnasium's own ``gymnasium.utils.play.play(gym.make(id, render_mode="rgb_array"
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Any
@@ -16,6 +15,7 @@ import gymnasium as gym
 
 import ballenvs
 from ballenvs.backend import SCALAR
+from ballenvs.cli import MAX_SEED, CommandError, Parser, bounded, run
 from ballenvs.directions import heading_to_action
 from ballenvs.duel.roster import BUILTIN_PLAYERS
 from ballenvs.render import import_pygame
@@ -35,22 +35,18 @@ def keys_to_action(up: bool, down: bool, left: bool, right: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ballenvs.play", description="Play a ballenvs game with the arrow keys.")
+    parser = Parser(prog="python -m ballenvs.play", description="Play a ballenvs game with the arrow keys.")
     parser.add_argument("--env", choices=ballenvs.ENV_IDS, default="BallDuel-v0", help="the game (default: BallDuel-v0)")
     parser.add_argument(
         "--opponent", choices=BUILTIN_PLAYERS, default=None, help="BallDuel: who plays the right ball (default: chaser)"
     )
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=bounded(0, MAX_SEED), default=None)
     args = parser.parse_args(argv)
     duel = args.env.startswith("BallDuel")
     if args.opponent and not duel:
         parser.error(f"--opponent: {args.env} has no opponent")
     if not has_display():
-        print(
-            "ballenvs.play needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy).",
-            file=sys.stderr,
-        )
-        return 2
+        raise CommandError("ballenvs.play needs a window: no display (no DISPLAY, or SDL_VIDEODRIVER=dummy)")
     pygame = import_pygame()
     options: dict[str, Any] = {"opponent": args.opponent or "chaser"} if duel else {}
     env = gym.make(args.env, render_mode="human", **options)
@@ -83,4 +79,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

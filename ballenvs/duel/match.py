@@ -9,9 +9,10 @@ The README's figures come from here; the matches themselves are :mod:`ballenvs.d
 
 from __future__ import annotations
 
-import argparse
+import sys
 from typing import Any
 
+from ballenvs.cli import MAX_GAMES, MAX_SEED, Parser, bounded, run
 from ballenvs.duel.reference import DuelArena
 from ballenvs.duel.roster import BUILTIN_PLAYERS, PLANNER_VARIANT, YARDSTICK_PLAYERS, is_player
 from ballenvs.duel.tournament import play_matches, play_pairs, registered_options, round_robin, round_robin_table
@@ -43,7 +44,7 @@ def _played(row: dict[str, Any], k: int, pairs: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m ballenvs.duel.match", description="Win rates of BallDuel's built-in players against each other."
     )
     players = (
@@ -56,15 +57,15 @@ def main(argv: list[str] | None = None) -> None:
         "--round-robin", action="store_true", help="every built-in player against every other (the planner aside: name it)"
     )
     parser.add_argument("--env", default="BallDuel-v0", choices=("BallDuel-v0", "BallSumo-v0"), help="whose rules")
-    parser.add_argument("--games", type=int, default=200, help="games per pairing (half from each side in a round robin)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--games", type=bounded(2, MAX_GAMES), default=200, help="games per pairing (half from each side in a round robin)"
+    )
+    parser.add_argument("--seed", type=bounded(0, MAX_SEED), default=0)
     parser.add_argument("--both-sides", action="store_true", help="two players: half the games from each side")
     parser.add_argument(
         "--no-progress", action="store_true", help="no progress lines (the round robin's pairs as they finish)"
     )
     args = parser.parse_args(argv)
-    if args.games < 2:
-        parser.error(f"--games must be >= 2, got {args.games}")
     options = registered_options(args.env)
     if args.round_robin:
         if args.left or args.right:
@@ -93,4 +94,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run(main))

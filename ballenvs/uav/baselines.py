@@ -7,18 +7,19 @@ Episode k is seeded with k, the same for every policy.
 
 from __future__ import annotations
 
-import argparse
+import sys
 
 import numpy as np
 
+from ballenvs.cli import MAX_GAMES, Parser, bounded, run
 from ballenvs.uav.reference import POLICIES, episode_returns
 
 
 def main(argv: list[str] | None = None) -> dict[str, np.ndarray]:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m ballenvs.uav.baselines", description="Mean returns of random, stay and greedy policies on UAVGrid-v0."
     )
-    parser.add_argument("--episodes", type=int, default=20)
+    parser.add_argument("--episodes", type=bounded(1, MAX_GAMES), default=20)
     parser.add_argument("--obs-type", default="vector", choices=("vector", "image"))
     args = parser.parse_args(argv)
     results = {policy: episode_returns(policy, args.episodes, obs_type=args.obs_type) for policy in POLICIES}
@@ -30,4 +31,4 @@ def main(argv: list[str] | None = None) -> dict[str, np.ndarray]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run(main))

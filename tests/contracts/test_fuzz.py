@@ -56,6 +56,8 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.rllib_learners": ["--runners", "1", "--learners", "1", "--iterations", "2", "--n-steps", "32"],
     "benchmarks.silence": ["--only", "ballenvs.uav.baselines", "--limit", "30"],
     "benchmarks.time_to_skill": ["--learners", "custom", "--seeds", "0", "--timesteps", "1000", "--eval-freq", "500"],
+    "ballenvs.duel.match": ["chaser", "pusher", "--games", "2", "--no-progress"],
+    "ballenvs.uav.baselines": ["--episodes", "1"],
     "agents.tune": ["--env", "UAVGrid-v0", "--trainer", "custom", "--timesteps", "400", "--eval-freq", "200"]
     + ["--trials", "1", "--log-dir", "tune", "--hyperparams", "learning_starts=100", "buffer_size=500"],
 }
@@ -89,6 +91,8 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.silence": [("benchmarks.silence", "silence")],
     "benchmarks.time_to_skill": [("benchmarks.time_to_skill", "train_once")],
     "agents.tune": [("agents.tune", "run_workers")],
+    "ballenvs.duel.match": [("ballenvs.duel.match", name) for name in ("play_matches", "play_pairs", "round_robin")],
+    "ballenvs.uav.baselines": [("ballenvs.uav.baselines", "episode_returns")],
 }
 #: Flags left out: they reach services (Weights & Biases, a database) rather than checks of ours.
 SKIPPED = {"--track", "--wandb-project", "--wandb-entity", "--storage", "--device", "--help"}

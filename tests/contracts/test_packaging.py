@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -51,6 +52,19 @@ def test_the_wheel_ships_the_configs_and_an_installed_copy_loads_them(tmp_path):
     assert sections == "['BallDuel-v0', 'BallSumo-v0', 'UAVGrid-v0', 'UAVGridImage-v0']"
 
 
+def see_this_environment(python: str) -> None:
+    """Make a new venv see the packages of the interpreter running the tests, as its own site
+    folders after the venv's. ``--system-site-packages`` would not: when the tests run in a venv, it
+    shows the base interpreter's packages (an old setuptools, no wheel, no gymnasium), not the venv's."""
+    ours = [folder for folder in sys.path if folder.endswith(("site-packages", "dist-packages"))]
+    found = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    lines = "".join(f"import site; site.addsitedir({folder!r})\n" for folder in ours)
+    (Path(found.stdout.strip()) / "zz_tests_environment.pth").write_text(lines)  # after the venv's own .pth files
+
+
 @pytest.mark.slow
 def test_a_clone_named_ballenvs_installed_as_the_readme_says_runs_the_readme_from_its_parent(tmp_path):
     """``git clone .../ballenvs`` makes a folder named as the package; from its parent, Python's path
@@ -63,10 +77,12 @@ def test_a_clone_named_ballenvs_installed_as_the_readme_says_runs_the_readme_fro
     for package in ("ballenvs", "agents"):
         shutil.copytree(REPO / package, clone / package, ignore=shutil.ignore_patterns("__pycache__"))
     venv = tmp_path / "venv"  # this one's packages seen through it, the clone installed into it alone
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
+    see_this_environment(python)
     install = [python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", str(clone)]
-    subprocess.run(install, check=True, capture_output=True, timeout=300)
+    installed = subprocess.run(install, capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, f"pip install -e of the clone: {installed.stderr[-3000:]}"
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env.update(OMP_NUM_THREADS="1", MPLBACKEND="Agg")
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import ballenvs  # noqa: F401  (registers the ids)
+from ballenvs.cli import run as run_command
 from ballenvs.directions import ACTION_NAMES
 from ballenvs.duel.match import main as match_main
 from ballenvs.duel.observe import CLOCK, OUTSIDE
@@ -455,9 +456,23 @@ def test_each_start_of_a_pair_is_played_from_both_sides(games):
 
 @pytest.mark.parametrize("spec", ["nobody", "lookahead:planner", "lookahead:"])
 def test_the_match_command_refuses_an_unknown_player_naming_the_valid_ones(capsys, spec):
-    with pytest.raises(SystemExit) as stopped:
-        match_main([spec, "still", "--env", "BallSumo-v0"])
-    assert stopped.value.code == 2
+    assert run_command(match_main, [spec, "still", "--env", "BallSumo-v0"]) == 2
     err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1  # one line, no usage block
     assert f"player {spec!r}: valid: still, random," in err and "lookahead:NAME with NAME one of" in err
     assert "planner:H/H/... (the planner holding its actions H steps)" in err
+
+
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (["--games", "99999999999999", "--both-sides"], "--games: 99999999999999 is outside [2, 1,000,000]"),
+        (["--games", "1"], "--games: 1 is outside [2, 1,000,000]"),
+        (["--seed", "-1"], "--seed: -1 is outside [0, 4,294,967,295]"),
+        (["--seed", "1.5"], "--seed: '1.5' is not a whole number"),
+    ],
+)
+def test_the_match_command_refuses_counts_and_seeds_out_of_range_in_one_line_before_playing(capsys, flags, said):
+    assert run_command(match_main, ["chaser", "pusher", *flags]) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1

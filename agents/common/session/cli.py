@@ -19,6 +19,7 @@ from agents.common.readers import MAX_COUNT, MAX_SEED
 from agents.common.session.tracking import check_tracking
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
+from ballenvs.cli import CommandError
 
 DEVICES = ("auto", "cpu", "cuda")
 DEFAULT_ENV = "BallDuel-v0"
@@ -237,7 +238,7 @@ def run_cli(main: Callable[[list[str] | None], Any], argv: list[str] | None = No
     with stopping_on_signals():
         try:
             main(argv)
-        except UsageError as error:
+        except (UsageError, CommandError) as error:  # CommandError: the environments' own commands'
             print(f"error: {error}", file=sys.stderr)
             return 2
         except OSError as error:
