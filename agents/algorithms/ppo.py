@@ -77,6 +77,14 @@ class PPOConfig(StartedFrom, ClippedPolicy, Rollouts, TailAveraging, QConfig):
     target_kl: float = key(
         0.0, "an epoch's updates stop once the policy has moved this far from the rollout's (KL); 0: never", low=0
     )
+    kl_coef: float = key(
+        0.0, "the starting weight of a penalty on the policy's KL from the rollout's, beside the clip (RLlib's "
+        "kl_coeff, 0.2 there); 0: none", low=0, high=100,
+    )  # fmt: skip
+    kl_penalty_target: float = key(
+        0.01, "the KL the penalty's weight follows: after every rollout's updates, x1.5 if their mean KL passed twice "
+        "it, x0.5 if under half (RLlib's kl_target)", low=0, high=10, low_open=True,
+    )  # fmt: skip
 
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PPOConfig, dict[str, Any]]:
@@ -142,6 +150,7 @@ class PPOAgent(PQNAgent):
         self.pull = 0.0  # the pull's weight, now
         self.start_level: Evaluation | None = None  # the start's evaluation, before the first step
         self.calibrating = False  # kept by Evidence as the steps go by
+        self.kl_coef = config.kl_coef  # the KL penalty's weight, now (adapted after every rollout)
         if config.start_from:
             load_start(self.q, config.start_from)  # its values ...
             last = self.q.head[-1]
@@ -196,6 +205,7 @@ class PPOAgent(PQNAgent):
         old_log_probs, advantages = rollout.log_probs.flatten(), advantages.flatten()
         returns = advantages + rollout.values.flatten()
         loss = torch.zeros((), device=self.device)
+        moved_all: list[torch.Tensor] = []  # every minibatch's KL, for the penalty's weight
         for _ in range(config.n_epochs):
             order = torch.randperm(len(returns), generator=self.generator).to(self.device)
             moved = []
@@ -208,9 +218,12 @@ class PPOAgent(PQNAgent):
                     policy_loss, kl = self.policy_loss(rows, actions[batch], old_log_probs[batch], advantages[batch])
                     loss = loss + policy_loss
                     moved.append(kl)
+                    moved_all.append(kl)
                 self.gradient_step(loss)
             if config.target_kl and moved and float(torch.stack(moved).mean()) > config.target_kl:
                 break
+        if self.kl_coef > 0 and moved_all:
+            self.kl_coef = adapted_kl_coef(self.kl_coef, float(torch.stack(moved_all).mean()), config.kl_penalty_target)
         return loss.detach()
 
     def policy_loss(
@@ -228,14 +241,16 @@ class PPOAgent(PQNAgent):
         clipped = ratio.clamp(1.0 - config.clip_range, 1.0 + config.clip_range)
         surrogate = -torch.min(ratio * advantages, clipped * advantages).mean()
         entropy = -(log_policy.exp() * log_policy).sum(dim=1).mean()
+        # k3, Schulman's estimate of KL(rollout's policy || now), unbiased and never negative
+        moved = (ratio - 1.0) - log_ratio
         loss = surrogate - config.ent_coef * entropy
+        if self.kl_coef > 0:
+            loss = loss + self.kl_coef * moved.mean()
         if self.start is not None and self.pull > 0:
             with torch.no_grad(), self._autocast():
                 start_policy = F.softmax(self.start(rows).float(), dim=1)
             loss = loss + self.pull * -(start_policy * log_policy).sum(dim=1).mean()
-        with torch.no_grad():
-            moved = ((ratio - 1.0) - log_ratio).mean()
-        return loss, moved
+        return loss, moved.mean().detach()
 
     def weigh(self, evaluation: Evaluation) -> None:
         """The pull after an evaluation, as :mod:`agents.algorithms.finetune` weighs it."""
@@ -250,12 +265,18 @@ class PPOAgent(PQNAgent):
 
     def runtime_state(self) -> dict[str, Any]:
         level = None if self.start_level is None else self.start_level._asdict()
-        return {**super().runtime_state(), "pull": self.pull, "start_level": level}
+        return {**super().runtime_state(), "pull": self.pull, "start_level": level, "kl_coef": self.kl_coef}
 
     def load_runtime_state(self, state: dict[str, Any]) -> None:
         state = parts(state, ("pull", "start_level"), "agent")
-        super().load_runtime_state({k: v for k, v in state.items() if k not in ("pull", "start_level")})
+        own = ("pull", "start_level", "kl_coef")
+        super().load_runtime_state({k: v for k, v in state.items() if k not in own})
         self.pull = float(state["pull"])
+        # A checkpoint from before the penalty existed ran without one: its run's kl_coef is 0.
+        kl_coef = state.get("kl_coef", self.config.kl_coef)
+        if isinstance(kl_coef, bool) or not isinstance(kl_coef, (int, float)) or not 0.0 <= kl_coef <= MAX_KL_COEF:
+            raise ValueError(f"state agent kl_coef: expected a number in [0, {MAX_KL_COEF:g}], got {kl_coef!r:.80}")
+        self.kl_coef = float(kl_coef)
         level = state["start_level"]
         self.start_level = None if level is None else Evaluation(**level)
 
@@ -268,6 +289,20 @@ class PPOAgent(PQNAgent):
         self.critic.load_state_dict(state["critic"])
         if self.start is not None:
             self.start.load_state_dict(state["start"])
+
+
+#: The most the KL penalty's weight grows to: past it a rollout's updates would be the penalty alone.
+MAX_KL_COEF = 1e6
+
+
+def adapted_kl_coef(kl_coef: float, kl: float, target: float) -> float:
+    """The KL penalty's next weight, as RLlib's PPO adapts it: x1.5 when the updates moved the policy
+    past twice the target, x0.5 when under half of it."""
+    if kl > 2.0 * target:
+        return min(kl_coef * 1.5, MAX_KL_COEF)
+    if kl < 0.5 * target:
+        return kl_coef * 0.5
+    return kl_coef
 
 
 Agent = PPOAgent

@@ -157,9 +157,50 @@ def test_a_run_from_nothing_writes_a_model_that_resume_continues(tmp_path):
     assert resumed["progress"]["num_timesteps"] == 320 and resumed["agent"]["n_updates"] > state["agent"]["n_updates"]
 
 
+def test_the_kl_penalty_weight_follows_its_target_as_rllibs_does():
+    assert ppo.adapted_kl_coef(0.2, kl=0.03, target=0.01) == pytest.approx(0.3)  # past twice the target
+    assert ppo.adapted_kl_coef(0.2, kl=0.004, target=0.01) == pytest.approx(0.1)  # under half
+    assert ppo.adapted_kl_coef(0.2, kl=0.01, target=0.01) == 0.2
+    assert ppo.adapted_kl_coef(ppo.MAX_KL_COEF, kl=1.0, target=0.01) == ppo.MAX_KL_COEF
+
+
+def test_the_kl_penalty_holds_the_policy_nearer_the_rollouts_and_its_weight_resumes(start):
+    observations = None
+    moved = {}
+    for kl_coef in (0.0, 5.0):
+        agent = agent_from(start, kl_coef=kl_coef, ent_coef=0.0, learning_rate=1e-3)
+        agent.calibrating, agent.start, agent.pull = False, None, 0.0
+        observations = observations_of(agent, 256, 4) if observations is None else observations
+        with torch.no_grad():
+            old = torch.log_softmax(agent.q(observations), dim=1)
+        actions = torch.arange(256) % 9
+        advantages = torch.linspace(-1.0, 1.0, 256)
+        for _ in range(30):
+            loss, _ = agent.policy_loss(observations, actions, old.gather(1, actions[:, None]).squeeze(1), advantages)
+            agent.gradient_step(loss)
+        with torch.no_grad():
+            now = torch.log_softmax(agent.q(observations), dim=1)
+        moved[kl_coef] = float((old.exp() * (old - now)).sum(1).mean())
+        agent.kl_coef = 0.45
+        resumed = agent_from(start, kl_coef=kl_coef)
+        resumed.load_runtime_state(agent.runtime_state())
+        assert resumed.kl_coef == 0.45
+    assert moved[5.0] < moved[0.0] / 2
+
+
+@pytest.mark.parametrize("kl_coef", [float("nan"), -1.0, 1e300, "0.2", True])
+def test_a_tampered_kl_penalty_weight_is_refused_on_resume(start, kl_coef):
+    agent = agent_from(start, kl_coef=0.2)
+    state = {**agent.runtime_state(), "kl_coef": kl_coef}
+    with pytest.raises(ValueError, match="state agent kl_coef: expected a number in"):
+        agent_from(start, kl_coef=0.2).load_runtime_state(state)
+
+
 @pytest.mark.parametrize(
     ("keys", "message"),
     [
+        (["kl_coef=-0.1"], "kl_coef"),
+        (["kl_penalty_target=0"], "kl_penalty_target"),
         (["clip_range=0"], "clip_range"),
         (["gae_lambda=1.5"], "gae_lambda"),
         (["target_kl=-1"], "target_kl"),
