@@ -37,6 +37,7 @@ from agents.common.session.evaluation import EvalResult, evaluate
 from agents.common.session.players import known
 from agents.common.session.tracking import render_fps
 from ballenvs import ENV_IDS
+from ballenvs.cli import MAX_GAMES
 from ballenvs.reference import reference_for
 
 
@@ -147,8 +148,10 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
     )
     add_progress_flag(parser, "the result is still printed")
     args = parser.parse_args(argv)
-    if args.episodes < 1:
-        raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
+    if not 1 <= args.episodes <= MAX_GAMES:
+        raise UsageError(f"--episodes must be in 1..{MAX_GAMES:,}, got {args.episodes}")
+    if args.opponent is not None and not args.opponent.strip():
+        raise UsageError(f"--opponent {args.opponent!r}: name a built-in player, a model file or a run folder, or all")
     check_seed(args.seed)
     video = check_video_path(args.video) if args.video is not None else None
     if video and (args.render or args.opponent == "all"):
@@ -161,7 +164,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
     model_path, config = locate(Path(args.path), args.env)
     model = algorithm(config["algo"]).load(model_path, config, device)
     overrides: dict[str, Any] = {}
-    if args.opponent:
+    if args.opponent is not None:
         env_id, env_kwargs = config["env_id"], dict(config["hyperparams"].get("env_kwargs") or {})
         if not reference_for(env_id).players:
             raise UsageError(f"--opponent {args.opponent!r}: {env_id} has no opponent to choose")

@@ -34,11 +34,12 @@ from agents.common.session.cli import (
 from agents.common.session.console import Console
 from agents.common.studies.datasets import check_data_path, check_dataset_id, record_games, refuse_existing, write_dataset
 from agents.twoplayer.league import entrants_of, make_entrant_player
+from ballenvs.cli import MAX_GAMES
 from ballenvs.reference import reference_for
 
 DEFAULT_ENV = "BallSumo-v0"
 DEFAULT_OPPONENT = "chaser"
-MAX_EPISODES = 1_000_000
+MAX_EPISODES = MAX_GAMES
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -73,7 +74,9 @@ def main(argv: list[str] | None = None) -> Path:
         raise UsageError(
             f"--opponent {args.opponent!r} and --env-kwargs opponent={env_kwargs['opponent']!r} disagree: give one of them"
         )
-    opponent = env_kwargs["opponent"] = args.opponent or env_kwargs.get("opponent", DEFAULT_OPPONENT)
+    opponent = env_kwargs["opponent"] = (
+        args.opponent if args.opponent is not None else env_kwargs.get("opponent", DEFAULT_OPPONENT)
+    )
     if opponent not in builtins:
         named_by = "--opponent" if args.opponent is not None else "--env-kwargs opponent"
         raise UsageError(
@@ -81,7 +84,9 @@ def main(argv: list[str] | None = None) -> Path:
             f"{', '.join(builtins)}"
         )
     probe_spaces(args.env, env_kwargs, None)  # bad options: one line, before anything is built
-    dataset_id = check_dataset_id(args.dataset_id or _default_id(args.env, args.player))
+    dataset_id = check_dataset_id(_default_id(args.env, args.player) if args.dataset_id is None else args.dataset_id)
+    if not args.data_path.strip():
+        raise UsageError(f"--data-path {args.data_path!r}: name the folder datasets go in (default: datasets)")
     data_path = Path(args.data_path)
     check_data_path(data_path)
     refuse_existing(data_path, dataset_id)

@@ -1,12 +1,12 @@
 """Hyperparameter search and seed sweeps on Optuna, in worker processes and across machines.
 
-    python -m agents.tune --env UAVGrid-v0 --trainer custom --trials 40 --workers 2 --timesteps 300000
-    python -m agents.tune --env UAVGrid-v0 --trainer dqn --trials 200 \\
+    python -m agents.tune --env UAVGrid-v0 --algo custom --trials 40 --workers 2 --timesteps 300000
+    python -m agents.tune --env UAVGrid-v0 --algo dqn --trials 200 \\
         --storage postgresql://user:pass@db-host/ballenvs --study-name uav-dqn       # on every machine
     python -m agents.tune --report --storage ... --study-name uav-dqn                # table, plots, best section
     python -m agents.tune --seeds 3 --from-trial 12 --storage ... --study-name uav-dqn
 
-Every trial is an ordinary run of an algorithm's trainer (``--trainer``: a registered
+Every trial is an ordinary run of an algorithm's trainer (``--algo``: a registered
 algorithm, ``dqn`` through agents.sb3_train, ``custom`` and ``pqn`` through
 agents.custom_train), in ``<log-dir>/<study>/trial_<n>/`` with its resolved config.yml, on
 ``--timesteps`` steps, with hyperparameters sampled from the algorithm's search space
@@ -25,6 +25,7 @@ configuration (or of ``--params FILE``) through the same machinery, in the study
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -35,7 +36,7 @@ from agents.common.configuration.config_files import load_sections
 from agents.common.configuration.registry import ALGORITHMS, Algorithm, algorithm
 from agents.common.environments.ids import check_env_id
 from agents.common.errors import UsageError, note
-from agents.common.session.cli import Parser, add_device_flags, add_progress_flag, check_seed, run_cli
+from agents.common.session.cli import Parser, Renamed, add_device_flags, add_progress_flag, check_seed, run_cli
 from agents.common.studies.storage import check_study_name, load_existing_study, open_storage
 from agents.common.studies.tuning import (
     HEARTBEAT_S,
@@ -57,10 +58,11 @@ def parse(argv: list[str] | None) -> Any:
     parser = Parser(prog="python -m agents.tune", description=__doc__.split("\n\n")[0].strip())
     parser.add_argument("--env", default="UAVGrid-v0", help="environment id")
     parser.add_argument(
-        "--trainer",
+        "--algo",
         default="custom",
-        help=f"the algorithm whose trainer runs the trials: any of {', '.join(ALGORITHMS)} (the registry's names)",
+        help=f"the algorithm the trials train, as agents.train --algo: any of {', '.join(ALGORITHMS)}",
     )
+    parser.add_argument("--trainer", action=Renamed, new="--algo", help=argparse.SUPPRESS)
     parser.add_argument("--trials", type=int, default=20, help="trials this command runs, over its workers")
     parser.add_argument("--workers", type=int, default=1, help="worker processes on this machine")
     parser.add_argument("--timesteps", type=int, default=300_000, help="each trial's step budget")
@@ -71,7 +73,7 @@ def parse(argv: list[str] | None) -> Any:
     parser.add_argument(
         "--storage", default=None, help="a PostgreSQL URL, or a journal .log file (default: the study's journal file)"
     )
-    parser.add_argument("--study-name", default=None, help="default: <env>-<trainer>")
+    parser.add_argument("--study-name", default=None, help="default: <env>-<algo>")
     parser.add_argument("--log-dir", default=DEFAULT_LOG_DIR, help="where studies' trial folders and reports go")
     parser.add_argument("--pruner", choices=PRUNERS, default="median")
     parser.add_argument(
@@ -128,8 +130,8 @@ def main(argv: list[str] | None = None) -> Path:
 
     args = parse(argv)
     check_env_id(args.env)
-    algo = algorithm(args.trainer)
-    study_name = check_study_name(f"{args.env}-{args.trainer}" if args.study_name is None else args.study_name)
+    algo = algorithm(args.algo)
+    study_name = check_study_name(f"{args.env}-{args.algo}" if args.study_name is None else args.study_name)
     study_dir = Path(args.log_dir) / study_name
     if args.report:
         study = load_existing_study(study_name, args.storage, study_dir, args.heartbeat)
@@ -185,7 +187,7 @@ def _plan(
     extra += ["--env-kwargs", *args.env_kwargs]
     return {
         "env": args.env,
-        "trainer": args.trainer,
+        "trainer": args.algo,  # the name studies have recorded it under since --algo was --trainer
         "algo": algo.name,
         "timesteps": args.timesteps,
         "eval_freq": args.eval_freq or max(args.timesteps // 10, 1),

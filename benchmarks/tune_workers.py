@@ -38,7 +38,7 @@ SPACE = {
 
 
 def tune_command(folder: Path, storage: str | None, study: str, trials: int, timesteps: int, *extra: str) -> list[str]:
-    command = [sys.executable, "-m", "agents.tune", "--env", "UAVGrid-v0", "--trainer", "custom", "--trials", str(trials)]
+    command = [sys.executable, "-m", "agents.tune", "--env", "UAVGrid-v0", "--algo", "custom", "--trials", str(trials)]
     command += ["--timesteps", str(timesteps), "--eval-freq", str(timesteps), "--eval-episodes", "5", "--pruner", "none"]
     command += ["--search-space", str(folder / "space.yml"), "--log-dir", str(folder), "--study-name", study, "--seed", "0"]
     command += ["--heartbeat", "2"]

@@ -41,6 +41,8 @@ MAX_MEMBER_BYTES = 2 * 2**30
 MAX_COUNT = 2**53
 #: The largest seed numpy and torch take.
 MAX_SEED = 2**32 - 1
+#: The most envs a run steps at once (a section's n_envs, --n-envs): priced before built (docs/guarantees.md).
+MAX_ENVS = 65536
 
 
 class _PlainLoader(yaml.SafeLoader):

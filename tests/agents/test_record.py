@@ -97,12 +97,21 @@ def test_planner_games_record_and_reload(tmp_path):
         (["chaser", "--seed", "4294967295", "--episodes", "2"], r"--seed must be in 0\.\.4294967294, got 4294967295"),
         (["chaser", "--env-kwargs", "obs_size=3"], "obs_size must be an int in"),
         (["chaser", "--env-kwargs", "obs_type=state", "subpixel=true"], "subpixel=True applies to obs_type='pixels' only"),
+        # Empty values are refused, not read as the flag left out:
+        (["chaser", "--opponent", ""], "--opponent '': the dataset's env spec must rebuild its opponent"),
+        (["chaser", "--dataset-id", ""], "--dataset-id '' is not Minari's namespace/name-v<version>"),
     ],
 )
 def test_bad_input_is_refused_in_one_line_before_anything_is_written(tmp_path, capsys, argv, message):
     err = refused(capsys, record.main, [*argv, "--data-path", str(tmp_path / "data")])
     assert re.search(message, err), err
     assert not (tmp_path / "data").exists()
+
+
+def test_an_empty_data_path_is_refused_rather_than_written_into_the_working_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = refused(capsys, record.main, ["chaser", "--data-path", ""])
+    assert "--data-path '': name the folder datasets go in" in err and not list(tmp_path.iterdir())
 
 
 def test_a_data_path_that_is_or_lies_under_a_file_is_refused_before_any_game(tmp_path, capsys):

@@ -34,7 +34,7 @@ SPACE = {
     "learning_rate": {"type": "float", "low": 1.0e-4, "high": 1.0e-3, "log": True, "schedule": "linear"},
     "gamma": {"type": "categorical", "choices": [0.9, 0.99]},
 }
-TINY = ["--env", "UAVGrid-v0", *tiny_run(), "--trainer", "custom"]
+TINY = ["--env", "UAVGrid-v0", *tiny_run(), "--algo", "custom"]
 TINY += ["--hyperparams", "learning_starts=100", "buffer_size=1000", "--env-kwargs", "max_episode_steps=50"]
 
 
@@ -248,6 +248,21 @@ def test_bad_tune_input_is_one_line(tmp_path, space_file, capsys):
     ]:
         assert run_cli(tune.main, tiny(tmp_path, space_file, *argv)) == 2
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--trainer", "custom"], "--trainer is now called --algo: --algo custom"),
+        (["--algo", "ppo"], "--algo ppo: zoo_configs/search.yml has no search space for it (it has dqn, custom, pqn)"),
+        (["--algo", "finetune"], "--algo finetune: zoo_configs/search.yml has no search space for it"),
+    ],
+)
+def test_the_old_flag_and_an_algorithm_without_a_search_space_are_one_line_and_write_nothing(tmp_path, capsys, argv, message):
+    assert run_cli(tune.main, [*argv, "--trials", "1", "--timesteps", "100", "--log-dir", str(tmp_path / "tune")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "tune").exists()
 
 
 @pytest.mark.slow  # a study's trials

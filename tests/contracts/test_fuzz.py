@@ -58,7 +58,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.time_to_skill": ["--learners", "custom", "--seeds", "0", "--timesteps", "1000", "--eval-freq", "500"],
     "ballenvs.duel.match": ["chaser", "pusher", "--games", "2", "--no-progress"],
     "ballenvs.uav.baselines": ["--episodes", "1"],
-    "agents.tune": ["--env", "UAVGrid-v0", "--trainer", "custom", "--timesteps", "400", "--eval-freq", "200"]
+    "agents.tune": ["--env", "UAVGrid-v0", "--algo", "custom", "--timesteps", "400", "--eval-freq", "200"]
     + ["--trials", "1", "--log-dir", "tune", "--hyperparams", "learning_starts=100", "buffer_size=500"],
 }
 #: Where each command's work starts once its input is checked: replaced in the fuzz by a stop

@@ -87,7 +87,7 @@ def test_a_new_algorithm_is_its_module_a_registry_entry_and_a_config_file(module
         == 0
     )
     assert TOYS[module] in next((tmp_path / "c" / "compare").glob("*/report.md")).read_text()
-    study = ["--trainer", "toy", "--env", "UAVGrid-v0", "--trials", "1", "--timesteps", "200", "--eval-freq", "100"]
+    study = ["--algo", "toy", "--env", "UAVGrid-v0", "--trials", "1", "--timesteps", "200", "--eval-freq", "100"]
     study += ["--search-space", str(RECIPES / "toy_search.yml"), "--log-dir", str(tmp_path / "t")]
     assert run_cli(tune.main, study) == 0
     assert list((tmp_path / "t").glob("UAVGrid-v0-toy/trial_0/toy/UAVGrid-v0_1/final_model.pt"))

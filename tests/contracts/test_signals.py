@@ -127,7 +127,7 @@ def test_a_command_that_has_started_handles_ctrl_c_itself(capsys):
 
 
 def test_sigterm_stops_a_tune_worker_its_trial_saved_and_the_study_continues(tmp_path):
-    command = ["agents.tune", "--env", "UAVGrid-v0", "--trainer", "custom", "--trials", "3", "--timesteps", "400000"]
+    command = ["agents.tune", "--env", "UAVGrid-v0", "--algo", "custom", "--trials", "3", "--timesteps", "400000"]
     command += ["--eval-freq", "200000", "--n-envs", "2", "--hyperparams", "buffer_size=2000", "learning_starts=200"]
     command += ["--log-dir", str(tmp_path)]
     process = start(command)

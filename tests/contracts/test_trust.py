@@ -514,6 +514,32 @@ def test_evaluate_refuses_bad_seeds_configs_and_envs(custom_run, tmp_path, capsy
     assert "is not UTF-8 text" in refused(capsys, evaluate_main, [str(run)])
 
 
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--episodes", "99999999999999"], "--episodes must be in 1..1,000,000, got 99999999999999"),
+        (["--episodes", "0"], "--episodes must be in 1..1,000,000, got 0"),
+        (["--opponent", ""], "--opponent '': name a built-in player, a model file or a run folder, or all"),
+        (["--opponent", "  "], "--opponent '  ': name a built-in player"),
+    ],
+)
+def test_evaluate_refuses_counts_past_memory_and_empty_names_before_playing(custom_run, capsys, flags, message):
+    assert message in refused(capsys, evaluate_main, [str(custom_run), *flags])
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--n-envs", "65537"], "--n-envs must be in 1..65536, got 65537"),  # was refused only after training
+        (["--opponent", ""], "--opponent: '' names nothing"),  # was read as the flag left out
+    ],
+)
+def test_train_refuses_envs_past_its_bound_and_an_empty_opponent_before_any_folder(tmp_path, capsys, flags, message):
+    argv = ["--algo", "custom", "--env", "UAVGrid-v0", "--timesteps", "64", "--log-dir", str(tmp_path), *flags]
+    assert message in refused(capsys, custom_train.main, argv, tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
 def test_evaluate_with_a_window_but_no_display_is_refused(custom_run, monkeypatch, capsys):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     assert "--render human needs a display" in refused(capsys, evaluate_main, [str(custom_run), "--render", "human"])

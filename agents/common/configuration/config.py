@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.common.errors import ConfigError
-from agents.common.readers import MAX_COUNT
+from agents.common.readers import MAX_COUNT, MAX_ENVS
 
 # -- values ------------------------------------------------------------------------------------
 
@@ -105,7 +105,7 @@ class Key:
 RUN_KEYS: dict[str, Key] = {
     "n_timesteps": Key(int, 1),
     "policy": Key(str),
-    "n_envs": Key(int, 1, 65536),
+    "n_envs": Key(int, 1, MAX_ENVS),
     "frame_stack": Key(int, 1, 64),
     "env_kwargs": Key(dict),
     "self_play": Key(dict),  # the self-play pool's settings (agents.twoplayer.selfplay.SelfPlay), used with --opponent self

@@ -2,7 +2,7 @@
 
 An :class:`Algorithm` has one name, used everywhere: its run folders (``runs/<name>/...``),
 ``algo: <name>`` in a run's config.yml, and the value of ``python -m agents.train --algo``,
-``agents.compare --agents`` and ``agents.tune --trainer``. It says which hyperparameter file it
+``agents.compare --agents`` and ``agents.tune --algo``. It says which hyperparameter file it
 reads, the dataclass declaring the keys of a section it takes (:mod:`agents.common.configuration.hyperparameters`:
 defaults, types and ranges, checked before any run), the module that implements it, the
 :class:`agents.common.session.training.Learner` that trains it, the suffix of its model files, the
@@ -59,7 +59,7 @@ MODULE_LEARNER = "agents.learners.modules:ModuleLearner"
 
 @dataclass(frozen=True)
 class Algorithm:
-    name: str  # its one name: run folders, config.yml, --algo, --agents, --trainer
+    name: str  # its one name: run folders, config.yml, --algo (agents.train, agents.tune), --agents
     label: str  # in reports and plots
     trainer: str  # the alias that trains it too: python -m <trainer> --algo <name>
     config: str  # its hyperparameter file: one shipped in agents/zoo_configs, or a path

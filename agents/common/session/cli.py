@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from agents.common.environments.ids import VEC_ENVS, check_env_id, check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.readers import MAX_COUNT, MAX_SEED
+from agents.common.readers import MAX_COUNT, MAX_ENVS, MAX_SEED
 from agents.common.session.tracking import check_tracking
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
@@ -53,6 +53,30 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+class Renamed(argparse.Action):
+    """A flag that has a new name: given, it is refused in one line naming the new one."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        raise UsageError(f"{option_string} is now called {self.new}: {self.new} {values}")
+
+
+def named(flag: str) -> Callable[[str], str]:
+    """An argparse type for a flag that names something: an empty or blank name is refused (it
+    would read as the flag left out)."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{text!r} names nothing")
+        return text
+
+    parse.__name__ = flag  # argparse names the type in its refusal
+    return parse
 
 
 def add_device_flags(parser: argparse.ArgumentParser) -> None:
@@ -96,6 +120,7 @@ def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True, configu
     parser.add_argument(
         "--opponent",
         default=None,
+        type=named("--opponent"),
         help="envs with an opponent (BallDuel): who plays it, one of the env's built-in players (default: the config's "
         f"env_kwargs{resumed}); self: the learner's own snapshots (self-play; the pool's settings in "
         "the section's self_play key)",
@@ -176,10 +201,10 @@ def check_flags(args: argparse.Namespace) -> tuple[str, str]:
     """A training command's flags, as far as the parser has them: counts, frequencies, the seed,
     the device (its torch threads set, :func:`resolve_device`), the env and tracking. Returns the
     device and its threads in words."""
-    for flag in ("timesteps", "n_envs", "eval_episodes"):
+    for flag, most in (("timesteps", MAX_COUNT - 1), ("n_envs", MAX_ENVS), ("eval_episodes", MAX_COUNT - 1)):
         value = getattr(args, flag, None)
-        if value is not None and not 1 <= value < MAX_COUNT:
-            raise UsageError(f"--{flag.replace('_', '-')} must be in 1..{MAX_COUNT - 1}, got {value}")
+        if value is not None and not 1 <= value <= most:
+            raise UsageError(f"--{flag.replace('_', '-')} must be in 1..{most}, got {value}")
     for flag in ("save_freq", "eval_freq"):
         value = getattr(args, flag, 0)
         if value is not None and not 0 <= value < MAX_COUNT:

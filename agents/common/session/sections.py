@@ -42,7 +42,7 @@ def run_section(args: argparse.Namespace, algo: Algorithm, resumed: Resumed | No
             f"--env-kwargs render_mode={section.env_kwargs['render_mode']!r}: a run trains unrendered "
             "(watch a model with agents.evaluate --render or --video)"
         )
-    section.n_envs = args.n_envs or section.n_envs
+    section.n_envs = args.n_envs or section.n_envs  # --n-envs: checked with the flags (MAX_ENVS)
     if section.env_kwargs.get("opponent") == "self":  # a section that trains by self-play, unless told otherwise
         section_opponent = section.env_kwargs.pop("opponent")
         opponent = opponent or section_opponent

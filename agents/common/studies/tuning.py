@@ -117,7 +117,13 @@ def _bounds(spec: dict[str, Any]) -> bool:
 
 def load_space(algo: Algorithm, path: str | None) -> tuple[dict[str, Any], str]:
     if path is None:
-        return load_sections(shipped_config("search.yml"))[algo.name], f"zoo_configs/search.yml ({algo.name})"
+        spaces = load_sections(shipped_config("search.yml"))
+        if algo.name not in spaces:
+            raise UsageError(
+                f"--algo {algo.name}: zoo_configs/search.yml has no search space for it (it has {', '.join(spaces)}); "
+                "give one with --search-space FILE"
+            )
+        return spaces[algo.name], f"zoo_configs/search.yml ({algo.name})"
     return load_sections(path), path
 
 
