@@ -4,7 +4,11 @@ side by side in one run of this benchmark (one learner at a time, one thread eac
 
     python -m benchmarks.time_to_skill [--learners custom rllib_ppo] [--seeds 0 1 2] [--env BallSumo-v0]
                                        [--eval-freq 25000] [--eval-episodes 100] [--log-dir runs]
-                                       [--until-skilled]
+                                       [--until-skilled] [--level-vs champion --level 0.4]
+
+``--level-vs champion``: the planner's level instead, the first evaluation at ``--level`` (0.4)
+against the champion while at the threshold against the rest (between strong players the seat
+splits nearly every start, so half is level).
 
 Each run is ``python -m agents.train --algo L --env ENV --seed S --threads 1`` with evaluations
 every ``--eval-freq`` env steps (``--eval-episodes`` games against each built-in, as every run's
@@ -59,6 +63,24 @@ def train_command(algo: str, env_id: str, seed: int, args: Any, log_dir: Path) -
     return command + (["--timesteps", str(args.timesteps)] if args.timesteps else [])
 
 
+def check_learner(learner: str, args: Any) -> None:
+    """The run this benchmark would start for ``learner``, checked in this process as the trainer
+    checks it (its section, its keys, Ray for rllib_ppo), and a self-play run: only one is evaluated
+    against the built-ins, whose win rates this benchmark reads."""
+    from agents.learners.trainer import prepare
+
+    argv = train_command(learner, args.env, args.seeds[0], args, Path("."))[3:]  # past python -m agents.train
+    try:
+        setup = prepare(argv, make_folder=False)[1]
+    except UsageError as error:
+        raise UsageError(f"--learners {learner}: {error}") from None
+    if setup.self_play is None:
+        raise UsageError(
+            f"--learners {learner}: its {args.env} section does not train by self-play; time to skill reads a self-play "
+            "run's evaluations against the built-ins (BallSumo-v0's sections do)"
+        )
+
+
 #: Seconds between looks at a running run's progress.csv under ``--until-skilled``.
 POLL_SECONDS = 2.0
 
@@ -98,11 +120,17 @@ def skilled_yet(runs: Path, args: Any) -> bool:
     found = list(runs.glob("*/progress.csv")) if runs.is_dir() else []
     if not found:
         return False
+    levels = levels_of(args)
     try:
-        evals = evaluations(found[0].parent, tuple(args.opponents))
+        evals = evaluations(found[0].parent, (*args.opponents, *levels))
     except (UsageError, ValueError, KeyError):  # no evaluation yet, or a row being written
         return False
-    return skill(evals, args.threshold)["seconds"] is not None
+    return skill(evals, args.threshold, levels=levels)["seconds"] is not None
+
+
+def levels_of(args: Any) -> dict[str, float]:
+    """``--level-vs``'s players, each with ``--level`` as the rate that counts against it."""
+    return {name: args.level for name in getattr(args, "level_vs", None) or []}
 
 
 def evaluations(run_dir: Path, opponents: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -124,20 +152,32 @@ def evaluations(run_dir: Path, opponents: tuple[str, ...]) -> list[dict[str, Any
     ]
 
 
-def skill(evals: list[dict[str, Any]], threshold: float, whole_run: bool = True) -> dict[str, Any]:
-    """When the run first reached ``threshold`` against every opponent (None: never), whether its
-    last evaluation holds it, and the best evaluation's (as the run chose its best model:
+def reached(evaluation: dict[str, Any], threshold: float, levels: dict[str, float] | None = None) -> bool:
+    """Whether an evaluation is skilled: at ``threshold`` against every opponent but those ``levels``
+    names, and at least its rate against each of those (the planner's level: 0.4 against the
+    champion, where the seat splits nearly every start between strong players)."""
+    levels = levels or {}
+    rates = evaluation["win_rates"]
+    rest = [rate for name, rate in rates.items() if name not in levels]
+    return all(rate >= threshold for rate in rest) and all(rates[name] >= level for name, level in levels.items())
+
+
+def skill(
+    evals: list[dict[str, Any]], threshold: float, whole_run: bool = True, levels: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """When the run first reached skill (:func:`reached`; None: never), whether its last evaluation
+    holds it, and the best evaluation's (as the run chose its best model:
     :func:`agents.common.session.evaluation.score`, the later of equals) largest gap to the
     last one against any opponent, in points; the last two None where the run
     was stopped at skill (not ``whole_run``): its last evaluation is then not a final model's."""
-    first = next((e for e in evals if min(e["win_rates"].values()) >= threshold), None)
+    first = next((e for e in evals if reached(e, threshold, levels)), None)
     best = max(reversed(evals), key=lambda e: score(e["mean_reward"], e["win_rates"]))  # max keeps the first
     last = evals[-1]
     gap = 100 * max(abs(best["win_rates"][k] - last["win_rates"][k]) for k in last["win_rates"])
     return {
         "seconds": None if first is None else first["seconds"],
         "steps": None if first is None else first["steps"],
-        "final_holds": min(last["win_rates"].values()) >= threshold if whole_run else None,
+        "final_holds": reached(last, threshold, levels) if whole_run else None,
         "final_win_rates": last["win_rates"],
         "best_final_gap": gap if whole_run else None,
         "wall": last["seconds"],
@@ -159,7 +199,13 @@ def ratios_to_first(medians: dict[str, float], learners: list[str]) -> dict[str,
     }
 
 
-def plot(runs: dict[str, list[list[dict[str, Any]]]], opponents: tuple[str, ...], threshold: float, env_id: str) -> Any:
+def plot(
+    runs: dict[str, list[list[dict[str, Any]]]],
+    opponents: tuple[str, ...],
+    threshold: float,
+    env_id: str,
+    levels: dict[str, float] | None = None,
+) -> Any:
     plt = pyplot()
     figure, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 4), sharey=True, squeeze=False)
     colours = dict(zip(opponents, plt.get_cmap("tab10").colors))
@@ -172,6 +218,8 @@ def plot(runs: dict[str, list[list[dict[str, Any]]]], opponents: tuple[str, ...]
                     seconds, [100 * e["win_rates"][name] for e in evals], ".-", color=colours[name], alpha=0.8, label=label
                 )
         axis.axhline(100 * threshold, color="grey", linestyle="--", linewidth=1)
+        for level in set((levels or {}).values()):
+            axis.axhline(100 * level, color="grey", linestyle=":", linewidth=1)
         axis.set(
             title=f"{learner} ({len(seeds)} seed{'s' if len(seeds) != 1 else ''})",
             xlabel="wall-clock (s), one thread",
@@ -192,6 +240,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--opponents", nargs="+", default=list(OPPONENTS), help="built-in players to beat")
     parser.add_argument("--threshold", type=float, default=0.9, help="the win rate that counts as skill (default: 0.9)")
+    parser.add_argument(
+        "--level-vs",
+        nargs="+",
+        default=[],
+        metavar="PLAYER",
+        help="the planner's level: these players too, against whom --level counts rather than --threshold "
+        "(e.g. --level-vs champion: >= 40%% against the champion while >= 90%% against the rest)",
+    )
+    parser.add_argument("--level", type=float, default=0.4, help="the win rate against --level-vs (default: 0.4)")
     parser.add_argument("--eval-freq", type=int, default=25_000, help="env steps between evaluations (default: 25000)")
     parser.add_argument("--eval-episodes", type=int, default=100, help="games against each built-in (default: 100)")
     parser.add_argument("--timesteps", type=int, default=0, help="env steps of each run (default: its section's)")
@@ -206,18 +263,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         [("--seeds", args.seeds, (0, 2**31)), ("--eval-freq", args.eval_freq, (100, 10_000_000))]
         + [("--eval-episodes", args.eval_episodes, (2, 10_000)), ("--timesteps", args.timesteps, (0, 100_000_000))]
     )
-    if not 0 < args.threshold <= 1:
-        raise UsageError(f"--threshold must be in (0, 1], got {args.threshold}")
+    for flag, rate in (("--threshold", args.threshold), ("--level", args.level)):
+        if not 0 < rate <= 1:
+            raise UsageError(f"{flag} must be in (0, 1], got {rate}")
     check_two_player_env(args.env)
     unknown = [name for name in args.learners if name not in ALGORITHMS]
     if unknown:
         raise UsageError(f"--learners {unknown[0]!r}: not an algorithm; valid: {', '.join(ALGORITHMS)}")
     players = reference_for(args.env).players
-    strangers = [name for name in args.opponents if name not in players]
-    if strangers:
-        raise UsageError(f"--opponents {strangers[0]!r}: not a built-in player of {args.env}; valid: {', '.join(players)}")
+    for flag, names in (("--opponents", args.opponents), ("--level-vs", args.level_vs)):
+        strangers = [name for name in names if name not in players]
+        if strangers:
+            raise UsageError(f"{flag} {strangers[0]!r}: not a built-in player of {args.env}; valid: {', '.join(players)}")
+    both = sorted(set(args.opponents) & set(args.level_vs))
+    if both:
+        raise UsageError(f"--level-vs {both[0]!r} is also in --opponents: a player counts at one rate")
     out = None if args.plot is None else check_output_file(args.plot, "--plot", (".png",))
-    opponents = tuple(args.opponents)
+    if args.log_dir is not None and not args.log_dir.strip():
+        raise UsageError("--log-dir '': name a folder (the default keeps the runs in a temporary one)")
+    for learner in args.learners:  # every run checked before the first one starts
+        check_learner(learner, args)
+    levels = levels_of(args)
+    opponents = (*args.opponents, *levels)
     runs: dict[str, list[list[dict[str, Any]]]] = {learner: [] for learner in args.learners}
     results: dict[str, list[dict[str, Any]]] = {learner: [] for learner in args.learners}
     if args.log_dir is not None:
@@ -230,6 +297,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "env_id": args.env,
             "opponents": list(opponents),
             "threshold": args.threshold,
+            "levels": levels,
             "eval_freq": args.eval_freq,
             "eval_episodes": args.eval_episodes,
             "until_skilled": args.until_skilled,
@@ -248,7 +316,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     run_dir, stopped = train_once(learner, seed, args, runs_in / f"{learner}_{seed}")
                     evals = evaluations(run_dir, opponents)
                     runs[learner].append(evals)
-                    found = {"seed": seed, **skill(evals, args.threshold, whole_run=not stopped)}
+                    found = {"seed": seed, **skill(evals, args.threshold, whole_run=not stopped, levels=levels)}
                     results[learner].append(found)
                     written = write_json("time_to_skill", payload())
                     reached = "never" if found["seconds"] is None else f"{found['seconds']:.0f} s, {found['steps']:,} steps"
@@ -271,7 +339,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"{args.learners[0]} / {learner}: {ratio:.2f}x the time to skill (medians, side by side)")
     print(f"wrote {written}")
     if out is not None:
-        save_png(plot(runs, opponents, args.threshold, args.env), out, dpi=80)
+        save_png(plot(runs, opponents, args.threshold, args.env, levels), out, dpi=80)
         print(f"wrote {out}")
     return measured
 

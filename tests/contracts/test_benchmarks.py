@@ -141,6 +141,48 @@ def test_time_to_skill_is_the_first_evaluation_past_the_threshold_against_every_
     assert median_seconds([{"seconds": 20}, {"seconds": None}, {"seconds": 40}]) == 40
 
 
+def test_the_planners_level_is_a_lower_rate_against_the_level_players_and_the_threshold_against_the_rest():
+    from benchmarks.time_to_skill import skill
+
+    def evaluation(seconds, **rates):
+        return {"steps": seconds, "seconds": seconds, "mean_reward": 0.0, "win_rates": rates}
+
+    evals = [
+        evaluation(10, chaser=0.95, champion=0.2),
+        evaluation(20, chaser=0.85, champion=0.5),  # level with the champion, but not past chaser
+        evaluation(30, chaser=0.9, champion=0.4),  # the first at the level
+        evaluation(40, chaser=0.95, champion=0.35),  # the final model fell below it
+    ]
+    found = skill(evals, 0.9, levels={"champion": 0.4})
+    assert (found["seconds"], found["final_holds"]) == (30, False)
+    assert skill(evals, 0.9)["seconds"] is None, "without the level, 90% against the champion too"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--learners", "finetune"], "--learners finetune: start_from: name the model file"),
+        (["--learners", "custom", "--env", "BallDuel-v0"], "--learners custom: its BallDuel-v0 section does not train by"),
+        (["--learners", "custom", "--log-dir", ""], "--log-dir '': name a folder"),
+        (["--learners", "custom", "--level-vs", "nobody"], "--level-vs 'nobody': not a built-in player of BallSumo-v0"),
+        (["--learners", "custom", "--level-vs", "chaser"], "--level-vs 'chaser' is also in --opponents"),
+        (["--learners", "custom", "--level", "0"], "--level must be in (0, 1], got 0.0"),
+    ],
+)
+def test_time_to_skill_refuses_a_run_it_cannot_judge_before_starting_any(tmp_path, monkeypatch, capsys, argv, message):
+    from benchmarks import time_to_skill
+    from tests.helpers import refused
+
+    def no_run(*args):
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(time_to_skill, "train_once", no_run)
+    monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert message in refused(capsys, time_to_skill.main, [*argv, "--no-progress"])
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.slow  # two short training runs in processes of their own
 def test_time_to_skill_runs_each_learner_and_writes_its_evaluations(tmp_path, monkeypatch, capsys):
     from benchmarks import time_to_skill
