@@ -17,13 +17,13 @@ from typing import Any
 from stable_baselines3.common.logger import HParam, Logger, configure
 
 from agents.common.artifacts.models import resumed_run
-from agents.common.artifacts.runs import read_config
+from agents.common.artifacts.runs import FINAL_EVALUATION, FINAL_MODEL, read_config, write_yaml
 from agents.common.configuration.registry import ALGORITHMS, check_algo
 from agents.common.environments.envs import make_eval_vec
 from agents.common.errors import UsageError, note
-from agents.common.session.cli import describe_device
+from agents.common.session.cli import FINAL_GAMES, describe_device
 from agents.common.session.console import Console
-from agents.common.session.evaluation import Evaluator
+from agents.common.session.evaluation import EvalResult, Evaluator, evaluate
 from agents.common.session.milestones import Milestones, best_model_saver
 from agents.common.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_run_folder, prepare_run
 from agents.common.session.tracking import Tracker
@@ -83,8 +83,39 @@ def main(
     for line in setup.notes:
         note(line)
     if tracker is None:
-        return run_training(setup, learner, milestones, to_close)
-    return tracker.around(run_training, setup, learner, milestones, to_close)
+        run_training(setup, learner, milestones, to_close)
+    else:
+        tracker.around(run_training, setup, learner, milestones, to_close)
+    games = final_games(args, setup)
+    if games:
+        judge_final_model(setup, games)
+    return run_dir
+
+
+def final_games(args: argparse.Namespace, setup: RunSetup) -> int:
+    """--final-games, else FINAL_GAMES for a whole run of its section from nothing that plays its
+    env's own opponent (a self-play run's evaluations play the built-ins), else none."""
+    if args.final_games is not None:
+        return int(args.final_games)
+    whole = args.timesteps is None and args.resume is None
+    return FINAL_GAMES if whole and setup.self_play is None else 0
+
+
+def judge_final_model(setup: RunSetup, episodes: int) -> EvalResult:
+    """The saved final model's games against the run's own env, greedy, on evaluation seeds, as
+    ``python -m agents.evaluate RUN --episodes N --deterministic`` plays them; printed and kept in
+    ``final_evaluation.yml``."""
+    config = read_config(setup.run_dir)
+    model_path = setup.run_dir / f"{FINAL_MODEL}{setup.algo.suffix}"
+    model = setup.algo.load(model_path, config, setup.device)
+    result = evaluate(model, config, episodes, setup.seed + EVAL_SEED_OFFSET)
+    line = result.summary(setup.section.env_id)
+    print(f"final model, {line}")
+    judged = {"model": model_path.name, "episodes": episodes, "mean_return": float(result.returns.mean())}
+    if result.outcomes:
+        judged["win_rate"] = result.outcomes["left"] / episodes
+    write_yaml(setup.run_dir / FINAL_EVALUATION, judged)
+    return result
 
 
 def log_hyperparameters(logger: Logger, run_dir: Path) -> None:

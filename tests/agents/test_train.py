@@ -165,3 +165,18 @@ def test_help_and_docstring_name_every_algorithm_the_command_trains_and_help_imp
     code += "print(sorted(m for m in ('torch', 'stable_baselines3') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "[]", done.stdout[-500:] + done.stderr
+
+
+def test_the_final_model_plays_its_games_at_the_end_and_its_win_rate_is_kept(tmp_path, capsys):
+    argv = ["--env", "BallDuel-v0", "--timesteps", "200", "--n-envs", "2", *TINY, "--final-games", "6"]
+    assert run_cli(train.main, [*argv, "--log-dir", str(tmp_path)]) == 0
+    run = tmp_path / "dqn" / "BallDuel-v0_1"
+    judged = yaml.safe_load((run / "final_evaluation.yml").read_text())
+    assert judged["model"] == "final_model.zip" and judged["episodes"] == 6 and 0.0 <= judged["win_rate"] <= 1.0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("final model, BallDuel-v0: 6 episodes, return") and "win rate" in out[-1]
+
+
+def test_a_shortened_run_plays_no_final_games_unless_asked(tmp_path):
+    assert run_cli(train.main, [*UAV, "--timesteps", "200", *TINY, "--log-dir", str(tmp_path)]) == 0
+    assert not (tmp_path / "dqn" / "UAVGrid-v0_1" / "final_evaluation.yml").exists()

@@ -24,6 +24,8 @@ from agents.common.stops import stops_wait_for_block
 
 CONFIG_NAME = "config.yml"
 SUMMARY_NAME = "summary.yml"
+#: The final model's games at the run's end (a section's final_eval_episodes).
+FINAL_EVALUATION = "final_evaluation.yml"
 FINAL_MODEL = "final_model"
 BEST_MODEL = "best_model"
 INTERRUPTED_MODEL = "interrupted_model"

@@ -19,7 +19,7 @@ from agents.common.readers import MAX_COUNT, MAX_ENVS, MAX_SEED
 from agents.common.session.tracking import check_tracking
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
-from ballenvs.cli import CommandError
+from ballenvs.cli import MAX_GAMES, CommandError
 
 DEVICES = ("auto", "cpu", "cuda")
 DEFAULT_ENV = "BallDuel-v0"
@@ -140,6 +140,10 @@ def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True, configu
     )
 
 
+#: The final model's games at the end of a whole run (--final-games' default).
+FINAL_GAMES = 100
+
+
 def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argparse.ArgumentParser:
     """The trainers' command line; ``algos``: the registered algorithms this trainer trains, the first the default."""
     parser = Parser(
@@ -173,6 +177,13 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
         help="for an algorithm that learns from a teacher (distill, kickstart): a built-in player, or a model file or "
         "run folder of the same env on its state (default: the config's teacher)",
     )
+    parser.add_argument(
+        "--final-games",
+        type=int,
+        default=None,
+        help=f"games the final model plays against the run's own env once it is saved, greedy: the figure to quote "
+        f"(default: {FINAL_GAMES} for a whole run of a section that is not self-play, else 0)",
+    )
     parser.add_argument("--save-freq", type=int, default=50_000, help="checkpoint every this many env steps (0: never)")
     parser.add_argument(
         "--resume",
@@ -205,6 +216,9 @@ def check_flags(args: argparse.Namespace) -> tuple[str, str]:
         value = getattr(args, flag, None)
         if value is not None and not 1 <= value <= most:
             raise UsageError(f"--{flag.replace('_', '-')} must be in 1..{most}, got {value}")
+    final_games = getattr(args, "final_games", None)
+    if final_games is not None and not 0 <= final_games <= MAX_GAMES:
+        raise UsageError(f"--final-games must be in 0..{MAX_GAMES:,}, got {final_games}")
     for flag in ("save_freq", "eval_freq"):
         value = getattr(args, flag, 0)
         if value is not None and not 0 <= value < MAX_COUNT:
