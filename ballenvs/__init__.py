@@ -19,7 +19,7 @@ from ballenvs.reference import register_reference
 #: BallSumo-v0's rules (see ballenvs.duel.two_player_game.TwoPlayerDuel); the PettingZoo faces take them too.
 SUMO_RULES: dict[str, Any] = {"floor_slope": 0.6, "time_limit_rule": "nearer_centre", "game_steps": 100}
 
-__version__ = "0.1.0"
+__version__ = "0.6.0"
 
 #: id -> registration keyword arguments, and where its reference policies are (see
 #: ballenvs.reference). ``max_episode_steps`` is the time limit: gymnasium's TimeLimit for

@@ -69,3 +69,19 @@ def test_quickstart_notebook_runs(tmp_path, monkeypatch):
     assert (tmp_path / "game.gif").stat().st_size > 0
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
     assert any("image/gif" in output.get("data", {}) for output in outputs), "the game is shown inline"
+
+
+def test_the_changelog_is_by_release_and_its_newest_is_the_packages_version():
+    import re
+
+    import ballenvs
+
+    text = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## (\d+\.\d+\.\d+) \((\d{4}-\d{2}-\d{2}), [0-9a-f]{7}\)$", text, flags=re.MULTILINE)
+    headings = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    assert headings[0] == "Unreleased" and len(headings) == len(releases) + 1, "every other heading is a dated release"
+    assert releases[0][0] == ballenvs.__version__
+    versions = [tuple(map(int, version.split("."))) for version, _ in releases]
+    assert versions == sorted(versions, reverse=True) and [d for _, d in releases] == sorted(
+        (d for _, d in releases), reverse=True
+    )
