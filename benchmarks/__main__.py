@@ -1,12 +1,13 @@
-"""Run every benchmark and record the figures in benchmarks/RESULTS.md.
+"""Run every benchmark and record the figures in benchmarks/RESULTS.md's study pages.
 
     python -m benchmarks                 # all of them, full size (tens of minutes on 2 cores)
     python -m benchmarks --quick         # a smoke pass with tiny sizes; RESULTS.md untouched
     python -m benchmarks --only naive_vs_batched episode_flatness
 
-Each benchmark prints its table and writes <name>.json. A full run replaces, in RESULTS.md,
-the text between ``<!-- results:<name> -->`` and ``<!-- /results:<name> -->`` with the
-command, date, machine and table; the notes around those markers are kept.
+Each benchmark prints its table and writes <name>.json. A full run replaces, in the study page
+that holds it (``benchmarks/studies/*.md``, linked from RESULTS.md's tables), the text between
+``<!-- results:<name> -->`` and ``<!-- /results:<name> -->`` with the command, date, machine and
+table; the notes around those markers are kept.
 """
 
 from __future__ import annotations
@@ -61,9 +62,23 @@ def update_results(path: Path, name: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def results_file(path: Path, name: str) -> Path:
+    """Where the ``name`` block is kept: ``path`` if it holds it, else the study page beside it
+    (``studies/*.md``) that does, else a new dated study page there (``path`` with no studies)."""
+    start = f"<!-- results:{name} -->"
+    studies = path.parent / "studies"
+    for candidate in [path, *sorted(studies.glob("*.md"))]:
+        if candidate.is_file() and start in candidate.read_text():
+            return candidate
+    if not studies.is_dir():
+        return path
+    return studies / f"{datetime.date.today()}-{name.replace('_', '-')}.md"
+
+
 def record(path: Path, name: str, command: str, where: str, text: str) -> None:
-    """Replace the ``name`` block with the command that measured it, the date, the machine and ``text``."""
-    update_results(path, name, f"`{command}` on {datetime.date.today()}, {where}:\n\n{text}")
+    """Replace the ``name`` block, wherever RESULTS keeps it (:func:`results_file`), with the
+    command that measured it, the date, the machine and ``text``."""
+    update_results(results_file(path, name), name, f"`{command}` on {datetime.date.today()}, {where}:\n\n{text}")
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict]:

@@ -20,6 +20,9 @@ OUTSIDE_PAGES = {
     "contributing.md": "CONTRIBUTING.md",
     "changelog.md": "CHANGELOG.md",
 }
+#: The studies behind the results, a dated page each, served under studies/ and listed under Results.
+STUDIES = "benchmarks/studies"
+OUTSIDE_PAGES |= {f"studies/{page.name}": f"{STUDIES}/{page.name}" for page in sorted((ROOT / STUDIES).glob("*.md"))}
 FIGURES = "benchmarks/figures"
 #: folders served as they are, for download (the notebook)
 SERVED_FOLDERS = ("notebooks",)
@@ -27,6 +30,22 @@ SITE_OF = {source: page for page, source in OUTSIDE_PAGES.items()}
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
 #: replaced by the tables of every algorithm's hyperparameters, drawn from their one declaration
 HYPERPARAMETERS = "<!-- hyperparameters -->"
+
+
+def on_config(config):
+    """The studies in the navigation, under Results, newest first (mkdocs.yml names the headline page)."""
+    studies = sorted((page for page in OUTSIDE_PAGES if page.startswith("studies/")), reverse=True)
+    for k, entry in enumerate(config["nav"]):
+        if isinstance(entry, dict) and entry.get("Results") == "results.md":
+            config["nav"][k] = {"Results": ["results.md", {"Studies": [{study_title(page): page} for page in studies]}]}
+    return config
+
+
+def study_title(page: str) -> str:
+    """A study's title in the navigation: its date and its page's first heading."""
+    source = ROOT / OUTSIDE_PAGES[page]
+    heading = source.read_text().split("\n", 1)[0].lstrip("# ").strip()
+    return f"{source.name[:10]}: {heading}"
 
 
 def on_files(files, config):

@@ -32,6 +32,7 @@ PAGES = (
     ROOT / "README.md",
     ROOT / "CONTRIBUTING.md",
     ROOT / "benchmarks" / "RESULTS.md",
+    *sorted((ROOT / "benchmarks" / "studies").glob("*.md")),
     *sorted((ROOT / "docs").rglob("*.md")),
 )
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)(?P<info>[^\n]*)\n(?P<code>.*?)^(?P=indent)```", re.M | re.S)

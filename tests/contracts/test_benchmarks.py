@@ -273,3 +273,18 @@ def test_each_benchmark_config_is_taken_by_the_command_results_gives_it(config, 
     assert setup.opponent == "self" and setup.self_play is not None
     teacher = section.get("teacher")
     assert teacher is None or setup.checked.config.teacher == teacher
+
+
+def test_a_benchmarks_block_is_written_in_the_study_page_that_holds_it(tmp_path):
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Results\n\nthe headline\n")
+    studies = tmp_path / "studies"
+    studies.mkdir()
+    page = studies / "2026-11-30-a.md"
+    page.write_text("# A\n\n<!-- results:a -->\nold\n<!-- /results:a -->\n")
+    runner.record(results, "a", "python -m benchmarks.a", "here", "new table")
+    assert "new table" in page.read_text() and results.read_text() == "# Results\n\nthe headline\n"
+    assert runner.results_file(results, "b").parent == studies, "a block no page holds gets a dated page of its own"
+    assert (REPO / "benchmarks" / "studies").is_dir()
+    for name in [*runner.BENCHMARKS, "tune_workers"]:  # each shipped block is in one study page
+        assert runner.results_file(REPO / "benchmarks" / "RESULTS.md", name).is_file(), name

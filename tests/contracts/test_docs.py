@@ -85,3 +85,27 @@ def test_the_changelog_is_by_release_and_its_newest_is_the_packages_version():
     assert versions == sorted(versions, reverse=True) and [d for _, d in releases] == sorted(
         (d for _, d in releases), reverse=True
     )
+
+
+def test_the_results_page_answers_first_and_links_every_study():
+    import re
+
+    results = ROOT / "benchmarks" / "RESULTS.md"
+    text = results.read_text()
+    lines = text.splitlines()
+    assert len(lines) <= 400, "the headline page stays short: the studies hold the rest"
+    first_row = next(k for k, line in enumerate(lines) if line.startswith("| BallDuel-v0"))
+    assert first_row < 40, "the table of what each section learns is on the first screen"
+    linked = set(re.findall(r"\(studies/([^)#]+\.md)", text))
+    studies = {page.name for page in (ROOT / "benchmarks" / "studies").glob("*.md")}
+    assert studies == linked, f"studies RESULTS.md does not link: {sorted(studies - linked)}"
+    assert all(re.fullmatch(r"\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md", name) for name in studies), "dated names"
+
+
+def test_the_readme_names_every_algorithm_the_trainer_takes():
+    from agents.common.configuration.registry import ALGORITHMS
+
+    readme = (ROOT / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `python -m agents.train` |"))
+    missing = [name for name in ALGORITHMS if f"`{name}`" not in row and f"`--algo {name}`" not in row]
+    assert not missing, missing
