@@ -93,6 +93,7 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
         raise UsageError(f"{what}: progress holds unknown {', '.join(map(str, unknown))}")
     if not isinstance(state.get("run_state", {}), dict):
         raise UsageError(f"{what}: run_state must be a mapping, got {type(state['run_state']).__name__}")
+    check_finite(state["agent"], f"{what}: agent")
     rate = finite(state["exploration_rate"], f"{what}: exploration_rate")
     if not 0.0 <= rate <= 1.0:
         raise UsageError(f"{what}: exploration_rate must be in [0, 1], got {rate!r}")
@@ -104,6 +105,22 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
         ):
             raise UsageError(f"{what}: its Q-network weights ({name}) are not a mapping of tensors")
     return state
+
+
+def check_finite(value: Any, what: str) -> None:
+    """Every floating-point tensor in ``value`` (however deep in dicts and lists: the networks, the
+    optimiser's moments) finite: a model with a NaN in it plays NaN, and a run resumed from one
+    learns NaN from its first step."""
+    pending: list[tuple[str, Any]] = [(what, value)]
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, torch.Tensor):
+            if item.is_floating_point() and not bool(torch.isfinite(item).all()):
+                raise UsageError(f"{where} holds NaN or infinite values; a model holds finite numbers")
+        elif isinstance(item, dict):
+            pending.extend((f"{where} {key}", part) for key, part in item.items())
+        elif isinstance(item, (list, tuple)):
+            pending.extend((f"{where}[{k}]", part) for k, part in enumerate(item))
 
 
 def check_spec(spec: Any, what: str) -> None:

@@ -39,6 +39,7 @@ scaled to values). Everything else is :mod:`agents.algorithms.dqn`'s: its buffer
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -59,6 +60,7 @@ from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, StartedFrom, key
 from agents.common.errors import UsageError
 from agents.common.session.evaluation import Evaluation
+from ballenvs.state import parts
 
 if TYPE_CHECKING:
     from agents.algorithms.buffer import Batch
@@ -114,6 +116,34 @@ def weighed(value: float, held: bool, release: float, most: float) -> float:
     """What the evidence sets (the pull's weight, the roll-in) after an evaluation: multiplied by
     ``release`` if it held the start's level, divided by it, up to ``most``, if it fell."""
     return value * release if held else min(value / release, most)
+
+
+def saved_amount(value: Any, most: float, what: str) -> float:
+    """A weight the evidence sets (the pull, the roll-in) as a resumed state holds it: a number in
+    [0, ``most``], where :func:`weighed` keeps it; a tampered one (NaN, negative, past ``most``, a
+    string) would change what the run learns without a word."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= most:
+        raise ValueError(f"state agent {what}: expected a number in [0, {most:g}], got {value!r:.80}")
+    return float(value)
+
+
+def saved_level(level: Any) -> Evaluation | None:
+    """The start's evaluation as a resumed state holds it: none, or its steps, a finite mean return
+    and win rates in [0, 1] by opponent."""
+    if level is None:
+        return None
+    level = parts(level, ("steps", "mean_return", "win_rates"), "agent start_level")
+    steps, mean_return, win_rates = level["steps"], level["mean_return"], level["win_rates"]
+    rates_ok = isinstance(win_rates, dict) and all(
+        isinstance(name, str) and isinstance(rate, (int, float)) and not isinstance(rate, bool) and 0.0 <= rate <= 1.0
+        for name, rate in win_rates.items()
+    )
+    number = isinstance(mean_return, (int, float)) and not isinstance(mean_return, bool) and math.isfinite(mean_return)
+    if not (isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0 and number and rates_ok):
+        raise ValueError(
+            f"state agent start_level: expected its steps, a finite mean return and win rates in [0, 1], got {level!r:.120}"
+        )
+    return Evaluation(steps, float(mean_return), {name: float(rate) for name, rate in win_rates.items()})
 
 
 class FinetuneAgent(dqn.DQNAgent):
@@ -197,13 +227,19 @@ class FinetuneAgent(dqn.DQNAgent):
         return {**super().runtime_state(), **own}
 
     def load_runtime_state(self, state: dict[str, Any]) -> None:
+        state = parts(state, ("pull", "start_level"), "agent")  # a resume without them would start the pull over
         super().load_runtime_state({k: v for k, v in state.items() if k not in self.OWN_STATE})
-        self.pull = float(state.get("pull", self.config.pull_weight))
-        self.roll_in = float(state.get("roll_in", self.config.roll_in_steps))
+        config = self.config
+        self.pull = saved_amount(state["pull"], config.pull_weight, "pull")
+        # A run from before the roll-in existed had none: its whole length, as a new run's.
+        self.roll_in = saved_amount(state.get("roll_in", config.roll_in_steps), config.roll_in_steps, "roll_in")
         game_steps = state.get("game_steps")
+        if game_steps is not None and not (
+            isinstance(game_steps, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in game_steps)
+        ):
+            raise ValueError(f"state agent game_steps: expected step counts, got {game_steps!r:.80}")
         self.game_steps = None if game_steps is None else np.asarray(game_steps, dtype=np.int64)
-        level = state.get("start_level")
-        self.start_level = None if level is None else Evaluation(**level)
+        self.start_level = saved_level(state["start_level"])
 
     def state_dict(self) -> dict[str, Any]:
         moved = {"pull_target": self.pull_target.state_dict()} if self.config.pull_to_latest_held else {}

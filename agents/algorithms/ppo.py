@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 from agents.algorithms import pqn
 from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.finetune import evidence_from_the_start, holds, weighed
+from agents.algorithms.finetune import evidence_from_the_start, holds, saved_amount, saved_level, weighed
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.pqn import PQNAgent, Rollout, check_minibatches, replay_buffer
@@ -271,14 +271,13 @@ class PPOAgent(PQNAgent):
         state = parts(state, ("pull", "start_level"), "agent")
         own = ("pull", "start_level", "kl_coef")
         super().load_runtime_state({k: v for k, v in state.items() if k not in own})
-        self.pull = float(state["pull"])
+        self.pull = saved_amount(state["pull"], self.config.pull_weight, "pull")
         # A checkpoint from before the penalty existed ran without one: its run's kl_coef is 0.
         kl_coef = state.get("kl_coef", self.config.kl_coef)
         if isinstance(kl_coef, bool) or not isinstance(kl_coef, (int, float)) or not 0.0 <= kl_coef <= MAX_KL_COEF:
             raise ValueError(f"state agent kl_coef: expected a number in [0, {MAX_KL_COEF:g}], got {kl_coef!r:.80}")
         self.kl_coef = float(kl_coef)
-        level = state["start_level"]
-        self.start_level = None if level is None else Evaluation(**level)
+        self.start_level = saved_level(state["start_level"])
 
     def state_dict(self) -> dict[str, Any]:
         start = {} if self.start is None else {"start": self.start.state_dict()}

@@ -29,10 +29,19 @@ def start_weights(path: str) -> dict[str, Any]:
 
 
 def check_start(path: str, spec: dict[str, Any]) -> None:
-    """``start_from``'s network is this run's (``spec``), or one line saying how it differs."""
+    """``start_from``'s network is this run's (``spec``) and its weights fit it, or one line
+    saying how it differs."""
     state = start_weights(path)
     if state["spec"] != spec:
         raise UsageError(f"start_from {path!r}: its network {state['spec']} is not this run's ({spec})")
+    try:
+        QNetwork(spec).load_state_dict(state["agent"]["q"])
+    except (RuntimeError, KeyError) as error:  # a file whose weights its spec does not describe
+        first = str(error).strip().splitlines()[-1].strip()
+        raise UsageError(f"start_from {path!r}: its weights do not fit its network ({first})") from None
+    temperature = state["config"].get("temperature")
+    if temperature is not None and not (isinstance(temperature, float) and 0.0 < temperature < float("inf")):
+        raise UsageError(f"start_from {path!r}: its distill temperature {temperature!r} is not a positive number")
 
 
 def load_start(network: QNetwork, path: str) -> None:

@@ -61,7 +61,27 @@ class ModuleLearner:
             raise UsageError(
                 f"--resume {str(resume)!r}: its network {checkpoint['spec']} does not match this env and config ({spec})"
             )
+        if checkpoint is not None:
+            self.check_restores(checkpoint, config, device, resume)
         return ModuleRunChecked(config, spec, checkpoint)
+
+    def check_restores(self, checkpoint: dict[str, Any], config: QConfig, device: str, resume: Path | None) -> None:
+        """The checkpoint restored once, before the run folder exists: an agent of this algorithm,
+        its weights and optimiser fitting it, its runtime state taken (a tampered one is one line)."""
+        what = f"--resume {str(resume)!r}"
+        own = self.algorithm.Agent.FORMAT
+        if checkpoint["format"] != own:
+            raise UsageError(f"{what}: its model is a {checkpoint['format']} checkpoint, not this run's ({own})")
+        try:
+            agent, _ = restore_agent(checkpoint, config, device)
+            run_state = tensors_as_arrays(checkpoint.get("run_state") or {})
+            if run_state and "agent" not in run_state:
+                raise ValueError("state: lacks agent")
+            if "agent" in run_state:
+                agent.load_runtime_state(run_state["agent"])
+        except (KeyError, ValueError, TypeError, RuntimeError, AttributeError, IndexError) as error:  # data, not a bug
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise UsageError(f"{what}: its agent does not fit this run's {own}: {first}") from None
 
     def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir

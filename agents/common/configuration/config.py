@@ -60,6 +60,8 @@ class Key:
             kind += f" in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
         elif self.low is not None:
             kind += f" {'>' if self.low_open else '>='} {self.low:g}"
+        if self.kind is int and self.high is None:
+            kind += f", below 2^{MAX_COUNT.bit_length() - 1}"
         for value in self.also:
             kind += f", or {value!r}"
         if self.schedule:
@@ -88,8 +90,9 @@ class Key:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if self.kind is bool:
             return bool(value) if isinstance(value, bool) or (number and value in (0, 1)) else None
-        if self.kind is int:
-            return int(value) if number and math.isfinite(value) and float(value).is_integer() else None
+        if self.kind is int:  # a count past 2^53 is no count a run reaches (and floats no longer hold it exactly)
+            whole = number and math.isfinite(value) and float(value).is_integer() and abs(value) < MAX_COUNT
+            return int(value) if whole else None
         if self.kind is float:
             return float(value) if number and math.isfinite(value) else None
         return value if isinstance(value, str) else None

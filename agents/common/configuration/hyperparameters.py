@@ -202,10 +202,11 @@ class StartedFrom:
         50_000, "env steps at the start in which the start's policy plays and the values are fitted to its returns",
         low=0,
     )  # fmt: skip
-    pull_weight: float = key(1.0, "the pull's weight beside the learner's loss at the start, and at most", low=0)
+    # Bounded so that the pull stays a number: a weight of 1e308 or a temperature of 1e-300 made NaN models.
+    pull_weight: float = key(1.0, "the pull's weight beside the learner's loss at the start, and at most", low=0, high=100)
     pull_temperature: float = key(
         0.05, "the policies the pull compares are softmax(values / this): the start's (our PPO starts by playing it) "
-        "and, for our DQN, the learner's", low=0, low_open=True,
+        "and, for our DQN, the learner's", low=1e-3, high=100,
     )  # fmt: skip
     pull_margin: float = key(
         0.05, "how far below the start's level an evaluation's win rate may be and still hold it", low=0, high=1

@@ -206,7 +206,7 @@ def test_a_tampered_kl_penalty_weight_is_refused_on_resume(start, kl_coef):
         (["target_kl=-1"], "target_kl"),
         (["n_steps=8"], "n_steps"),
         (["n_minibatches=33"], "n_minibatches=33: more than a rollout holds (8 steps x 4 envs); valid: 1..32"),
-        (["n_minibatches=99999999999999999999"], "n_minibatches=99999999999999999999: more than a rollout holds"),
+        (["n_minibatches=99999999999999999999"], "n_minibatches=99999999999999999999 must be an integer >= 1, below 2^53"),
     ],
 )
 def test_bad_keys_are_refused_before_any_folder(keys, message, tmp_path, capsys):
@@ -220,3 +220,74 @@ def test_a_start_that_does_not_fit_the_network_is_refused_before_any_folder(star
     err = refused(capsys, train.main, argv)
     assert f"start_from {str(start)!r}: its network" in err and "is not this run's" in err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.fixture(scope="module")
+def ppo_run(tmp_path_factory):
+    """A short run of our PPO from a start, to tamper with."""
+    folder = tmp_path_factory.mktemp("ppo")
+    argv = ["--algo", "ppo", *SMALL, "--timesteps", "128", "--log-dir", str(folder), "--no-progress"]
+    assert run_cli(train.main, argv) == 0
+    return folder / "ppo" / "BallSumo-v0_1"
+
+
+#: The start's evaluation with a NaN win rate, as a tampered resume state holds it.
+NAN_LEVEL = {"steps": 0, "mean_return": 0.0, "win_rates": {"chaser": float("nan")}}
+
+
+def _tampered(run, tmp_path, change):
+    from tests.helpers import copy_run
+
+    copy = copy_run(run, tmp_path)
+    model = copy / "final_model.pt"
+    state = torch.load(model, weights_only=True)
+    change(state)
+    torch.save(state, model)
+    return copy
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda s: s["agent"].pop("critic"), "its agent does not fit this run's ballenvs-custom-ppo/1: 'critic'"),
+        (lambda s: s["agent"]["critic"]["head.0.weight"].fill_(float("nan")), "agent critic head.0.weight holds NaN"),
+        (lambda s: s["agent"]["optimizer"].pop("param_groups"), "its agent does not fit"),
+        (lambda s: s["agent"]["critic"].update({"head.0.weight": torch.zeros(64, 11, 4000)}), "its agent does not fit"),
+        (lambda s: s.update(format="ballenvs-custom-dqn/1"), "a ballenvs-custom-dqn/1 checkpoint, not this run's"),
+        (lambda s: s["run_state"]["agent"].update(pull=float("nan")), "state agent pull: expected a number in [0, 0.1]"),
+        (lambda s: s["run_state"]["agent"].update(pull=1e300), "state agent pull: expected a number in [0, 0.1]"),
+        (lambda s: s["run_state"]["agent"].update(pull=-5.0), "state agent pull"),
+        (lambda s: s["run_state"].pop("agent"), "state: lacks agent"),
+        (
+            lambda s: s["run_state"]["agent"].update(
+                start_level={"steps": 0, "mean_return": 0.0, "win_rates": {"a": float("nan")}}
+            ),
+            "state agent start_level",
+        ),
+    ],
+    ids=[
+        "no-critic",
+        "nan-critic",
+        "no-param-groups",
+        "critic-shape",
+        "dqn-format",
+        "pull-nan",
+        "pull-huge",
+        "pull-negative",
+        "no-agent-state",
+        "level-nan",
+    ],  # fmt: skip
+)
+def test_a_tampered_resume_is_refused_in_one_line_before_any_folder(ppo_run, tmp_path, capsys, change, message):
+    run = _tampered(ppo_run, tmp_path / "copy", change)
+    out = tmp_path / "out"
+    argv = ["--resume", str(run), "--timesteps", "64", "--log-dir", str(out), "--no-progress"]
+    assert message in refused(capsys, train.main, argv)
+    assert not out.exists()
+
+
+def test_a_model_holding_nan_is_refused_by_evaluate_and_as_a_start(ppo_run, tmp_path, capsys):
+    run = _tampered(ppo_run, tmp_path / "copy", lambda s: s["agent"]["q"]["head.0.weight"].fill_(float("nan")))
+    assert "holds NaN or infinite values" in refused(capsys, evaluate_main, [str(run / "final_model.pt")])
+    argv = ["--algo", "ppo", *SMALL, f"start_from={run}", "--timesteps", "64", "--log-dir", str(tmp_path / "out")]
+    assert "holds NaN or infinite values" in refused(capsys, train.main, argv)
