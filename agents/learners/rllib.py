@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import shutil
 import signal
 import socket
@@ -75,6 +76,12 @@ class RLlibLearner:
         if importlib.util.find_spec("ray") is None:
             raise UsageError('--algo rllib_ppo needs Ray RLlib: pip install "ballenvs[rllib]"')
         check_address(self.address)
+        runners, learners = int(section.algo_kwargs.get("env_runners", 0)), int(section.algo_kwargs.get("learners", 0))
+        if self.address is None and runners + learners > (os.cpu_count() or 1):  # this machine's own Ray: its CPUs
+            raise UsageError(
+                f"env_runners={runners} and learners={learners} ask Ray for {runners + learners} CPUs, this machine has "
+                f"{os.cpu_count()}: ask for fewer, or run on a cluster (--address)"
+            )
         if (section.frame_stack or 1) > 1:
             raise UsageError(
                 f"frame_stack={section.frame_stack}: rllib_ppo plays single frames (RLlib stacks with its connectors)"
@@ -114,7 +121,11 @@ class RLlibLearner:
                 if started_ray:
                     # "local": a Ray of this run's own, not a cluster a past `ray start` left named in /tmp/ray
                     address = self.address or "local"
-                    ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+                    try:
+                        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+                    except (ConnectionError, TimeoutError, RuntimeError, ValueError) as error:  # `auto` with no cluster
+                        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                        raise UsageError(f"--address {address!r}: Ray could not join it: {first}") from None
                 check_cpus(setup.section, local=self.address is None)
                 self.algo = ray_run.algo = self._build(setup)
             if setup.resume is not None:
@@ -332,13 +343,39 @@ def check_address(address: str | None) -> None:
             f"--address {address!r}: a Ray cluster's head as HOST:PORT (e.g. 127.0.0.1:6379), ray://HOST:PORT, or auto"
         )
     try:
-        with socket.create_connection((host, int(port)), timeout=ADDRESS_WAIT_S):
-            pass
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
+        with socket.create_connection((host, int(port)), timeout=ADDRESS_WAIT_S) as connection:
+            speaks_grpc = answers_http2(connection)
+    except (OSError, UnicodeError) as error:  # UnicodeError: a host name IDNA refuses (a label past 63 characters)
+        reason = getattr(error, "strerror", None) or type(error).__name__
         raise UsageError(
             f"--address {address!r}: no Ray head answers at {host}:{port} (tried for up to {ADDRESS_WAIT_S:.0f} s: {reason})"
         ) from None
+    if not speaks_grpc:  # Ray would wait on it for minutes, deaf to the stop signals it holds back then
+        raise UsageError(
+            f"--address {address!r}: something listens at {host}:{port}, but not a Ray head (it does not answer gRPC)"
+        )
+
+
+#: HTTP/2's client preface and an empty SETTINGS frame: what a gRPC client (Ray's) says first.
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+#: The type of HTTP/2's SETTINGS frame, the first frame a server sends.
+HTTP2_SETTINGS = 0x04
+
+
+def answers_http2(connection: socket.socket) -> bool:
+    """Whether the server on ``connection`` speaks HTTP/2, as a Ray head's gRPC servers (the GCS,
+    the Ray Client server) do: it answers the client preface with a SETTINGS frame."""
+    try:
+        connection.sendall(HTTP2_PREFACE)
+        header = b""
+        while len(header) < 9:
+            chunk = connection.recv(9 - len(header))
+            if not chunk:
+                return False
+            header += chunk
+    except OSError:  # silence past the timeout, or the connection dropped
+        return False
+    return header[3] == HTTP2_SETTINGS
 
 
 def learning_rate(value: float | str, end: int) -> float | list[list[float]]:

@@ -15,6 +15,7 @@ Needs msgpack (the rllib extra), not Ray.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,13 @@ RAY_FILES = ("metadata.json", "class_and_ctor_args.pkl")
 ROOT_FILES = ("rllib_checkpoint.json",)
 #: A state file larger than this is refused before it is decoded (ours are a few MB).
 MAX_STATE_BYTES = 512 * 2**20
-#: msgpack-numpy's marks: an array (``nd``) whose ``kind`` is ``O`` is unpickled.
-_ARRAY_MARK, _KIND, _OBJECT_KINDS = b"nd", b"kind", (b"O", "O")
+#: msgpack-numpy's arrays as our checkpoints hold them: ``{nd: True, type, kind: b"", shape, data}``
+#: (an array) or ``{nd: False, type, data}`` (a number), of plain numeric dtypes; its other forms
+#: (structured ``kind`` V, objects ``O``: pickles; ``complex``) and msgpack's ext types never.
+ARRAY_KEYS, NUMBER_KEYS = {b"nd", b"type", b"kind", b"shape", b"data"}, {b"nd", b"type", b"data"}
+PLAIN_DTYPE = re.compile(r"[<>|=]?[biuf][1248]")
+#: The plain values a state holds besides arrays.
+PLAIN = (bool, int, float, str, type(None))
 
 
 def check_checkpoint(folder: Path, learner_modules: tuple[str, ...]) -> None:
@@ -45,7 +51,11 @@ def check_checkpoint(folder: Path, learner_modules: tuple[str, ...]) -> None:
         for name in subfolders:
             if (here / name).is_symlink():
                 raise UsageError(f"{place}: {name} is a link; a checkpoint holds files and folders only")
+        stem = state_stem(here, folder)
         states = [name for name in files if Path(name).suffix == ".msgpack" and Path(name).stem in STATE_STEMS]
+        misnamed = [name for name in states if Path(name).stem != stem]
+        if misnamed:  # Ray would look for {stem}.msgpack, then unpickle {stem}.pkl
+            raise UsageError(f"{place} holds {misnamed[0]!r} where Ray reads {stem}.msgpack")
         allowed = {*states, *RAY_FILES, *(ROOT_FILES if here == folder else ())}
         strangers = sorted(set(files) - allowed)
         if strangers:
@@ -68,6 +78,14 @@ def check_checkpoint(folder: Path, learner_modules: tuple[str, ...]) -> None:
         )
 
 
+def state_stem(here: Path, root: Path) -> str:
+    """The state file Ray reads in a checkpoint's folder: the algorithm's at the root, a module's in
+    ``rl_module/`` and each of its modules, ``state`` in every other component's."""
+    if here == root:
+        return "algorithm_state"
+    return "module_state" if "rl_module" in (here.name, here.parent.name) else "state"
+
+
 def _check_state(path: Path, what: str) -> None:
     """A state file: plain msgpack, decoded without msgpack-numpy's hook, holding no object arrays."""
     import msgpack
@@ -84,22 +102,55 @@ def _check_state(path: Path, what: str) -> None:
         state = unpackb(path.read_bytes(), raw=False, strict_map_key=False)
     except (ValueError, TypeError, msgpack.UnpackException, RecursionError) as error:
         raise UsageError(f"{what} is not a msgpack state ({type(error).__name__})") from None
-    if _holds_objects(state):
-        raise UsageError(f"{what} holds an array of Python objects (a pickle); only arrays of numbers are read")
+    problem = _not_plain(state)
+    if problem:
+        raise UsageError(f"{what} holds {problem}; a state of ours holds plain values and arrays of numbers")
 
 
-def _holds_objects(value: Any) -> bool:
-    """Whether msgpack-numpy would unpickle anything in ``value`` (iteratively: depth costs no stack)."""
+def _not_plain(value: Any) -> str | None:
+    """What in a decoded state is not what ours hold (None: nothing): an array msgpack-numpy would
+    build from raw bytes other than a plain numeric one whose shape its bytes fill (an object
+    array is a pickle, a structured one pointers), a complex number, an ext type, raw bytes, a key
+    that is not a name or a number (iteratively: depth costs no stack)."""
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, dict):
-            if _ARRAY_MARK in item or "nd" in item:
-                kind = item.get(_KIND, item.get("kind"))
-                if kind in _OBJECT_KINDS or not isinstance(kind, (bytes, str, type(None))):
-                    return True
-            pending.extend(item.keys())
+            if b"nd" in item or "nd" in item:
+                problem = _not_plain_array(item)
+                if problem:
+                    return problem
+                continue
+            if b"complex" in item or "complex" in item:
+                return "a complex number (msgpack-numpy's form)"
+            strange = [key for key in item if isinstance(key, bool) or not isinstance(key, (str, int))]
+            if strange:
+                return f"a key {strange[0]!r:.40} that is not a name or a number"
             pending.extend(item.values())
         elif isinstance(item, (list, tuple)):
             pending.extend(item)
-    return False
+        elif not isinstance(item, PLAIN):
+            return f"a value of type {type(item).__name__} (raw bytes or an ext type)"
+    return None
+
+
+def _not_plain_array(item: dict) -> str | None:
+    """What is wrong with one of msgpack-numpy's arrays (None: a plain numeric array or number)."""
+    import numpy as np
+
+    nd, kind, dtype, data = item.get(b"nd"), item.get(b"kind", b""), item.get(b"type"), item.get(b"data")
+    keys = ARRAY_KEYS if nd is True else NUMBER_KEYS
+    if set(item) != keys or not isinstance(nd, bool):
+        return "an array (msgpack-numpy's) that is not laid out as ours are"
+    if kind in (b"O", "O") or (isinstance(dtype, str) and "O" in dtype):
+        return "an array of Python objects (a pickle)"
+    if kind != b"" or not isinstance(dtype, str) or not PLAIN_DTYPE.fullmatch(dtype):
+        return f"an array of dtype {dtype!r:.40} (kind {kind!r:.10}): only plain numbers are read (no objects, no records)"
+    if not isinstance(data, bytes):
+        return "an array whose data are not bytes"
+    shape = item.get(b"shape", [])
+    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        return f"an array of shape {shape!r:.40}"
+    if int(np.prod(shape, dtype=np.float64)) * np.dtype(dtype).itemsize != len(data):
+        return f"an array of shape {shape!r:.40} that its {len(data):,} bytes do not fill"
+    return None

@@ -106,6 +106,45 @@ def test_a_checkpoint_not_made_as_ours_is_refused_in_one_line_before_ray(rllib_r
     assert message in refused(capsys, train.main, resume(run, tmp_path / "out"), tmp_path / "out")
 
 
+def _array(dtype: str, shape: list, data: bytes, kind: bytes = b"") -> dict:
+    return {b"nd": True, b"type": dtype, b"kind": kind, b"shape": shape, b"data": data}
+
+
+#: What msgpack-numpy would build from raw bytes, each as a module's state holds one value.
+HOSTILE_STATES = {
+    "structured-with-object": (
+        _array([["a", "|O"]], [1], b"A" * 8, kind=b"V"),  # an object field: a pointer read from the file
+        "only plain numbers are read",
+    ),
+    "scalar-object": ({b"nd": False, b"type": "|O", b"data": b"AAAAAAAA"}, "an array of Python objects"),
+    "lying-shape": (_array("<f4", [1000, 1000], b"\0" * 16), "that its 16 bytes do not fill"),
+    "bad-dtype": (_array("<V8", [1], b"\0" * 8), "only plain numbers are read"),
+    "object-kind": (_array("<f4", [1], b"\0" * 4, kind=b"O"), "an array of Python objects"),
+    "complex": ({b"complex": True, b"data": "1+2j"}, "a complex number"),
+    "ext-type": (msgpack.ExtType(42, b"payload"), "an ext type"),
+    "raw-bytes": (b"\x80\x04K\x01.", "raw bytes"),
+    "extra-field": ({**_array("<f4", [1], b"\0" * 4), b"hook": "x"}, "not laid out as ours are"),
+}
+
+
+@pytest.mark.parametrize("value, message", HOSTILE_STATES.values(), ids=list(HOSTILE_STATES))
+def test_a_state_holding_what_ours_never_hold_is_refused_before_ray(rllib_run, tmp_path, capsys, value, message):
+    run = copy_run(rllib_run, tmp_path)
+    state = run / "final_model.rllib" / "learner_group" / "learner" / "rl_module" / "default_policy" / "module_state.msgpack"
+    state.write_bytes(msgpack.packb({"weights": value}, use_bin_type=True))
+    with pytest.raises(UsageError, match=message):
+        check_checkpoint(run / "final_model.rllib", ("learner", "default_policy"))
+    assert message in refused(capsys, train.main, resume(run, tmp_path / "out"), tmp_path / "out")
+
+
+def test_a_state_file_under_a_name_ray_does_not_read_there_is_refused(rllib_run, tmp_path, capsys):
+    run = copy_run(rllib_run, tmp_path)
+    module = run / "final_model.rllib" / "learner_group" / "learner" / "rl_module" / "default_policy"
+    (module / "module_state.msgpack").rename(module / "state.msgpack")  # Ray would then unpickle module_state.pkl
+    err = refused(capsys, train.main, resume(run, tmp_path / "out"), tmp_path / "out")
+    assert "holds 'state.msgpack' where Ray reads module_state.msgpack" in err
+
+
 def _weights(path: Path, **changes: np.ndarray) -> None:
     with np.load(path) as saved:
         arrays = {name: saved[name] for name in saved.files}
