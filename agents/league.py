@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.common.artifacts.players import arena_of
-from agents.common.artifacts.runs import new_run_dir
+from agents.common.artifacts.runs import check_log_dir, new_run_dir
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.config import parse_overrides
 from agents.common.environments.envs import probe_spaces
@@ -79,7 +79,10 @@ def main(argv: list[str] | None = None) -> Path:
     league = entrants(args.players, reference_for(args.env or DEFAULT_ENV).players)
     env_id = args.env or _models_env(league)
     probe_spaces(env_id, env_kwargs, None)  # bad game options: one line, before any player is built
+    if not args.log_dir.strip():
+        raise UsageError("--log-dir '': name a folder (the default is runs)")
     players = [make_entrant_player(entrant, device, env_id, env_kwargs) for entrant in league]
+    check_log_dir(args.log_dir, "league")  # before any game: a folder it cannot write in is refused first
     pairs = len(league) * (len(league) - 1) // 2
     note(f"{env_id}: {len(league)} players, {pairs} pairs of {args.games} games on {describe_device(device, threads)}")
     results = np.zeros((len(league), len(league), 3), dtype=np.int64)

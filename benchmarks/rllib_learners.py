@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agents.common.configuration.config_files import load_section
+from agents.common.configuration.registry import ALGORITHMS
 from agents.common.environments.ids import check_env_id
 from agents.common.errors import UsageError
 from agents.common.session.cli import Parser, run_cli
@@ -157,6 +159,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         + [("--iterations", args.iterations, (2, 1000)), ("--n-steps", args.n_steps, (32, 100_000))]
     )
     check_env_id(args.env)
+    load_section(ALGORITHMS["rllib_ppo"].config_path(), args.env)  # one with no rllib_ppo section: one line, no cluster
     if importlib.util.find_spec("ray") is None:
         raise UsageError('benchmarks.rllib_learners needs Ray RLlib: pip install "ballenvs[rllib]"')
     configurations = [(runners, learners) for runners in args.runners for learners in args.learners]

@@ -288,3 +288,11 @@ def test_a_benchmarks_block_is_written_in_the_study_page_that_holds_it(tmp_path)
     assert (REPO / "benchmarks" / "studies").is_dir()
     for name in [*runner.BENCHMARKS, "tune_workers"]:  # each shipped block is in one study page
         assert runner.results_file(REPO / "benchmarks" / "RESULTS.md", name).is_file(), name
+
+
+def test_rllib_learners_refuses_an_env_without_an_rllib_section_before_any_cluster(capsys):
+    from benchmarks import rllib_learners
+    from tests.helpers import refused
+
+    err = refused(capsys, rllib_learners.main, ["--env", "UAVGrid-v0", "--no-progress"])
+    assert "has no section for 'UAVGrid-v0'; it has: BallSumo-v0, BallDuel-v0, UAVGridImage-v0" in err

@@ -530,3 +530,20 @@ def test_a_q_players_saved_frames_must_fit_its_network(space, frames):
     wrong = np.zeros((3, *space.shape[:-1], space.shape[-1] * frames * 2), space.dtype)
     with pytest.raises(ValueError, match="Q player frames: expected stacks of"):
         player.set_state({"frames": {"stack": wrong}})
+
+
+@pytest.mark.parametrize("log_dir, message", [("a_file", "exists and is not a folder"), ("", "--log-dir '': name a folder")])
+def test_a_league_refuses_a_log_dir_it_cannot_write_before_any_game(tmp_path, monkeypatch, capsys, log_dir, message):
+    from agents import league
+    from tests.helpers import refused
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("x")
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(league, "play_league", no_games)
+    argv = ["random", "still", "--games", "2", "--env", "BallSumo-v0", "--log-dir", log_dir]
+    assert message in refused(capsys, league.main, argv)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a_file"]
