@@ -43,7 +43,7 @@ def layers_of(state: dict, what: str) -> list[tuple[np.ndarray, np.ndarray]]:
         or spec["layer_norm"]
         or spec.get("activation", "relu") != "relu"
     ):
-        raise UsageError(f"{what}: the champion is a ReLU MLP on BallSumo-v0's state vector (11 numbers, no LayerNorm)")
+        raise UsageError(f"{what}: the champion is an MLP on BallSumo-v0's state vector (11 numbers, ReLU, no LayerNorm)")
     weights = state["agent"]["q"]
     count = len(spec["net_arch"]) + 1
     return [

@@ -406,7 +406,7 @@ BAD_INPUT = [
     (["--seed", "-1"], "--seed must be in 0..4294967295, got -1"),
     (["--seed", "1e20"], "argument --seed: invalid int value: '1e20'"),
     (["--seed", str(2**64)], "--seed must be in 0..4294967295"),
-    (["--n-envs", "0"], "--n-envs must be in 1..9007199254740991, got 0"),
+    (["--n-envs", "0"], "--n-envs must be in 1..65536, got 0"),
     (["--timesteps", str(2**53 + 1)], f"--timesteps must be in 1..{2**53 - 1}, got {2**53 + 1}"),
     (["--env-kwargs", "render_mode=human"], "--env-kwargs render_mode='human': a run trains unrendered"),
     (["--log-dir", ""], "--log-dir '': name a folder"),
@@ -481,7 +481,7 @@ def test_compare_makes_no_folder_for_bad_input(tmp_path, capsys):
     base = ["--env", "UAVGrid-v0", "--timesteps", "100", "--log-dir", str(tmp_path)]
     for argv, message in [
         (["--hyperparams", "gamma=2.0"], "gamma=2.0 must be"),
-        (["--n-envs", "0"], "--n-envs must be in 1..9007199254740991, got 0"),
+        (["--n-envs", "0"], "--n-envs must be in 1..65536, got 0"),
         (["--env", "Pong-v5"], "unknown env 'Pong-v5'"),
         (["--seeds", "0"], "--seeds must be in [1, 1,000], got 0"),
     ]:

@@ -40,6 +40,11 @@ def schedule(value: float | str) -> tuple[float, bool]:
     return float(value), False
 
 
+def _huge(value: Any) -> bool:
+    """A number past any count a run reaches (2^53: floats no longer hold every integer there)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and abs(value) >= MAX_COUNT
+
+
 @dataclass(frozen=True)
 class Key:
     """What a hyperparameter may be: ``kind`` (int, float, bool, str or dict), a range
@@ -60,8 +65,6 @@ class Key:
             kind += f" in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
         elif self.low is not None:
             kind += f" {'>' if self.low_open else '>='} {self.low:g}"
-        if self.kind is int and self.high is None:
-            kind += f", below 2^{MAX_COUNT.bit_length() - 1}"
         for value in self.also:
             kind += f", or {value!r}"
         if self.schedule:
@@ -82,6 +85,8 @@ class Key:
             parse_kwargs(name, value)  # a string is checked; the value stays as written, for config.yml
             return value
         checked = self._typed(value)
+        if self.kind is int and checked is None and _huge(value):
+            raise ConfigError(f"hyperparameter {name}={value!r} must be {self.describe()}, below 2^53")
         if checked is None or not self._in_range(checked):
             raise ConfigError(f"hyperparameter {name}={value!r} must be {self.describe()}")
         return checked
