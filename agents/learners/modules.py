@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from stable_baselines3.common.logger import Logger
 
+from agents.algorithms.checkpoint import SUFFIX as CHECKPOINT_SUFFIX
 from agents.algorithms.checkpoint import load_checkpoint, restore_agent, save_checkpoint, tensors_as_arrays
 from agents.algorithms.contract import AlgorithmModule, algorithm_module
 from agents.algorithms.hooks import RunHooks
@@ -19,7 +20,7 @@ from agents.algorithms.policy import QNetworkPolicy
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
 from agents.common.artifacts.models import SNAPSHOTS
-from agents.common.artifacts.runs import read_config
+from agents.common.artifacts.runs import CHECKPOINTS, read_config
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig
 from agents.common.configuration.registry import Algorithm
@@ -176,9 +177,26 @@ class ModuleLearner:
         self.algorithm.learn(self.agent, self.env, self.progress, timesteps, hooks, self.buffer)
 
     def policy(self) -> QNetworkPolicy:
+        self.check_finite()
         return QNetworkPolicy(self.agent.played, 0.0, str(self.agent.device))
 
+    def check_finite(self) -> None:
+        """Before every evaluation and every model saved (never in the step loop, which would wait on
+        the device): a network gone NaN or infinite stops the run in one line, its last finite
+        model kept, rather than training and saving NaN to its end."""
+        networks = {"the played network": self.agent.played, "the online network": self.agent.q}
+        for name, network in networks.items():
+            if all(bool(torch.isfinite(weight).all()) for weight in network.state_dict().values()):
+                continue
+            saved = sorted((self.run_dir / CHECKPOINTS).glob(f"*{CHECKPOINT_SUFFIX}"), key=lambda path: path.stat().st_mtime)
+            kept = f"the last finite model is {saved[-1]}" if saved else "no model was saved before it"
+            raise UsageError(
+                f"{name} turned NaN or infinite by step {self.progress.num_timesteps} (a loss that diverged: a lower "
+                f"learning_rate or max_grad_norm); {kept}"
+            )
+
     def save(self, path: Path) -> None:
+        self.check_finite()
         save_checkpoint(path, self.agent, self.progress, self.run_state())
 
     def save_replay_buffer(self, path: Path) -> None:

@@ -180,3 +180,28 @@ def test_the_final_model_plays_its_games_at_the_end_and_its_win_rate_is_kept(tmp
 def test_a_shortened_run_plays_no_final_games_unless_asked(tmp_path):
     assert run_cli(train.main, [*UAV, "--timesteps", "200", *TINY, "--log-dir", str(tmp_path)]) == 0
     assert not (tmp_path / "dqn" / "UAVGrid-v0_1" / "final_evaluation.yml").exists()
+
+
+def test_a_run_whose_network_turns_nan_stops_in_one_line_keeping_its_last_finite_model(tmp_path, capsys, monkeypatch):
+    import torch
+
+    from agents.algorithms.checkpoint import load_checkpoint
+    from agents.algorithms.qlearner import QLearner
+
+    step = QLearner.gradient_step
+
+    def diverging(self, loss):  # a loss that blew up after 60 updates
+        step(self, loss)
+        if self.n_updates >= 60:
+            with torch.no_grad():
+                self.q.head[0].weight.fill_(float("nan"))
+
+    monkeypatch.setattr(QLearner, "gradient_step", diverging)
+    argv = [*UAV, "--algo", "custom", "--timesteps", "600", "--save-freq", "100", *TINY, "--log-dir", str(tmp_path)]
+    assert run_cli(train.main, argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the run's own notes, its one line
+    assert err.startswith("error: the played network turned NaN or infinite by step 300") and "the last finite model is" in err
+    run = tmp_path / "custom" / "UAVGrid-v0_1"
+    kept = err.rsplit("the last finite model is ", 1)[1]
+    assert load_checkpoint(kept)["progress"]["num_timesteps"] < 600  # it reads back: finite
+    assert not (run / "final_model.pt").exists()
