@@ -26,15 +26,20 @@ def copied(value: Any) -> Any:
 
 def fitting(current: Any, saved: Any, name: str) -> Any:
     """``saved`` where it can stand for ``current``: an array of the same shape and dtype (copied),
-    or a number of the same kind (an int for an int, a float for a float, a bool for a bool)."""
+    or a number of the same kind (an int for an int, a float for a float, a bool for a bool);
+    floats finite."""
     if isinstance(current, np.ndarray):
         if isinstance(saved, np.ndarray) and saved.shape == current.shape and saved.dtype == current.dtype:
+            if saved.dtype.kind == "f" and not np.isfinite(saved).all():  # a game goes on from numbers, never NaN
+                raise ValueError(f"state {name}: holds NaN or infinite values")
             return saved.copy()
         got = f"{saved.dtype} {saved.shape}" if isinstance(saved, np.ndarray) else repr(saved)[:80]
         raise ValueError(f"state {name}: expected a {current.dtype} array of shape {current.shape}, got {got}")
     for kind in (bool, int, float):
         if isinstance(current, kind):
             if type(saved) is kind or (kind is float and type(saved) is int):
+                if kind is float and not np.isfinite(saved):
+                    raise ValueError(f"state {name}: expected a finite number, got {saved!r}")
                 return kind(saved)
             raise ValueError(f"state {name}: expected a {kind.__name__}, got {saved!r:.80}")
     raise ValueError(f"state {name}: cannot hold {type(current).__name__}")

@@ -153,10 +153,36 @@ class QLearner:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.q.load_state_dict(state["q"])
+        own = [{key: value for key, value in group.items() if key != "params"} for group in self.optimizer.param_groups]
         self.optimizer.load_state_dict(state["optimizer"])
+        check_optimizer(self.optimizer, own)
         self.n_updates = int(state["n_updates"])
         self.tail_updates = int(state.get("tail_updates", 0))
         if self.averaged is None and self.tail_updates:
             self.start_averaging()
         if self.averaged is not None:
             self.averaged.load_state_dict(state.get("averaged", state["q"]))  # a run before averaging: from its network
+
+
+def check_optimizer(optimizer: torch.optim.Optimizer, own: list[dict[str, Any]]) -> None:
+    """An optimiser as a checkpoint restored it, before it takes a step: its settings the run's own
+    (``own``: its groups before the load; the step size aside, which the schedule sets), Adam's
+    moments tensors of its parameters' shapes, its step counts non-negative; else a ValueError
+    naming what (torch takes anything in, then fails or learns NaN at the first step)."""
+    for k, (group, expected) in enumerate(zip(optimizer.param_groups, own, strict=True)):
+        for key, value in expected.items():
+            if key not in ("lr", "initial_lr") and group.get(key) != value:
+                raise ValueError(f"state optimizer group {k} {key}: expected {value!r:.40}, got {group.get(key)!r:.40}")
+        lr = group.get("lr")
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0.0 <= lr < float("inf"):
+            raise ValueError(f"state optimizer group {k} lr: expected a number >= 0, got {lr!r:.40}")
+        for parameter in group["params"]:
+            for key, value in optimizer.state.get(parameter, {}).items():
+                if not isinstance(value, torch.Tensor):
+                    raise ValueError(f"state optimizer {key}: expected a tensor, got {type(value).__name__}")
+                if key == "step":
+                    if value.numel() != 1 or not bool((value >= 0).all()):
+                        raise ValueError(f"state optimizer step: expected a count >= 0, got {value!r:.40}")
+                elif value.shape != parameter.shape:
+                    shapes = f"shape {tuple(value.shape)}, its parameter's {tuple(parameter.shape)}"
+                    raise ValueError(f"state optimizer {key}: {shapes}")

@@ -207,3 +207,93 @@ def test_a_damaged_model_in_its_run_folder_plays_or_is_refused_in_one_line(small
         load_run_model(model, run, "cpu")
     except UsageError as error:
         _one_line(error)
+
+
+# -- the resume state of every algorithm of ours ------------------------------------------------------
+
+#: A short self-play run of each of our algorithms on BallSumo-v0's state: its checkpoint holds the
+#: agent's runtime state, the games in progress and the pool's.
+RESUMED = {
+    "custom": ["--hyperparams", "learning_starts=32", "buffer_size=200", "batch_size=16"],
+    "pqn": ["--hyperparams", "rollout_steps=8", "n_minibatches=2"],
+    "ppo": ["--hyperparams", "rollout_steps=8", "n_minibatches=2", "n_epochs=1"],
+}
+POOL = "self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=64, swap_steps=32)"
+
+
+@pytest.fixture(scope="module")
+def resumable_runs(tmp_path_factory):
+    from agents import train
+    from agents.common.session.cli import run_cli
+
+    log_dir = tmp_path_factory.mktemp("resumable")
+    base = ["--env", "BallSumo-v0", "--env-kwargs", "obs_type=state", "--opponent", "self", "--n-envs", "4"]
+    base += ["--timesteps", "96", "--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
+    for algo, keys in RESUMED.items():
+        assert run_cli(train.main, ["--algo", algo, *base, "--log-dir", str(log_dir), *keys, POOL]) == 0
+    return {algo: log_dir / algo / "BallSumo-v0_1" for algo in RESUMED}
+
+
+def _leaves(value, path=()):
+    """Every leaf of a checkpoint (tensors and plain values), with its path of keys."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):  # a tuple (a rollout's ended games) is a leaf: replaced whole
+        for k, item in enumerate(value):
+            yield from _leaves(item, (*path, k))
+    else:
+        yield path, value
+
+
+#: What a tampered leaf becomes: out-of-range numbers, other types, tensors of NaN or of another shape.
+HOSTILE_LEAVES = st.sampled_from(
+    [float("nan"), float("inf"), -1, 10**30, 1e300, "nan", None, [], {}, True, "x" * 100, "nan-tensor", "wrong-shape"]
+)
+
+
+def _replaced(leaf, hostile):
+    if hostile == "nan-tensor":
+        return torch.full_like(leaf, float("nan")) if isinstance(leaf, torch.Tensor) and leaf.is_floating_point() else hostile
+    if hostile == "wrong-shape":
+        return torch.zeros(3, 5, 7) if isinstance(leaf, torch.Tensor) else hostile
+    return hostile
+
+
+@settings(
+    max_examples=max(EXAMPLES // 6, 6), deadline=None, suppress_health_check=list(HealthCheck), derandomize=EXAMPLES <= 60
+)
+@given(algo=st.sampled_from(sorted(RESUMED)), drawn=st.data())
+def test_a_tampered_resume_state_resumes_or_is_refused_in_one_line_leaving_no_folder(resumable_runs, algo, drawn):
+    """Any one leaf of a checkpoint (its agent, its runtime state, its games, its pool) made hostile:
+    the resume goes on or is one line, exit 2, with no new run folder; never a traceback."""
+    import contextlib
+    import io
+    import shutil
+
+    from agents import train
+    from agents.common.session.cli import run_cli
+
+    with tempfile.TemporaryDirectory() as scratch:
+        run = Path(scratch) / "run" / algo / "BallSumo-v0_1"
+        shutil.copytree(resumable_runs[algo], run)
+        model = run / "final_model.pt"
+        state = torch.load(model, weights_only=True)
+        leaves = [(path, leaf) for path, leaf in _leaves({"agent": state["agent"], "run_state": state["run_state"]})]
+        path, leaf = drawn.draw(st.sampled_from(leaves), label="leaf")
+        hostile = _replaced(leaf, drawn.draw(HOSTILE_LEAVES, label="value"))
+        holder = state
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = hostile
+        torch.save(state, model)
+        out = Path(scratch) / "out"
+        stderr = io.StringIO()
+        argv = ["--resume", str(run), "--timesteps", "16", "--log-dir", str(out), "--no-progress", "--threads", "1"]
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            code = run_cli(train.main, argv)
+        said = stderr.getvalue()
+        assert code in (0, 2), f"{algo} {path} = {hostile!r:.60}: exit {code}\n{said[-3000:]}"
+        if code == 2:
+            assert said.strip().startswith("error: ") and "\n" not in said.strip(), f"{path}: {said}"
+            assert not out.exists(), f"{path}: refused, and left {out}"

@@ -109,10 +109,12 @@ def starting(setup: RunSetup) -> Iterator[None]:
 
 
 def remove_new_run(run_dir: Path) -> None:
-    """The run folder, and its algorithm's folder when nothing else is in it (this run made it)."""
+    """The run folder, and its algorithm's folder and the log folder above when nothing else is in
+    them (this run made them): a refused run leaves nothing written."""
     shutil.rmtree(run_dir, ignore_errors=True)
-    with contextlib.suppress(OSError):  # another run's folder is there, or it is gone already
-        run_dir.parent.rmdir()
+    for folder in (run_dir.parent, run_dir.parent.parent):
+        with contextlib.suppress(OSError):  # another run's folder is there, or it is gone already
+            folder.rmdir()
 
 
 def run_training(setup: RunSetup, learner: Learner, milestones: Milestones, to_close: Sequence[Any]) -> Path:
