@@ -161,7 +161,7 @@ class ModuleLearner:
                 torch.set_rng_state(saved["torch"])
             rollout_for = getattr(self.agent, "rollout_for", None)  # a rollout cut short (PQN's, our PPO's)
             if rollout_for is not None:  # taken now, its shape checked against the run's envs, not at the first step
-                rollout_for(self.config.rollout_steps, self.env.num_envs, self.env.observation_space)
+                rollout_for(getattr(self.config, "rollout_steps"), self.env.num_envs, self.env.observation_space)
         except (ValueError, TypeError, RuntimeError, IndexError, KeyError, OverflowError) as error:  # data, not a bug
             raise UsageError(f"--resume {str(setup.resume)!r}: its run state does not fit this run: {error}") from None
         return inexact
