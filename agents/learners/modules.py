@@ -159,9 +159,11 @@ class ModuleLearner:
                 self.pool.set_state(saved["pool"])
             if "torch" in saved:
                 torch.set_rng_state(saved["torch"])
-            rollout_for = getattr(self.agent, "rollout_for", None)  # a rollout cut short (PQN's, our PPO's)
-            if rollout_for is not None:  # taken now, its shape checked against the run's envs, not at the first step
-                rollout_for(getattr(self.config, "rollout_steps"), self.env.num_envs, self.env.observation_space)
+            # A rollout cut short (PQN's, our PPO's), taken now: its shape checked against the run's envs
+            # here, not at the first update.
+            rollout_for, steps = getattr(self.agent, "rollout_for", None), getattr(self.config, "rollout_steps", None)
+            if rollout_for is not None and steps is not None:
+                rollout_for(steps, self.env.num_envs, self.env.observation_space)
         except (ValueError, TypeError, RuntimeError, IndexError, KeyError, OverflowError) as error:  # data, not a bug
             raise UsageError(f"--resume {str(setup.resume)!r}: its run state does not fit this run: {error}") from None
         return inexact
