@@ -80,7 +80,7 @@ class ModuleLearner:
                 raise ValueError("state: lacks agent")
             if "agent" in run_state:
                 agent.load_runtime_state(run_state["agent"])
-        except (KeyError, ValueError, TypeError, RuntimeError, AttributeError, IndexError) as error:  # data, not a bug
+        except (KeyError, ValueError, TypeError, RuntimeError, AttributeError, IndexError, OverflowError) as error:  # data
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise UsageError(f"{what}: its agent does not fit this run's {own}: {first}") from None
 

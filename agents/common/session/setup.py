@@ -59,6 +59,9 @@ class RunSetup:
     eval_episodes: int = EVAL_EPISODES  # episodes of each evaluation, against each opponent
     # What the user is told once the run has started: nothing but its one line when it is refused.
     notes: tuple[str, ...] = ()
+    # The folders above the run folder that make_run_folder made (the log folder, the algorithm's):
+    # a run refused once started removes them with its own, and no folder that was there before.
+    made_folders: tuple[Path, ...] = ()
 
 
 class Checks(Protocol):
@@ -160,7 +163,9 @@ def given(flag: int | None, config: int | None, default: int) -> int:
 
 def make_run_folder(setup: RunSetup, log_dir: str) -> RunSetup:
     """The checked run with its folder made, ``<log-dir>/<algo>/<env>_<n>/``, and its config.yml written."""
-    made = dataclasses.replace(setup, run_dir=new_run_dir(log_dir, setup.algo.name, setup.section.env_id))
+    above = (Path(log_dir) / setup.algo.name, Path(log_dir))  # deepest first, as they are removed
+    absent = tuple(folder for folder in above if not folder.exists())
+    made = dataclasses.replace(setup, run_dir=new_run_dir(log_dir, setup.algo.name, setup.section.env_id), made_folders=absent)
     write_yaml(made.run_dir / CONFIG_NAME, _run_config(made))
     return made
 

@@ -100,19 +100,19 @@ def starting(setup: RunSetup) -> Iterator[None]:
     try:
         yield
     except UsageError:
-        remove_new_run(setup.run_dir)
+        remove_new_run(setup)
         raise
     except KeyboardInterrupt as stop:
         ignore_stops()
-        remove_new_run(setup.run_dir)
+        remove_new_run(setup)
         raise Interrupted("nothing was trained yet, and the new run folder was removed", signal_of(stop)) from None
 
 
-def remove_new_run(run_dir: Path) -> None:
-    """The run folder, and its algorithm's folder and the log folder above when nothing else is in
-    them (this run made them): a refused run leaves nothing written."""
-    shutil.rmtree(run_dir, ignore_errors=True)
-    for folder in (run_dir.parent, run_dir.parent.parent):
+def remove_new_run(setup: RunSetup) -> None:
+    """The run folder, and the folders above it that this run made when nothing else is in them: a
+    refused run leaves nothing written, and no folder that was there before goes."""
+    shutil.rmtree(setup.run_dir, ignore_errors=True)
+    for folder in setup.made_folders:
         with contextlib.suppress(OSError):  # another run's folder is there, or it is gone already
             folder.rmdir()
 
