@@ -273,10 +273,7 @@ class PPOAgent(PQNAgent):
         super().load_runtime_state({k: v for k, v in state.items() if k not in own})
         self.pull = saved_amount(state["pull"], self.config.pull_weight, "pull")
         # A checkpoint from before the penalty existed ran without one: its run's kl_coef is 0.
-        kl_coef = state.get("kl_coef", self.config.kl_coef)
-        if isinstance(kl_coef, bool) or not isinstance(kl_coef, (int, float)) or not 0.0 <= kl_coef <= MAX_KL_COEF:
-            raise ValueError(f"state agent kl_coef: expected a number in [0, {MAX_KL_COEF:g}], got {kl_coef!r:.80}")
-        self.kl_coef = float(kl_coef)
+        self.kl_coef = saved_amount(state.get("kl_coef", self.config.kl_coef), MAX_KL_COEF, "kl_coef")
         self.start_level = saved_level(state["start_level"])
 
     def state_dict(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import torch
 
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.tensors import to_tensor
+from agents.common.readers import count
 from ballenvs.state import copied, fitting_or_none, generator_state, parts, set_generator_state
 
 
@@ -156,19 +157,12 @@ class QLearner:
         own = [{key: value for key, value in group.items() if key != "params"} for group in self.optimizer.param_groups]
         self.optimizer.load_state_dict(state["optimizer"])
         check_optimizer(self.optimizer, own)
-        self.n_updates = saved_count(state["n_updates"], "n_updates")
-        self.tail_updates = saved_count(state.get("tail_updates", 0), "tail_updates")
+        self.n_updates = count(state["n_updates"], "state agent n_updates")
+        self.tail_updates = count(state.get("tail_updates", 0), "state agent tail_updates")
         if self.averaged is None and self.tail_updates:
             self.start_averaging()
         if self.averaged is not None:
             self.averaged.load_state_dict(state.get("averaged", state["q"]))  # a run before averaging: from its network
-
-
-def saved_count(value: Any, what: str) -> int:
-    """A counter as a checkpoint holds it: a whole number in [0, 2^53)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**53:
-        raise ValueError(f"state agent {what}: expected a count in [0, 2^53), got {value!r:.40}")
-    return value
 
 
 def check_optimizer(optimizer: torch.optim.Optimizer, own: list[dict[str, Any]]) -> None:

@@ -20,7 +20,7 @@ from agents.algorithms.policy import QNetworkPolicy
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
 from agents.common.artifacts.models import SNAPSHOTS
-from agents.common.artifacts.runs import CHECKPOINTS, read_config
+from agents.common.artifacts.runs import CHECKPOINTS, checkpoints, read_config
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig
 from agents.common.configuration.registry import Algorithm
@@ -193,8 +193,8 @@ class ModuleLearner:
         for name, network in networks.items():
             if all(bool(torch.isfinite(weight).all()) for weight in network.state_dict().values()):
                 continue
-            saved = sorted((self.run_dir / CHECKPOINTS).glob(f"*{CHECKPOINT_SUFFIX}"), key=lambda path: path.stat().st_mtime)
-            kept = f"the last finite model is {saved[-1]}" if saved else "no model was saved before it"
+            saved = checkpoints(self.run_dir / CHECKPOINTS, CHECKPOINT_SUFFIX)  # fewest steps first
+            kept = f"the last finite model is {saved[-1][1]}" if saved else "no model was saved before it"
             raise UsageError(
                 f"{name} turned NaN or infinite by step {self.progress.num_timesteps} (a loss that diverged: a lower "
                 f"learning_rate or max_grad_norm); {kept}"
