@@ -16,8 +16,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from agents.common.artifacts.model_players import arena_of
 from agents.common.artifacts.models import bare_model, find_model, run_folder_candidate, zoo_run
-from agents.common.artifacts.players import arena_of
 from agents.common.artifacts.runs import CONFIG_NAME, read_config
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.registry import algorithm
@@ -34,7 +34,7 @@ from agents.common.session.cli import (
 )
 from agents.common.session.console import Console, counting_from
 from agents.common.session.evaluation import EvalResult, evaluate
-from agents.common.session.players import known
+from agents.common.session.opponents import known
 from agents.common.session.tracking import render_fps
 from ballenvs import ENV_IDS
 from ballenvs.cli import MAX_GAMES
@@ -44,7 +44,7 @@ from ballenvs.reference import reference_for
 def model_opponent(path: str, device: str, env_id: str, env_kwargs: dict[str, Any]) -> Any:
     """Another model (a file, or a run folder's final model) as a player of ``env_id``'s game,
     seeing the game as it was trained to (agents.league makes its players the same way)."""
-    from agents.twoplayer.league import make_entrant_player, model_entrant
+    from agents.twoplayer.ratings import make_entrant_player, model_entrant
 
     if not Path(path).exists():
         players = ", ".join(reference_for(env_id).players)
@@ -64,7 +64,7 @@ def against_every_builtin(
     """``--opponent all``: the model against each built-in player of its game, ``games`` games a
     player, half from each side (the model seeing the game as it was trained to), as a table;
     ``progress``: the games played so far shown as they go."""
-    from agents.twoplayer.league import make_entrant_player, model_entrant
+    from agents.twoplayer.ratings import make_entrant_player, model_entrant
 
     arena = arena_of(env_id)
     player = make_entrant_player(model_entrant(model_path), device, env_id, env_kwargs)
@@ -101,7 +101,7 @@ def locate(path: Path, env_id: str | None) -> tuple[Path, dict[str, Any]]:
         if env_id is None:
             raise UsageError(f"{str(path)!r} has no run folder: say which env it plays with --env ({', '.join(ENV_IDS)})")
         check_env_id(env_id)
-        from agents.sb3.dqn import read_model_file
+        from agents.sb3.sb3_dqn import read_model_file
 
         plain, _ = read_model_file(path, "cpu")
         return bare_model(path, env_id, plain)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.common.artifacts.players import arena_of
+from agents.common.artifacts.model_players import arena_of
 from agents.common.artifacts.runs import check_log_dir, new_run_dir
 from agents.common.artifacts.video import check_video_path, write_video
 from agents.common.configuration.config import parse_overrides
@@ -41,7 +41,7 @@ from agents.common.session.cli import (
 from agents.common.session.console import Console
 from agents.common.session.tracking import render_fps
 from agents.common.stops import Interrupted, deferring_stops, ignore_stops, signal_of
-from agents.twoplayer.league import (
+from agents.twoplayer.ratings import (
     bootstrap_elo,
     entrants,
     fit_elo,

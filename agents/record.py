@@ -33,7 +33,7 @@ from agents.common.session.cli import (
 )
 from agents.common.session.console import Console
 from agents.common.studies.datasets import check_data_path, check_dataset_id, record_games, refuse_existing, write_dataset
-from agents.twoplayer.league import entrants_of, make_entrant_player
+from agents.twoplayer.ratings import entrants_of, make_entrant_player
 from ballenvs.cli import MAX_GAMES
 from ballenvs.reference import reference_for
 

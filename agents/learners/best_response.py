@@ -10,7 +10,7 @@ from typing import Any
 from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.progress import Progress
-from agents.common.artifacts.players import QPlayer, arena_of
+from agents.common.artifacts.model_players import QPlayer, arena_of
 from agents.common.configuration.config import Section, build_section
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS

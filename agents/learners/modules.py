@@ -211,7 +211,7 @@ class ModuleLearner:
         if self.agent.spec.get("layer_norm"):  # a network SB3 has not: the zoo folder holds no model
             return
         # SB3's DQN is built for this copy alone, at the run's end: its module stays off the way to an update.
-        from agents.sb3.dqn import from_q_network, save_model
+        from agents.sb3.sb3_dqn import from_q_network, save_model
 
         config = read_config(self.run_dir)
         save_model(from_q_network(section_of(config), spaces_of(config), self.agent.played.state_dict()), path)

@@ -6,7 +6,7 @@ every env runner (Ray actors, on this machine or a cluster's: ``--address``) and
 this learner feeds the milestones after each iteration, so checkpoints, evaluations and the console
 land on iteration boundaries. A one-player run plays the env id through RLlib's own env runner,
 vectorised by our batched vector env (``gym_env_vectorize_mode="vector_entry_point"``); a
-two-player run with ``--opponent self`` plays :class:`agents.rllib.envs.DuelPool`, whose snapshot
+two-player run with ``--opponent self`` plays :class:`agents.rllib.duel_pool.DuelPool`, whose snapshot
 slots this learner refreshes every ``snapshot_steps``. A model is the learning module's weights
 (``<name>.npz``, played by :mod:`agents.rllib.network` without Ray), beside RLlib's own checkpoint
 (``<name>.rllib/``, msgpack state files, from which ``--resume`` continues).
@@ -40,7 +40,7 @@ from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup
 from agents.common.stops import STOP_SIGNALS
 from agents.rllib import LEARNER, SINGLE_MODULE
-from agents.rllib.checkpoint import check_checkpoint
+from agents.rllib.checkpoint_check import check_checkpoint
 from agents.rllib.network import NetworkSettings, RLlibPolicy, network_settings, policy_network
 from ballenvs.reference import reference_for
 
@@ -62,7 +62,7 @@ class RLlibRunChecked:
 
 
 class RLlibLearner:
-    """RLlib's env runners keep the self-play pool (agents.rllib.envs): the milestones get none."""
+    """RLlib's env runners keep the self-play pool (agents.rllib.duel_pool): the milestones get none."""
 
     def __init__(self, algo: Algorithm, address: str | None = None) -> None:
         self.address = address
@@ -149,7 +149,7 @@ class RLlibLearner:
         from ray.rllib.algorithms.ppo import PPOConfig
         from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
-        from agents.rllib import envs
+        from agents.rllib import duel_pool
         from agents.rllib.metrics import WinRates
 
         section, keys = setup.section, setup.section.algo_kwargs
@@ -184,11 +184,11 @@ class RLlibLearner:
         if self.self_play is None:
             config = config.environment(f"ballenvs:{section.env_id}", env_config=dict(section.env_kwargs))
             return config.env_runners(gym_env_vectorize_mode="vector_entry_point").build_algo()
-        envs.register()
+        duel_pool.register()
         pool = {"env_id": section.env_id, "env_kwargs": dict(section.env_kwargs), "self_play": section.self_play}
-        self.snapshots = envs.snapshot_ids(self.self_play.window)
-        config = config.environment(envs.SELF_PLAY_ENV, env_config=pool).multi_agent(
-            policies={LEARNER, *self.snapshots}, policy_mapping_fn=envs.module_of, policies_to_train=[LEARNER]
+        self.snapshots = duel_pool.snapshot_ids(self.self_play.window)
+        config = config.environment(duel_pool.SELF_PLAY_ENV, env_config=pool).multi_agent(
+            policies={LEARNER, *self.snapshots}, policy_mapping_fn=duel_pool.module_of, policies_to_train=[LEARNER]
         )
         return config.build_algo()
 

@@ -1,5 +1,5 @@
 """stable-baselines3's DQN as ``python -m agents.train --algo dqn`` drives it: one
-:class:`agents.common.session.training.Learner` around :func:`agents.sb3.dqn.build_dqn`'s model."""
+:class:`agents.common.session.training.Learner` around :func:`agents.sb3.sb3_dqn.build_dqn`'s model."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from agents.common.errors import note
 from agents.common.session.milestones import Milestones
 from agents.common.session.setup import RunSetup, make_train_env
 from agents.sb3.callbacks import AverageTail, FeedMilestones
-from agents.sb3.dqn import (
+from agents.sb3.sb3_dqn import (
     SavedModel,
     build_dqn,
     check_values,

@@ -1,6 +1,6 @@
 """Ray RLlib's PPO on our envs (``python -m agents.train --algo rllib_ppo``; ``pip install
 "ballenvs[rllib]"``): the duel's self-play on RLlib's multi-agent API with a pool like ours
-(:mod:`agents.rllib.envs`), the games' winners as metrics (:mod:`agents.rllib.metrics`), and its
+(:mod:`agents.rllib.duel_pool`), the games' winners as metrics (:mod:`agents.rllib.metrics`), and its
 policies as our players, rebuilt in torch from the weights alone (:mod:`agents.rllib.network`,
 which needs no Ray). The learner that drives it is :class:`agents.learners.rllib.RLlibLearner`."""
 

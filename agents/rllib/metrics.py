@@ -2,7 +2,7 @@
 (its two sides' returns cancel), so each finished game's winner is logged per opponent:
 ``win_rate/<opponent>``, the share of the last games the learner won (as ``agents.evaluate``
 counts: a draw or a time-out is no win), read from the left agent's last info
-(:mod:`agents.rllib.envs`) or, in a one-player run against a built-in player, from the env's
+(:mod:`agents.rllib.duel_pool`) or, in a one-player run against a built-in player, from the env's
 ``winner`` info."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
-from agents.rllib.envs import LEFT_AGENT
+from agents.rllib.duel_pool import LEFT_AGENT
 
 #: Games each win rate is the mean over.
 WINDOW = 200

@@ -23,7 +23,7 @@ from agents.common.session.cli import run_cli
 from agents.common.session.evaluation import evaluate
 from agents.evaluate import main as evaluate_main
 from agents.sb3.buffers import DictNStepReplayBuffer
-from agents.sb3.dqn import dqn_kwargs
+from agents.sb3.sb3_dqn import dqn_kwargs
 from tests import n_step_case
 from tests.helpers import FAST, REPO, assert_run_layout
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from agents.common.artifacts.players import arena_of
+from agents.common.artifacts.model_players import arena_of
 from agents.common.errors import UsageError
-from agents.twoplayer.league import entrants_of, make_entrant_player
+from agents.twoplayer.ratings import entrants_of, make_entrant_player
 from ballenvs.duel.physics import LEFT
 from ballenvs.duel.search import PLANNER_HORIZONS
 from ballenvs.duel.two_player_game import TwoPlayerDuel

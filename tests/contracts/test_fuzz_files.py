@@ -146,7 +146,7 @@ def _unsafe_marks(value) -> bool:
 @given(state=STATES, garbage=st.one_of(st.none(), st.binary(max_size=32)))
 def test_a_drawn_rllib_state_is_refused_where_it_would_unpickle_and_never_runs(state, garbage, tmp_path_factory):
     msgpack = pytest.importorskip("msgpack")
-    from agents.rllib.checkpoint import check_checkpoint
+    from agents.rllib.checkpoint_check import check_checkpoint
 
     folder = tmp_path_factory.mktemp("checkpoint")
     marker = folder.parent / f"{folder.name}-ran"

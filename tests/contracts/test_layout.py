@@ -150,3 +150,13 @@ def test_the_circle_finder_finds_a_circle_through_three_modules_and_none_in_a_li
 
 def test_no_module_imports_itself_through_others_even_inside_a_function():
     assert import_circles(_module_graph()) == []
+
+
+def test_no_two_modules_of_agents_share_a_file_name():
+    """One meaning per name: a file name says which module it is wherever it is read (a traceback,
+    an import, a search), so no two under agents/ share one (__init__ and __main__ aside)."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "agents").rglob("*.py")):
+        if path.name not in ("__init__.py", "__main__.py"):
+            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert not {name: paths for name, paths in seen.items() if len(paths) > 1}

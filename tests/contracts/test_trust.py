@@ -255,7 +255,7 @@ def test_resume_takes_env_and_envs_from_the_run_and_refuses_contradictions(train
 
 
 def test_sb3_resume_keeps_learning_and_checkpoints_on_the_grid(sb3_run, tmp_path, capsys):
-    from agents.sb3.dqn import read_model_file
+    from agents.sb3.sb3_dqn import read_model_file
 
     out = tmp_path / "out"
     argv = ["--resume", str(sb3_run), "--timesteps", "250", "--save-freq", "100", "--log-dir", str(out), "--no-progress"]

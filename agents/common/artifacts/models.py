@@ -6,7 +6,7 @@ from there and the file supplies weights only (see the loaders of :mod:`agents.c
 so a model file never runs code, and one without a run folder is refused. Self-play snapshots
 (``snapshots/snapshot_<steps>_steps.pt``) are a Q-network's weights (and, for our own networks,
 their spec), read the same way. Each algorithm's own file format lives with it
-(:mod:`agents.algorithms.checkpoint`, :mod:`agents.sb3.dqn`), behind its registry entry.
+(:mod:`agents.algorithms.checkpoint`, :mod:`agents.sb3.sb3_dqn`), behind its registry entry.
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def read_zoo_hyperparams(path: Path) -> dict[str, Any]:
 def bare_model(path: Path, env_id: str, plain: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
     """A stable-baselines3 DQN .zip with no run folder, played on ``env_id`` with the env's shipped
     config section (its network and frame stacking); the zip's plain entries (``plain``, as
-    ``agents.sb3.dqn.read_model_file`` reads them) give its ``policy_kwargs`` (net_arch), when it
+    ``agents.sb3.sb3_dqn.read_model_file`` reads them) give its ``policy_kwargs`` (net_arch), when it
     has them, in the section's place. Weights only, as ever: a zip whose weights do not fit that
     network is refused."""
     hyper = load_section(ALGORITHMS["dqn"].config_path(), env_id)

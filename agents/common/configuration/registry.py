@@ -139,10 +139,10 @@ register(
         trainer=SB3_TRAINER,
         config="dqn.yml",
         hyperparameters=SB3DQNConfig,
-        module="agents.sb3.dqn",
+        module="agents.sb3.sb3_dqn",
         suffix=".zip",
-        loader="agents.sb3.dqn:load_policy",
-        snapshot_loader="agents.sb3.dqn:load_snapshot",
+        loader="agents.sb3.sb3_dqn:load_policy",
+        snapshot_loader="agents.sb3.sb3_dqn:load_snapshot",
         learner="agents.learners.sb3:SB3Learner",
         learner_flags=(),
     )

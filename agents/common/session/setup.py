@@ -3,7 +3,7 @@ config.yml; and the envs a run makes from its setup.
 
 :func:`prepare_run` checks in one pass, each room once: the flags (:mod:`agents.common.session.cli`),
 the config section, from its file or the run it resumes (:mod:`agents.common.session.sections`), whom
-it plays (:mod:`agents.common.session.players`), the env (one made to read its spaces), what the
+it plays (:mod:`agents.common.session.opponents`), the env (one made to read its spaces), what the
 section asks of those spaces (:func:`check_spaces`: frames to shift, the memory it will take), the
 learner's own checks (the network against the observation space, the model to resume).
 :func:`make_run_folder` then writes the folder. A resumed run takes its env, env options, n_envs,
@@ -32,7 +32,7 @@ from agents.common.errors import UsageError
 from agents.common.networks.augment import check_augmentation
 from agents.common.session.cli import EVAL_EPISODES, EVAL_FREQ, check_flags
 from agents.common.session.memory import check_memory
-from agents.common.session.players import check_players
+from agents.common.session.opponents import check_players
 from agents.common.session.sections import run_section
 from ballenvs.reference import reference_for
 

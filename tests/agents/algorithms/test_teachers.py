@@ -10,7 +10,7 @@ import torch
 from agents.algorithms.distill import DistillConfig
 from agents.algorithms.teachers import make_teacher, softmax
 from agents.common.configuration.hyperparameters import TeacherGame
-from agents.twoplayer.league import make_entrant_player, model_entrant
+from agents.twoplayer.ratings import make_entrant_player, model_entrant
 from ballenvs.duel.observe import state_of_view
 from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import make_player

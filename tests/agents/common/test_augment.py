@@ -16,7 +16,7 @@ from agents.common.errors import UsageError
 from agents.common.networks.augment import check_augmentation, draw_shifts, shift_images
 from agents.common.networks.lean_cnn import LeanCNN, multiply_adds
 from agents.sb3.buffers import RandomShiftReplayBuffer
-from agents.sb3.dqn import dqn_kwargs
+from agents.sb3.sb3_dqn import dqn_kwargs
 
 FRAMES = spaces.Box(0, 255, (2, 36, 36), np.uint8)
 

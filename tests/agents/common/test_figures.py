@@ -11,7 +11,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.lines import Line2D
 
 from agents.common.studies.comparison import curves_figure, profiles_figure
-from agents.twoplayer.league import Entrant, elo_figure
+from agents.twoplayer.ratings import Entrant, elo_figure
 
 MANIFEST = {"env_id": "UAVGrid-v0", "baselines": {"greedy": 1.0, "random": 0.1}, "heuristic": "greedy"}
 MANIFEST |= {"eval_episodes": 5, "hardware": "2 cores"}

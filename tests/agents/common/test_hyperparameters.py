@@ -15,7 +15,7 @@ from agents.common.configuration.config_files import load_section, shipped_confi
 from agents.common.configuration.hyperparameters import OurDQNConfig, PQNConfig, SB3DQNConfig, describe_keys, keys_of
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.session.cli import run_cli
-from agents.sb3.dqn import TRANSLATED_KEYS
+from agents.sb3.sb3_dqn import TRANSLATED_KEYS
 
 
 def test_the_declared_defaults_are_stable_baselines3s_own():

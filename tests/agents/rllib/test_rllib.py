@@ -89,7 +89,7 @@ def test_self_play_logs_win_rates_refreshes_its_snapshots_and_plays_in_the_leagu
 
 
 def test_the_pools_snapshot_slots_take_the_learners_weights():
-    from agents.rllib.envs import LEARNER, DuelPool, module_of
+    from agents.rllib.duel_pool import LEARNER, DuelPool, module_of
 
     pool = DuelPool({"env_id": "BallSumo-v0", "env_kwargs": {"obs_type": "state"}, "self_play": POOL_SETTINGS})
     drawn = set()

@@ -22,7 +22,7 @@ from agents.common.environments.frames import FrameStack
 from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
-from agents.twoplayer.league import bootstrap_elo, fit_elo, tables
+from agents.twoplayer.ratings import bootstrap_elo, fit_elo, tables
 from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool, apportioned, reassigned
 from ballenvs.game import Player
 
@@ -348,7 +348,7 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
 def test_an_unknown_scripted_player_names_the_exploiter_too():
     from agents.common.configuration.hyperparameters import SelfPlay
     from agents.common.errors import UsageError
-    from agents.common.session.players import check_players
+    from agents.common.session.opponents import check_players
 
     valid = (
         r"\(still, random, chaser, pusher, anchor, sprinter, champion, dqn_champion, ppo_champion, planner\), exploiter .*, "
@@ -360,7 +360,7 @@ def test_an_unknown_scripted_player_names_the_exploiter_too():
 
 def test_a_planner_with_holds_of_its_own_is_a_scripted_player_and_bad_holds_are_refused():
     from agents.common.errors import UsageError
-    from agents.common.session.players import check_players
+    from agents.common.session.opponents import check_players
     from agents.twoplayer.selfplay import scripted_player
     from ballenvs.duel.search import Planner
     from ballenvs.reference import reference_for
@@ -379,7 +379,7 @@ def test_an_evaluated_player_must_be_one_that_plays_on_its_own():
     against the learner while it trains, so it is no evaluation's opponent."""
     from agents.common.configuration.hyperparameters import SelfPlay
     from agents.common.errors import UsageError
-    from agents.common.session.players import check_players
+    from agents.common.session.opponents import check_players
 
     assert check_players("BallSumo-v0", "self", SelfPlay.from_config({"evaluated": "planner, chaser"})) is not None
     valid = (
@@ -415,8 +415,8 @@ def test_both_balls_learn_from_pixels_the_opponent_acting_for_every_game_at_once
     play the right ball from its own stacked frames), the opponent acting for all games of the
     vector env in one batched call per step."""
     from agents import custom_train
+    from agents.common.artifacts.model_players import QPlayer
     from agents.common.artifacts.models import read_snapshot
-    from agents.common.artifacts.players import QPlayer
 
     batches = []
     real_act = QPlayer.act
@@ -519,7 +519,7 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
 )
 def test_a_q_players_saved_frames_must_fit_its_network(space, frames):
     from agents.algorithms.networks import QNetwork, network_spec
-    from agents.common.artifacts.players import QPlayer
+    from agents.common.artifacts.model_players import QPlayer
     from agents.common.environments.frames import stacked_space
 
     stacked = stacked_space(space, frames)

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from agents.common.artifacts.figures import pyplot, save_png
+from agents.common.artifacts.model_players import arena_of, model_player
 from agents.common.artifacts.models import SNAPSHOTS, find_model, snapshot_steps
-from agents.common.artifacts.players import arena_of, model_player
 from agents.common.artifacts.runs import (
     BEST_MODEL,
     FINAL_MODEL,
