@@ -84,10 +84,9 @@ class ModuleLearner:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise UsageError(f"{what}: its agent does not fit this run's {own}: {first}") from None
 
-    def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
+    def start(self, setup: RunSetup[ModuleRunChecked], logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
-        checked: ModuleRunChecked = setup.checked
-        self.config, spec, checkpoint = checked.config, checked.spec, checked.checkpoint
+        self.config, spec, checkpoint = setup.checked.config, setup.checked.spec, setup.checked.checkpoint
         kwargs: dict[str, Any] = {"seed": setup.seed, **self.agent_kwargs}
         self.agent: QLearner
         if checkpoint is not None:

@@ -105,11 +105,11 @@ class RLlibLearner:
         check_learners(section)
         return RLlibRunChecked(tuple(observation_space.shape or ()), int(action_space.n), network)
 
-    def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
+    def start(self, setup: RunSetup[RLlibRunChecked], logger: Logger) -> list[Any]:
         import ray
 
         self.section, self.self_play, self.logger = setup.section, setup.self_play, logger
-        checked: RLlibRunChecked = setup.checked
+        checked = setup.checked
         self._shape, self._n_actions, self._network = checked.shape, checked.n_actions, checked.network
         self._steps = self._steps_at_start(setup)
         if self.self_play is not None:

@@ -52,7 +52,7 @@ class SB3Learner:
         restore(build_dqn(section, spaces_only, None, device, buffer_size=1, learning_starts=0), saved, resume, device)
         return saved
 
-    def start(self, setup: RunSetup, logger: Logger) -> list[Any]:
+    def start(self, setup: RunSetup[SavedModel | None], logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
         opponent = None
         if setup.self_play is not None:  # only self-play loads the two-player machinery
@@ -62,7 +62,7 @@ class SB3Learner:
         env = make_train_env(setup, opponent=opponent)
         self.model: DQN = build_dqn(section, env, setup.seed, setup.device)
         self.resumed = setup.resume is not None
-        if setup.resume is not None:
+        if setup.resume is not None and setup.checked is not None:  # check() read the model to resume
             restore(self.model, setup.checked, setup.resume, setup.device)
             message = f"resumed from {setup.resume} at step {self.model.num_timesteps}"
             if setup.resume_buffer is not None:

@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
@@ -39,8 +39,13 @@ from ballenvs.reference import reference_for
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
 
 
+#: What a learner's check() built for its start() (:class:`Checks`): each learner's own type.
+Checked = TypeVar("Checked")
+Checked_co = TypeVar("Checked_co", covariant=True)
+
+
 @dataclass
-class RunSetup:
+class RunSetup(Generic[Checked]):
     algo: Algorithm
     section: Section
     timesteps: int
@@ -49,11 +54,11 @@ class RunSetup:
     seed: int
     run_dir: Path  # Path() until make_run_folder makes it
     save_replay_buffer: bool
+    checked: Checked  # what the learner's check() built, for its start()
     opponent: str | None = None  # whom it trains against: a built-in player, self, or None (the env's own)
     resume: Path | None = None  # the model file a resumed run continues from
     resume_buffer: Path | None = None  # the replay buffer it continues with, if its run saved one
     self_play: SelfPlay | None = None  # the pool's settings when the learner plays itself (--opponent self)
-    checked: Any = None  # what the learner's check() built, for its start()
     threads: str = ""  # the CPU threads chosen for the device, in words (resolve_device)
     eval_freq: int = 0  # env steps between evaluations (0: none)
     eval_episodes: int = EVAL_EPISODES  # episodes of each evaluation, against each opponent
@@ -64,16 +69,17 @@ class RunSetup:
     made_folders: tuple[Path, ...] = ()
 
 
-class Checks(Protocol):
+class Checks(Protocol[Checked_co]):
     """A learner's own checks (:class:`agents.common.session.training.Learner`'s ``check``), run before the
     run folder exists: the config section, the observation and action spaces the learner will see,
     the model to resume (or None) and the device. Raises UsageError; returns what it built on the
     way (a config, a checkpoint read), which :func:`prepare_run` hands to ``start`` in
-    :attr:`RunSetup.checked`: the learner itself keeps nothing between the two."""
+    :attr:`RunSetup.checked`, typed as the learner's own (``Learner[Checked]``): the learner itself
+    keeps nothing between the two."""
 
     def check(
         self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
-    ) -> Any: ...
+    ) -> Checked_co: ...
 
 
 def section_of(run_config: dict[str, Any]) -> Section:
@@ -103,8 +109,8 @@ def check_spaces(
 
 
 def prepare_run(
-    args: argparse.Namespace, algo: Algorithm, learner: Checks | None = None, resumed: Resumed | None = None
-) -> RunSetup:
+    args: argparse.Namespace, algo: Algorithm, learner: Checks[Checked], resumed: Resumed | None = None
+) -> RunSetup[Checked]:
     """Check every input (see the module docstring), in one direction; ``resumed``: the run that
     ``--resume`` continues (:func:`agents.common.artifacts.models.resumed_run`). Makes nothing:
     :func:`make_run_folder` makes the folder once this passes (agents.compare checks only)."""
@@ -129,7 +135,7 @@ def prepare_run(
     eval_freq = given(args.eval_freq, section.eval_freq, EVAL_FREQ)
     eval_episodes = given(args.eval_episodes, section.eval_episodes, EVAL_EPISODES)
     model = None if resumed is None else resumed.model
-    checked = None if learner is None else learner.check(section, observation_space, action_space, model, device)
+    checked = learner.check(section, observation_space, action_space, model, device)
     timesteps, seed = args.timesteps or timesteps, seed if args.seed is None else args.seed
     notes = () if resumed is None else resumed.notes
     if eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
@@ -161,7 +167,7 @@ def given(flag: int | None, config: int | None, default: int) -> int:
     return flag if flag is not None else config if config is not None else default
 
 
-def make_run_folder(setup: RunSetup, log_dir: str) -> RunSetup:
+def make_run_folder(setup: RunSetup[Checked], log_dir: str) -> RunSetup[Checked]:
     """The checked run with its folder made, ``<log-dir>/<algo>/<env>_<n>/``, and its config.yml written."""
     above = (Path(log_dir) / setup.algo.name, Path(log_dir))  # deepest first, as they are removed
     absent = tuple(folder for folder in above if not folder.exists())

@@ -18,11 +18,11 @@ from agents.common.artifacts.runs import FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_
 from agents.common.artifacts.zoo import write_zoo_files
 from agents.common.errors import UsageError
 from agents.common.session.milestones import Milestones, Saves
-from agents.common.session.setup import Checks, RunSetup
+from agents.common.session.setup import Checked, Checks, RunSetup
 from agents.common.stops import Interrupted, ignore_stops, signal_of, stopping_between_steps
 
 
-class Learner(Checks, Saves, Protocol):
+class Learner(Checks[Checked], Saves, Protocol[Checked]):
     """One algorithm family as ``python -m agents.train`` drives it, in six members (stable-baselines3's
     DQN: :class:`agents.learners.sb3.SB3Learner`; ours: :class:`agents.learners.modules.ModuleLearner`;
     Ray RLlib's PPO: :class:`agents.learners.rllib.RLlibLearner`). The registry names each
@@ -32,7 +32,7 @@ class Learner(Checks, Saves, Protocol):
     (:class:`agents.common.session.milestones.Saves`). What only some learners have is a protocol of
     its own (:class:`QLearnerExtras`)."""
 
-    def start(self, setup: RunSetup, logger: Any) -> Sequence[Any]:
+    def start(self, setup: RunSetup[Checked], logger: Any) -> Sequence[Any]:
         """Build the envs and the model (restored when resuming), logging to the run's ``logger``
         (stable-baselines3's, in the run folder); returns what the run closes at its end (its envs)."""
         ...
