@@ -212,12 +212,20 @@ def test_a_damaged_model_in_its_run_folder_plays_or_is_refused_in_one_line(small
 # -- the resume state of every algorithm of ours ------------------------------------------------------
 
 #: A short self-play run of each of our algorithms on BallSumo-v0's state: its checkpoint holds the
-#: agent's runtime state, the games in progress and the pool's.
+#: agent's runtime state, the games in progress and the pool's. The fine-tuners start from the custom
+#: run's model (``START``): theirs holds the start, its level and the pull besides.
 RESUMED = {
-    "custom": ["--hyperparams", "learning_starts=32", "buffer_size=200", "batch_size=16"],
-    "pqn": ["--hyperparams", "rollout_steps=8", "n_minibatches=2"],
-    "ppo": ["--hyperparams", "rollout_steps=8", "n_minibatches=2", "n_epochs=1"],
+    "custom": ["--algo", "custom", "--hyperparams", "learning_starts=32", "buffer_size=200", "batch_size=16"],
+    "pqn": ["--algo", "pqn", "--hyperparams", "rollout_steps=8", "n_minibatches=2"],
+    "ppo": ["--algo", "ppo", "--hyperparams", "rollout_steps=8", "n_minibatches=2", "n_epochs=1"],
+    "finetune": ["--algo", "finetune", "--hyperparams", "learning_starts=32", "buffer_size=200", "batch_size=16"],
+    "ppo_from_a_start": ["--algo", "ppo", "--hyperparams", "rollout_steps=8", "n_minibatches=2", "n_epochs=1"],
 }
+START = "start_from={custom}"
+STARTED = ("finetune", "ppo_from_a_start")
+#: The fine-tuners evaluate their start, then every 48 steps (the pull weighed on each), and their
+#: critic warms up for 32 steps: their checkpoints hold every part of the warm start's state.
+WARM_START = ["calibration_steps=32", "--eval-freq", "48", "--eval-episodes", "2"]
 POOL = "self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=64, swap_steps=32)"
 
 
@@ -228,10 +236,15 @@ def resumable_runs(tmp_path_factory):
 
     log_dir = tmp_path_factory.mktemp("resumable")
     base = ["--env", "BallSumo-v0", "--env-kwargs", "obs_type=state", "--opponent", "self", "--n-envs", "4"]
-    base += ["--timesteps", "96", "--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]
-    for algo, keys in RESUMED.items():
-        assert run_cli(train.main, ["--algo", algo, *base, "--log-dir", str(log_dir), *keys, POOL]) == 0
-    return {algo: log_dir / algo / "BallSumo-v0_1" for algo in RESUMED}
+    base += ["--timesteps", "96", "--save-freq", "0", "--no-progress", "--threads", "1"]
+    runs = {}
+    for name, keys in RESUMED.items():  # the custom run first: the fine-tuners' start
+        start = [START.format(custom=runs["custom"] / "final_model.pt"), *WARM_START] if name in STARTED else []
+        quiet = [] if name in STARTED else ["--eval-freq", "0"]
+        folder = log_dir / name
+        assert run_cli(train.main, [*base, *quiet, "--log-dir", str(folder), *keys, POOL, *start]) == 0
+        runs[name] = next(folder.glob("*/BallSumo-v0_1"))
+    return runs
 
 
 def _leaves(value, path=()):
@@ -275,7 +288,7 @@ def test_a_tampered_resume_state_resumes_or_is_refused_in_one_line_leaving_no_fo
     from agents.common.session.cli import run_cli
 
     with tempfile.TemporaryDirectory() as scratch:
-        run = Path(scratch) / "run" / algo / "BallSumo-v0_1"
+        run = Path(scratch) / "run" / resumable_runs[algo].parent.name / "BallSumo-v0_1"
         shutil.copytree(resumable_runs[algo], run)
         model = run / "final_model.pt"
         state = torch.load(model, weights_only=True)
