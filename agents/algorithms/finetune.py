@@ -33,16 +33,15 @@ did here once its teacher's term ended (benchmarks/RESULTS.md). Three things kee
    ``roll_in_release`` at each evaluation that holds, back at each that falls), until the learner
    plays whole games. The evaluations play the learner alone: the bar is the start's level.
 
-The start (``start_from``) is read by :mod:`agents.algorithms.starts` (a distilled student's logits
-scaled to values). Everything else is :mod:`agents.algorithms.dqn`'s: its buffer, targets, loop.
+The start (``start_from``; a distilled student's logits scaled to values), the evidence and the
+pull's resume state are :mod:`agents.algorithms.warm_start`'s. Everything else is
+:mod:`agents.algorithms.dqn`'s: its buffer, targets, loop.
 """
 
 from __future__ import annotations
 
-import math
-from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -51,11 +50,19 @@ import torch.nn.functional as F
 from agents.algorithms import dqn
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
-from agents.algorithms.hooks import Hooks, HooksAround
+from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.progress import Progress
-from agents.algorithms.starts import check_start, load_start
 from agents.algorithms.tensors import to_tensor
+from agents.algorithms.warm_start import (
+    check_start,
+    evidence_from_the_start,
+    holds,
+    load_start,
+    saved_amount,
+    saved_level,
+    weighed,
+)
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, StartedFrom, key
 from agents.common.errors import UsageError
@@ -101,49 +108,6 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
         )
     check_start(config.start_from, spec)
     return config, spec
-
-
-def holds(evaluation: Evaluation, level: Evaluation, margin: float) -> bool:
-    """Whether ``evaluation`` holds the start's ``level``: every opponent's win rate at most
-    ``margin`` below the start's; a game without winners, its mean return within ``margin`` of the
-    start's as a share of it."""
-    if level.win_rates:
-        return all(evaluation.win_rates.get(name, 0.0) >= rate - margin for name, rate in level.win_rates.items())
-    return evaluation.mean_return >= level.mean_return - margin * abs(level.mean_return)
-
-
-def weighed(value: float, held: bool, release: float, most: float) -> float:
-    """What the evidence sets (the pull's weight, the roll-in) after an evaluation: multiplied by
-    ``release`` if it held the start's level, divided by it, up to ``most``, if it fell."""
-    return value * release if held else min(value / release, most)
-
-
-def saved_amount(value: Any, most: float, what: str) -> float:
-    """A weight the evidence sets (the pull, the roll-in) as a resumed state holds it: a number in
-    [0, ``most``], where :func:`weighed` keeps it; a tampered one (NaN, negative, past ``most``, a
-    string) would change what the run learns without a word."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= most:
-        raise ValueError(f"state agent {what}: expected a number in [0, {most:g}], got {value!r:.80}")
-    return float(value)
-
-
-def saved_level(level: Any) -> Evaluation | None:
-    """The start's evaluation as a resumed state holds it: none, or its steps, a finite mean return
-    and win rates in [0, 1] by opponent."""
-    if level is None:
-        return None
-    level = parts(level, ("steps", "mean_return", "win_rates"), "agent start_level")
-    steps, mean_return, win_rates = level["steps"], level["mean_return"], level["win_rates"]
-    rates_ok = isinstance(win_rates, dict) and all(
-        isinstance(name, str) and isinstance(rate, (int, float)) and not isinstance(rate, bool) and 0.0 <= rate <= 1.0
-        for name, rate in win_rates.items()
-    )
-    number = isinstance(mean_return, (int, float)) and not isinstance(mean_return, bool) and math.isfinite(mean_return)
-    if not (isinstance(steps, int) and not isinstance(steps, bool) and steps >= 0 and number and rates_ok):
-        raise ValueError(
-            f"state agent start_level: expected its steps, a finite mean return and win rates in [0, 1], got {level!r:.120}"
-        )
-    return Evaluation(steps, float(mean_return), {name: float(rate) for name, rate in win_rates.items()})
 
 
 class FinetuneAgent(dqn.DQNAgent):
@@ -275,44 +239,6 @@ class GameClock:
         return step
 
 
-class Weighed(Protocol):
-    """A learner whose pull to its start is weighed on evaluations (ours: FinetuneAgent, PPOAgent)."""
-
-    config: Any
-    calibrating: bool
-    start_level: Evaluation | None
-
-    def weigh(self, evaluation: Evaluation) -> None: ...
-
-    def schedules(self) -> dict[str, float]:
-        """What its evidence sets now, logged with every row (``train/pull_weight``, ...)."""
-        ...
-
-
-class Evidence(HooksAround):
-    """The run's hooks, and after each of its evaluations the pull weighed on it; what the evidence
-    sets is logged with every row (``train/pull_weight``, the roll-in's ``train/roll_in_steps``)."""
-
-    def __init__(self, hooks: Hooks, agent: Weighed) -> None:
-        super().__init__(hooks)
-        self.agent = agent
-        self.seen = None if agent.start_level is None else agent.start_level.steps
-
-    def on_step(self, progress: Progress) -> bool:
-        self.agent.calibrating = progress.num_timesteps < self.agent.config.calibration_steps
-        go_on = self.hooks.on_step(progress)  # may evaluate
-        latest = self.hooks.latest_evaluation()
-        if latest is not None and latest.steps != self.seen:
-            self.seen = latest.steps
-            self.agent.weigh(latest)
-        return go_on
-
-    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
-        for name, value in self.agent.schedules().items():
-            self.hooks.record(name, value)
-        self.hooks.on_episodes(progress, returns, lengths, loss, fps)
-
-
 def learn(
     agent: FinetuneAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any, log_every_episodes: int = 4
 ) -> None:
@@ -320,15 +246,6 @@ def learn(
     weighing = evidence_from_the_start(hooks, agent, progress)
     played = GameClock(env, agent) if agent.config.roll_in_steps else env
     dqn.learn(agent, played, progress, timesteps, weighing, buffer, log_every_episodes)
-
-
-def evidence_from_the_start(hooks: Hooks, agent: Weighed, progress: Progress) -> Evidence:
-    """The run's hooks with the pull weighed on them (:class:`Evidence`), the start's level
-    evaluated first on a fresh run (the bar every later evaluation is held to)."""
-    agent.calibrating = progress.num_timesteps < agent.config.calibration_steps
-    if agent.start_level is None and progress.num_timesteps == 0:
-        agent.start_level = hooks.evaluate_now(progress)
-    return Evidence(hooks, agent)
 
 
 if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module

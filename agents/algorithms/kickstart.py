@@ -5,7 +5,7 @@ softmax to the teacher's labels on the frames it plays, the weight falling linea
 pixels and reward alone, and can go past its teacher.
 
 The network may start as a distilled student (``start_from``: :mod:`agents.algorithms.distill`'s
-run or model, read by :mod:`agents.algorithms.starts`), so that DQN begins from a policy that
+run or model, read by :mod:`agents.algorithms.warm_start`), so that DQN begins from a policy that
 already plays.
 The teacher labels only while its term counts: the frames the agent plays, from ``info["state"]`` (the env's ``state_info``),
 go to a bounded buffer of labels (:class:`agents.algorithms.teachers.LabelBuffer`), sampled beside each
@@ -26,8 +26,8 @@ from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
 from agents.algorithms.hooks import Hooks, HooksAround
 from agents.algorithms.progress import Progress, linear_epsilon
-from agents.algorithms.starts import check_start, load_start
 from agents.algorithms.teachers import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
+from agents.algorithms.warm_start import check_start, load_start
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, Teaching, key
 from agents.common.environments.steps import Step

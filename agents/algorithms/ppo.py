@@ -18,7 +18,7 @@ and learns values beside it. So, from a start (a distilled student, an earlier r
    until the advantages it will follow mean something.
 2. **A pull to the start** (``pull_weight``): the cross-entropy of the policy to the start's,
    softmax(start's values / ``pull_temperature``), beside the PPO loss (AlphaStar's KL to its
-   supervised policy), **released on evidence**: as :mod:`agents.algorithms.finetune`'s, by
+   supervised policy), **released on evidence** (:mod:`agents.algorithms.warm_start`, as finetune's), by
    evaluations that hold the start's level, taken back by ones that fall.
 
 Hyperparameters come from ``zoo_configs/ppo.yml`` (ours: the RL Zoo does not read it).
@@ -35,13 +35,20 @@ import torch.nn.functional as F
 
 from agents.algorithms import pqn
 from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.finetune import evidence_from_the_start, holds, saved_amount, saved_level, weighed
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.pqn import PQNAgent, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.progress import Progress
-from agents.algorithms.starts import check_start, load_start
 from agents.algorithms.tensors import rows_of
+from agents.algorithms.warm_start import (
+    check_start,
+    evidence_from_the_start,
+    holds,
+    load_start,
+    saved_amount,
+    saved_level,
+    weighed,
+)
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import (
     ClippedPolicy,
@@ -253,7 +260,7 @@ class PPOAgent(PQNAgent):
         return loss, moved.mean().detach()
 
     def weigh(self, evaluation: Evaluation) -> None:
-        """The pull after an evaluation, as :mod:`agents.algorithms.finetune` weighs it."""
+        """The pull after an evaluation, weighed on the evidence (:mod:`agents.algorithms.warm_start`)."""
         if self.start_level is None:
             return
         config, held = self.config, holds(evaluation, self.start_level, self.config.pull_margin)
