@@ -1,7 +1,7 @@
 """Our PPO (Schulman et al., "Proximal Policy Optimization Algorithms", 2017), in one file: from
 nothing, or fine-tuned from a model that plays without unlearning what it knows.
 
-PQN's loop (:mod:`agents.algorithms.pqn`): many vectorised envs play a short rollout, acting by
+The rollouts PQN learns from too (:mod:`agents.algorithms.rollouts`): many vectorised envs play a short rollout, acting by
 sampling the policy; GAE's advantages (Schulman et al. 2016) are computed over it in one backward
 sweep; a few epochs of minibatch updates of the clipped surrogate, a critic's squared error and an
 entropy bonus follow, and the rollout is thrown away. The policy is the learner's ``q`` network,
@@ -33,12 +33,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.algorithms import pqn
+from agents.algorithms import rollouts
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
-from agents.algorithms.pqn import PQNAgent, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.progress import Progress
+from agents.algorithms.rollouts import STAGGER_ENVS, Rollout, RolloutAgent, check_minibatches, replay_buffer
 from agents.algorithms.tensors import rows_of
 from agents.algorithms.warm_start import (
     check_start,
@@ -62,10 +62,7 @@ from agents.common.configuration.hyperparameters import (
 from agents.common.session.evaluation import Evaluation
 from ballenvs.state import parts
 
-#: A short rollout of envs that all started together would hold one phase of their episodes only.
-STAGGER_ENVS = True
-
-__all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]  # replay_buffer: PQN's, none
+__all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]  # replay_buffer: the rollouts', none
 
 
 @dataclass
@@ -104,7 +101,7 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
 
 
 class PPORollout(Rollout):
-    """PQN's rollout, and the log-probability of each action under the policy that played it."""
+    """The rollout, and the log-probability of each action under the policy that played it."""
 
     def __init__(self, steps: int, n_envs: int, observation_space: Any, device: torch.device) -> None:
         super().__init__(steps, n_envs, observation_space, device)
@@ -139,7 +136,7 @@ def gae(
     return advantages
 
 
-class PPOAgent(PQNAgent):
+class PPOAgent(RolloutAgent):
     """The policy (``q``: its logits), the critic, one Adam over both; the start and its pull when
     fine-tuning."""
 
@@ -312,12 +309,12 @@ Agent = PPOAgent
 
 
 def learn(agent: PPOAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
-    """PQN's loop (:func:`agents.algorithms.pqn.learn`) with PPO's acting and updates; a fine-tuning
+    """The rollouts' loop (:func:`agents.algorithms.rollouts.learn`) with PPO's acting and updates; a fine-tuning
     run evaluates its start first and weighs the pull on every evaluation after."""
     if agent.start is None:
-        pqn.learn(agent, env, progress, timesteps, hooks)
+        rollouts.learn(agent, env, progress, timesteps, hooks)
         return
-    pqn.learn(agent, env, progress, timesteps, evidence_from_the_start(hooks, agent, progress))
+    rollouts.learn(agent, env, progress, timesteps, evidence_from_the_start(hooks, agent, progress))
 
 
 if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module

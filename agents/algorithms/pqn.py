@@ -7,9 +7,8 @@ target network); Q(lambda) targets are computed over the rollout in one backward
 epochs of minibatch updates follow, and the rollout is thrown away. Hyperparameters come from
 ``zoo_configs/pqn.yml`` (ours: the RL Zoo does not read it).
 
-Episode ends inside a rollout: a termination cuts the return (nothing follows it); a
-truncation (the time limit) is not a terminal state, so its target bootstraps on the value of
-the episode's real last observation, not on the next episode's first one.
+The rollouts, their loop and how an episode's end inside one is read are
+:mod:`agents.algorithms.rollouts`' (our PPO learns from the same).
 """
 
 from __future__ import annotations
@@ -19,20 +18,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-from gymnasium import spaces
 
+from agents.algorithms import rollouts
 from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.hooks import EpisodeLog, Hooks
+from agents.algorithms.hooks import Hooks
 from agents.algorithms.progress import Progress
-from agents.algorithms.qlearner import QLearner
-from agents.algorithms.tensors import observation_parts, rows_of, to_tensor, torch_dtype
+from agents.algorithms.rollouts import STAGGER_ENVS, Rollout, RolloutAgent, check_minibatches, replay_buffer
+from agents.algorithms.tensors import rows_of
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import PQNConfig
-from agents.common.errors import UsageError
-from ballenvs.state import parts
 
-#: A short rollout of envs that all started together would hold one phase of their episodes only.
-STAGGER_ENVS = True
+__all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
 
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PQNConfig, dict[str, Any]]:
@@ -40,21 +36,6 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
     config, spec = settings_of(PQNConfig, section, observation_space, action_space, layer_norm=True)
     check_minibatches(config, section)
     return config, spec
-
-
-def check_minibatches(config: Any, section: Section) -> None:
-    """Every minibatch holds a transition: ``n_minibatches`` at most a rollout's, or one line saying so."""
-    rollout = config.rollout_steps * section.n_envs
-    if config.n_minibatches > rollout:
-        raise UsageError(
-            f"n_minibatches={config.n_minibatches}: more than a rollout holds ({config.rollout_steps} steps x "
-            f"{section.n_envs} envs); valid: 1..{rollout}"
-        )
-
-
-def replay_buffer(config: PQNConfig, observation_space: Any, device: Any, seed: int | None) -> None:
-    """PQN keeps no replay buffer."""
-    return None
 
 
 def q_lambda_targets(
@@ -84,105 +65,10 @@ def q_lambda_targets(
     return returns
 
 
-class Rollout:
-    """One rollout of T steps of N envs, stored as tensors on the agent's device."""
-
-    def __init__(self, steps: int, n_envs: int, observation_space: Any, device: torch.device) -> None:
-        self.observations = {
-            key: torch.zeros((steps, n_envs, *(space.shape or ())), dtype=torch_dtype(space.dtype), device=device)
-            for key, space in observation_parts(observation_space).items()
-        }
-        self.actions = torch.zeros((steps, n_envs), dtype=torch.long, device=device)
-        self.rewards, self.terminated, self.ended, self.values = (
-            torch.zeros((steps, n_envs), device=device) for _ in range(4)
-        )
-        self.finals: list[tuple[int, np.ndarray, Any]] = []  # (step, envs that ended, their last observations)
-        self.filled = 0  # steps stored so far
-        self._dict = isinstance(observation_space, spaces.Dict)
-
-    def _stores(self) -> dict[str, torch.Tensor]:
-        stores = {"actions": self.actions, "rewards": self.rewards, "terminated": self.terminated, "ended": self.ended}
-        return stores | {"values": self.values} | {f"obs/{key}": store for key, store in self.observations.items()}
-
-    def get_state(self) -> dict[str, Any]:
-        """The steps stored so far: a checkpoint between two updates holds the rollout cut short."""
-        stored = {name: store[: self.filled].clone() for name, store in self._stores().items()}
-        return {"filled": self.filled, "stores": stored, "finals": list(self.finals)}
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        state = parts(state, ("filled", "stores", "finals"), "rollout")
-        filled, stored, finals = state["filled"], state["stores"], state["finals"]
-        stores = self._stores()
-        if not isinstance(filled, int) or isinstance(filled, bool) or not 0 <= filled <= len(self.actions):
-            raise ValueError(f"state rollout filled: expected a step count up to {len(self.actions)}, got {filled!r:.80}")
-        if not isinstance(stored, dict) or set(stored) != set(stores):
-            raise ValueError(f"state rollout stores: expected {', '.join(stores)}")
-        for name, store in stores.items():
-            saved = stored[name]
-            if not isinstance(saved, torch.Tensor) or saved.shape != store[:filled].shape or saved.dtype != store.dtype:
-                raise ValueError(
-                    f"state rollout {name}: expected a {store.dtype} tensor of shape {tuple(store[:filled].shape)}"
-                )
-        if not isinstance(finals, list) or not all(
-            isinstance(final, tuple) and len(final) == 3 and isinstance(final[0], int) and 0 <= final[0] < filled
-            for final in finals
-        ):
-            raise ValueError("state rollout finals: expected (step, envs, observations) of the steps stored")
-        for name, store in stores.items():
-            store[:filled] = stored[name].to(store.device)
-        self.filled, self.finals = filled, list(finals)
-
-    def store_observation(self, t: int, observation: Any) -> Any:
-        """Keep step t's observations and return them as the tensors to act on."""
-        for key, store in self.observations.items():
-            store[t] = torch.as_tensor(observation[key] if self._dict else observation)
-        return self.observation(t)
-
-    def observation(self, t: int) -> Any:
-        parts = {key: store[t] for key, store in self.observations.items()}
-        return parts if self._dict else parts[""]
-
-    def flat(self) -> Any:
-        parts = {key: store.flatten(0, 1) for key, store in self.observations.items()}
-        return parts if self._dict else parts[""]
-
-
-class PQNAgent(QLearner):
-    """A LayerNorm Q-network, its optimiser, and epsilon-greedy acting. ``config``: a
-    :class:`PQNConfig` (or our PPO's, which keeps the same rollouts)."""
+class PQNAgent(RolloutAgent):
+    """A LayerNorm Q-network, its optimiser, and epsilon-greedy acting. ``config``: a :class:`PQNConfig`."""
 
     FORMAT = "ballenvs-custom-pqn/1"
-    ROLLOUT: type[Rollout] = Rollout  # what it stores of a step (our PPO's keeps log-probabilities too)
-
-    def __init__(
-        self, spec: dict[str, Any], config: Any, device: str, seed: int = 0, amp: bool = False, compile: bool = False
-    ) -> None:
-        super().__init__(spec, config, device, seed, amp, compile)
-        self.generator = torch.Generator().manual_seed(seed)  # minibatch order
-        self.rollout: Rollout | None = None  # the agent's, so that a checkpoint holds one cut short
-        self._restored_rollout: dict[str, Any] | None = None  # a checkpoint's, for the first rollout made
-
-    def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
-        """The rollout the loop fills: a checkpoint's cut short when the agent was restored from one."""
-        if self.rollout is None or self.rollout.actions.shape != (steps, n_envs):
-            self.rollout = self.ROLLOUT(steps, n_envs, observation_space, self.device)
-        if self._restored_rollout is not None:
-            self.rollout.set_state(self._restored_rollout)
-            self._restored_rollout = None
-        return self.rollout
-
-    def runtime_state(self) -> dict[str, Any]:
-        rollout = None if self.rollout is None else self.rollout.get_state()
-        return {**super().runtime_state(), "generator": self.generator.get_state(), "rollout": rollout}
-
-    def load_runtime_state(self, state: dict[str, Any]) -> None:
-        state = parts(state, ("generator", "rollout"), "agent")
-        super().load_runtime_state(state)
-        try:
-            self.generator.set_state(state["generator"])
-        except (TypeError, RuntimeError) as error:
-            raise ValueError(f"state agent generator: not a torch generator's state ({error})") from None
-        self._restored_rollout = state["rollout"]
 
     def act(self, observation: Any, epsilon: float) -> tuple[np.ndarray, torch.Tensor]:
         """Epsilon-greedy actions for a batch, and each observation's value max_a Q(s, a), from one forward pass."""
@@ -198,14 +84,6 @@ class PQNAgent(QLearner):
     def values(self, observation: Any) -> torch.Tensor:
         with torch.inference_mode(), self._autocast():
             return self._q_fn(observation).float().max(dim=1).values
-
-    def next_values(self, rollout: Rollout, observation: Any) -> torch.Tensor:
-        """V'_t of every step: the next step's value, or that of the real last observation where an
-        episode ended; after the rollout's last step, that of ``observation`` (the envs' now)."""
-        next_values = torch.cat([rollout.values[1:], self.values(to_tensor(observation, self.device))[None]])
-        for t, envs, rows in rollout.finals:
-            next_values[t, torch.as_tensor(envs)] = self.values(to_tensor(rows, self.device))
-        return next_values
 
     def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
         """The updates on a full rollout (``observation``: the envs' after it). Returns the last loss."""
@@ -238,40 +116,8 @@ Agent = PQNAgent
 
 
 def learn(agent: PQNAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
-    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.environments.steps.make_steps`) in
-    rollouts of ``rollout_steps`` steps, each followed by its updates; or fewer if ``hooks.on_step``
-    says stop. The loop never waits on the device except to fetch the actions it acts on."""
-    config, n_envs = agent.config, env.num_envs
-    rollout = agent.rollout_for(config.rollout_steps, n_envs, env.observation_space)
-    log = EpisodeLog(hooks, progress.num_timesteps)
-    loss: torch.Tensor | None = None
-    end = progress.num_timesteps + timesteps
-    observation = env.first_observations()
-    while progress.num_timesteps < end:
-        while rollout.filled < config.rollout_steps:  # from 0, or where a restored checkpoint's rollout stopped
-            t = rollout.filled
-            actions = agent.play(rollout, t, observation, progress.epsilon(config))
-            step = env.step(actions)
-            rollout.actions[t] = torch.as_tensor(actions)
-            rollout.rewards[t] = torch.as_tensor(step.rewards, dtype=torch.float32)
-            rollout.terminated[t] = torch.as_tensor(step.terminated, dtype=torch.float32)
-            rollout.ended[t] = torch.as_tensor(step.ended, dtype=torch.float32)
-            if step.ended.any():
-                envs = np.flatnonzero(step.ended)
-                rollout.finals.append((t, envs, rows_of(step.next_observations, envs)))
-            observation = step.observations
-            progress.num_timesteps += n_envs
-            rollout.filled = t + 1
-            log.add(progress, step.episodes, loss)
-            if not hooks.on_step(progress):
-                return
-        if config.linear_learning_rate:
-            agent.set_learning_rate(progress.progress_remaining())
-        loss = agent.learn_rollout(rollout, observation)
-        if progress.progress_remaining() < config.tail_averaging:
-            agent.average_tail()
-        rollout.filled = 0
-        rollout.finals.clear()
+    """The rollouts' loop (:func:`agents.algorithms.rollouts.learn`) with PQN's acting and updates."""
+    rollouts.learn(agent, env, progress, timesteps, hooks)
 
 
 if TYPE_CHECKING:  # mypy holds this module to the contract of an algorithm module
