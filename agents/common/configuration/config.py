@@ -249,10 +249,10 @@ def parse_overrides(pairs: Iterable[str], flag: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Schema:
     """What a section is checked against: an algorithm's ``keys`` (besides the zoo's run keys),
-    the ``trainer`` its messages name, and its ``renamed`` keys (old name to new)."""
+    the ``owner`` its messages name (``--algo NAME``), and its ``renamed`` keys (old name to new)."""
 
     keys: Mapping[str, Key]
-    trainer: str
+    owner: str
     renamed: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -298,12 +298,12 @@ def build_section(env_id: str, raw: Mapping[str, Any], overrides: Mapping[str, A
     for old, new in schema.renamed.items():
         if old in merged:
             raise ConfigError(
-                f"hyperparameter {old!r} of {schema.trainer} is now called {new!r}: rename it in section {env_id!r}"
+                f"hyperparameter {old!r} of {schema.owner} is now called {new!r}: rename it in section {env_id!r}"
             )
     unknown = sorted(set(merged) - set(keys))
     if unknown:
         raise ConfigError(
-            f"unknown hyperparameter(s) for {schema.trainer}: {', '.join(unknown)}; valid: {', '.join(sorted(keys))}"
+            f"unknown hyperparameter(s) for {schema.owner}: {', '.join(unknown)}; valid: {', '.join(sorted(keys))}"
         )
     for key in ("policy", "n_timesteps"):
         if key not in merged:

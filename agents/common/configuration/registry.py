@@ -61,7 +61,7 @@ MODULE_LEARNER = "agents.learners.modules:ModuleLearner"
 class Algorithm:
     name: str  # its one name: run folders, config.yml, --algo (agents.train, agents.tune), --agents
     label: str  # in reports and plots
-    trainer: str  # the alias that trains it too: python -m <trainer> --algo <name>
+    alias: str  # the alias command that trains it too: python -m <alias> --algo <name>
     config: str  # its hyperparameter file: one shipped in agents/zoo_configs, or a path
     # The dataclass declaring its keys: the shipped ones' in agents.common.configuration.hyperparameters
     # (read without importing torch), or "module:Class", imported when used (one in its own module).
@@ -136,7 +136,7 @@ register(
     Algorithm(
         name="dqn",
         label="SB3 DQN",
-        trainer=SB3_TRAINER,
+        alias=SB3_TRAINER,
         config="dqn.yml",
         hyperparameters=SB3DQNConfig,
         module="agents.sb3.sb3_dqn",
@@ -149,7 +149,7 @@ register(
 )
 #: Our own agents: ModuleLearner trains any module that keeps agents.algorithms.contract.AlgorithmModule.
 _OURS: dict[str, Any] = {
-    "trainer": CUSTOM_TRAINER,
+    "alias": CUSTOM_TRAINER,
     "suffix": ".pt",
     "loader": "agents.algorithms.policy:load_policy",
     "snapshot_loader": "agents.algorithms.policy:load_snapshot",
@@ -227,7 +227,7 @@ register(
     Algorithm(
         "rllib_ppo",
         "RLlib PPO",
-        trainer=TRAIN,
+        alias=TRAIN,
         config="rllib_ppo.yml",
         hyperparameters=RLlibPPOConfig,
         module="agents.learners.rllib",
@@ -253,17 +253,17 @@ def algorithm(name: str) -> Algorithm:
 
 def trained_by(command: str) -> tuple[str, ...]:
     """The names of the algorithms a command line trains: every one for ``agents.train``, its preset for an alias."""
-    return tuple(name for name, algo in ALGORITHMS.items() if command in (TRAIN, algo.trainer))
+    return tuple(name for name, algo in ALGORITHMS.items() if command in (TRAIN, algo.alias))
 
 
-def check_algo(name: str, trainer: str) -> Algorithm:
-    """``--algo NAME`` for ``trainer``: one of its algorithms; one of another trainer's says which trains it."""
-    mine = trained_by(trainer)
+def check_algo(name: str, command: str) -> Algorithm:
+    """``--algo NAME`` for the trainer ``command``: one of its algorithms; one of another's says which trains it."""
+    mine = trained_by(command)
     if name in mine:
         return ALGORITHMS[name]
     if name in ALGORITHMS:
         raise UsageError(
-            f"--algo {name!r} ({ALGORITHMS[name].label}) is trained by python -m {ALGORITHMS[name].trainer} "
+            f"--algo {name!r} ({ALGORITHMS[name].label}) is trained by python -m {ALGORITHMS[name].alias} "
             f"(and python -m {TRAIN}); this one trains: {', '.join(mine)}"
         )
     raise UsageError(f"unknown --algo {name!r}; valid: {', '.join(mine)} (every algorithm: {', '.join(ALGORITHMS)})")

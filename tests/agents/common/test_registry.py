@@ -16,7 +16,7 @@ SHIPPED = sorted(ALGORITHMS)
 @pytest.mark.parametrize("name", SHIPPED)
 def test_every_registered_reference_resolves_to_a_loader_of_model_run_config_and_device(name):
     algo = ALGORITHMS[name]
-    assert callable(importlib.import_module(algo.trainer).main)
+    assert callable(importlib.import_module(algo.alias).main)
     algo.implementation()
     for reference in (algo.loader, algo.snapshot_loader):
         module, function = reference.split(":")
@@ -27,7 +27,7 @@ def test_every_registered_reference_resolves_to_a_loader_of_model_run_config_and
         ), reference
 
 
-@pytest.mark.parametrize("name", [n for n in SHIPPED if ALGORITHMS[n].trainer == "agents.custom_train"])
+@pytest.mark.parametrize("name", [n for n in SHIPPED if ALGORITHMS[n].alias == "agents.custom_train"])
 def test_our_registered_modules_are_custom_algorithms(name):
     from agents.algorithms.contract import AlgorithmModule
 
