@@ -38,10 +38,13 @@ class Interval:
 def _iqm(scores: np.ndarray) -> np.ndarray:
     """The IQM of each column of (runs, points) scores: rliable's ``aggregate_iqm`` (scipy's 25%
     trimmed mean) of every column in one call, where one call a column made each bootstrap
-    resample of a learning curve cost a call per point (a re-plot took 30 s, nearly all of it here)."""
-    from scipy import stats
-
-    return np.asarray(stats.trim_mean(scores, proportiontocut=0.25, axis=0), dtype=np.float64)
+    resample of a learning curve cost a call per point (a re-plot took 30 s, nearly all of it here).
+    scipy's own steps, in numpy: its trim_mean's argument checks cost a millisecond a call, two
+    thirds of a report's bootstrap, and give the same numbers (the same partition, the same mean)."""
+    runs = np.asarray(scores, dtype=np.float64)
+    cut = int(0.25 * runs.shape[0])
+    kept = np.partition(runs, (cut, runs.shape[0] - cut - 1), axis=0)[cut : runs.shape[0] - cut]
+    return np.mean(kept, axis=0)
 
 
 @contextmanager
@@ -94,7 +97,16 @@ def performance_profiles(
 
     score_dict = {label: np.asarray(values, dtype=np.float64).reshape(-1, 1) for label, values in scores.items()}
     with _seeded(0):
-        return library.create_performance_profile(score_dict, thresholds, reps=reps, confidence_interval_size=CONFIDENCE)
+        return library.create_performance_profile(
+            score_dict, thresholds, custom_profile_func=_shares_above, reps=reps, confidence_interval_size=CONFIDENCE
+        )
+
+
+def _shares_above(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """The share of ``scores`` above each threshold: rliable's score distribution, every threshold in
+    one comparison where its ``np.vectorize`` made a Python call a threshold and a resample (a
+    report's profiles took 7 s); the same shares (counts over the same total)."""
+    return np.mean(np.asarray(scores).reshape(-1, 1) > np.asarray(thresholds).reshape(1, -1), axis=0)
 
 
 def plot_performance_profiles(ax: Any, scores: Mapping[str, Sequence[float]], xlabel: str) -> None:

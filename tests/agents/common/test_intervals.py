@@ -56,3 +56,27 @@ def test_an_interval_formats_as_iqm_and_bounds():
     assert Interval(0.123, -0.1, 0.2).format("+.2f") == "+0.12 [-0.10, 0.20]"
     with pytest.raises(ValueError, match="at least one seed"):
         iqm_interval([])
+
+
+def test_the_fast_iqm_and_profiles_give_rliables_own_numbers():
+    """Our IQM and score distribution are scipy's and rliable's steps without their per-call
+    overhead: the same numbers, bit for bit, for any number of seeds."""
+    from rliable import library
+    from scipy import stats
+
+    from agents.common.studies.intervals import CONFIDENCE, _iqm, _seeded, _shares_above
+
+    rng = np.random.default_rng(3)
+    for seeds in range(1, 12):
+        scores = rng.normal(size=(seeds, 4))
+        assert np.array_equal(_iqm(scores), np.asarray(stats.trim_mean(scores, 0.25, axis=0), dtype=np.float64))
+    runs = {"a": rng.normal(size=(5, 1)), "b": rng.integers(0, 3, size=(3, 1)).astype(float)}  # ties at thresholds
+    thresholds = np.linspace(-2, 3, 41)
+    with _seeded(0):
+        theirs = library.create_performance_profile(runs, thresholds, reps=200, confidence_interval_size=CONFIDENCE)
+    with _seeded(0):
+        ours = library.create_performance_profile(
+            runs, thresholds, custom_profile_func=_shares_above, reps=200, confidence_interval_size=CONFIDENCE
+        )
+    for label in runs:
+        assert np.array_equal(theirs[0][label], ours[0][label]) and np.array_equal(theirs[1][label], ours[1][label])
