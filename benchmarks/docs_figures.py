@@ -2,15 +2,16 @@
 pages show what the commands write and stay in step with them:
 
     python -m benchmarks.docs_figures                # about 10 minutes on 2 cores, the probe 6 of them
-    python -m benchmarks.docs_figures --out DIR --timesteps 2000 --games 4 --probe-games 5 --probe-epochs 1   # a smoke pass
+    python -m benchmarks.docs_figures --out DIR --timesteps 2000 --seeds 1 --games 4 \
+        --probe-games 5 --probe-epochs 1 --probe-sizes 36                     # a smoke pass
     python -m benchmarks.docs_figures --only probe                              # one of them
 
 - ``example_curves.png`` and ``example_profiles.png``: ``agents.compare --agents custom pqn`` on
-  UAVGrid-v0, 3 seeds, ``--timesteps`` each (Evaluating);
+  UAVGrid-v0, ``--seeds`` seeds (3), ``--timesteps`` each (Evaluating);
 - ``example_elo.png``: ``agents.league`` of the yardstick players (the built-ins the tools play in
   turn) on BallSumo-v0, ``--games`` a pair (Two players);
-- ``example_probe.png``: ``benchmarks.frame_probe --plot`` on 36x36 and 64x64 frames, 1, 2 and 4
-  stacked, ``--probe-games`` a pair of players, ``--probe-epochs`` passes (Two players).
+- ``example_probe.png``: ``benchmarks.frame_probe --plot`` on 36x36 and 64x64 frames (``--probe-sizes``),
+  1, 2 and 4 stacked, ``--probe-games`` a pair of players, ``--probe-epochs`` passes (Two players).
 
 They go to benchmarks/figures (``--out``), which the docs serve.
 """
@@ -48,14 +49,27 @@ def main(argv: list[str] | None = None) -> list[Path]:
     parser = Parser(prog="python -m benchmarks.docs_figures", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(FIGURES), help="the folder the figures go to (default: benchmarks/figures)")
     parser.add_argument("--timesteps", type=int, default=60_000, help="env steps of each compared run (default: 60000)")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds of each compared agent (default: 3)")
     parser.add_argument("--games", type=int, default=40, help="games of each pair in the league (default: 40)")
     parser.add_argument("--probe-games", type=int, default=12, help="games the probe records a pair of players (default: 12)")
     parser.add_argument("--probe-epochs", type=int, default=6, help="passes of the probe over its games (default: 6)")
+    parser.add_argument(
+        "--probe-sizes",
+        type=int,
+        nargs="+",
+        default=[36, 64],
+        choices=[36, 64],
+        help="frame sizes the probe reads (default: 36 64)",
+    )
     parser.add_argument("--only", nargs="+", choices=FIGURE_SETS, default=list(FIGURE_SETS), help="these figures alone")
     progress_flag(parser)
     args = parser.parse_args(argv)
     check_ranges(
-        [("--timesteps", args.timesteps, (1_000, 10_000_000)), ("--games", args.games, (2, 10_000))]
+        [
+            ("--timesteps", args.timesteps, (1_000, 10_000_000)),
+            ("--seeds", args.seeds, (1, 100)),
+            ("--games", args.games, (2, 10_000)),
+        ]
         + [
             ("--probe-games", args.probe_games, (HELD_OUT_EVERY, MAX_PROBE_GAMES)),
             ("--probe-epochs", args.probe_epochs, (1, 1000)),
@@ -72,7 +86,17 @@ def main(argv: list[str] | None = None) -> list[Path]:
         work = Path(scratch)
         if "compare" in args.only:
             compare.main(
-                ["--env", "UAVGrid-v0", "--agents", "custom", "pqn", "--seeds", "3", "--timesteps", str(args.timesteps)]
+                [
+                    "--env",
+                    "UAVGrid-v0",
+                    "--agents",
+                    "custom",
+                    "pqn",
+                    "--seeds",
+                    str(args.seeds),
+                    "--timesteps",
+                    str(args.timesteps),
+                ]
                 + ["--score-episodes", "10", "--log-dir", str(work), *quiet]
             )
             [compared] = (work / "compare").iterdir()
@@ -86,7 +110,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
             # Its JSON goes to the scratch folder: benchmarks/frame_probe.json keeps the full-size figures.
             with mock.patch.dict(os.environ, {"BALLENVS_BENCH_OUT": str(work)}):
                 frame_probe.main(
-                    ["--sizes", "36", "64", "--stacks", "1", "2", "4", "--games", str(args.probe_games)]
+                    ["--sizes", *map(str, args.probe_sizes), "--stacks", "1", "2", "4", "--games", str(args.probe_games)]
                     + ["--epochs", str(args.probe_epochs)]
                     + ["--plot", str(work / "probe.png"), *quiet]
                 )
