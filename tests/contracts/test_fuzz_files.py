@@ -212,18 +212,26 @@ def test_a_damaged_model_in_its_run_folder_plays_or_is_refused_in_one_line(small
 # -- the resume state of every algorithm of ours ------------------------------------------------------
 
 #: A short self-play run of each of our algorithms on BallSumo-v0's state: its checkpoint holds the
-#: agent's runtime state, the games in progress and the pool's. The fine-tuners start from the custom
-#: run's model (``START``): theirs holds the start, its level and the pull besides.
+#: agent's runtime state, the games in progress and the pool's. The fine-tuners and kickstart start from
+#: the custom run's model (``STARTED``): the fine-tuners' checkpoints hold the start, its level and the
+#: pull besides.
+STATE_STUDENT = ["--env-kwargs", "obs_type=state", "subpixel=false", "--hyperparams", "policy=MlpPolicy", "frame_stack=1"]
+STATE_STUDENT += ["learning_starts=32", "buffer_size=200", "batch_size=16"]
 RESUMED = {
     "custom": ["--algo", "custom", "--hyperparams", "learning_starts=32", "buffer_size=200", "batch_size=16"],
     "pqn": ["--algo", "pqn", "--hyperparams", "rollout_steps=8", "n_minibatches=2"],
     "ppo": ["--algo", "ppo", "--hyperparams", "rollout_steps=8", "n_minibatches=2", "n_epochs=1"],
     "finetune": ["--algo", "finetune", "--hyperparams", "learning_starts=32", "buffer_size=200", "batch_size=16"],
     "ppo_from_a_start": ["--algo", "ppo", "--hyperparams", "rollout_steps=8", "n_minibatches=2", "n_epochs=1"],
+    # The teachers' learners, on the state here (their sections read sub-pixel frames): a student of
+    # pusher, and DQN kickstarted from the custom run.
+    "distill": ["--algo", "distill", "--teacher", "pusher", *STATE_STUDENT, "policy_kwargs=dict(net_arch=[64])"],
+    "kickstart": ["--algo", "kickstart", *STATE_STUDENT, "augment_shift=0", "policy_kwargs=dict(net_arch=[256, 256])"],
 }
 START = "start_from={custom}"
-STARTED = ("finetune", "ppo_from_a_start")
-#: The fine-tuners evaluate their start, then every 48 steps (the pull weighed on each), and their
+STARTED = ("finetune", "ppo_from_a_start", "kickstart")
+WARMED = ("finetune", "ppo_from_a_start")
+#: The fine-tuners (WARMED) evaluate their start, then every 48 steps (the pull weighed on each), and their
 #: critic warms up for 32 steps: their checkpoints hold every part of the warm start's state.
 WARM_START = ["calibration_steps=32", "--eval-freq", "48", "--eval-episodes", "2"]
 POOL = "self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=64, swap_steps=32)"
@@ -239,10 +247,10 @@ def resumable_runs(tmp_path_factory):
     base += ["--timesteps", "96", "--save-freq", "0", "--no-progress", "--threads", "1"]
     runs = {}
     for name, keys in RESUMED.items():  # the custom run first: the fine-tuners' start
-        start = [START.format(custom=runs["custom"] / "final_model.pt"), *WARM_START] if name in STARTED else []
-        quiet = [] if name in STARTED else ["--eval-freq", "0"]
+        start = [START.format(custom=runs["custom"] / "final_model.pt")] if name in STARTED else []
+        start += WARM_START if name in WARMED else ["--eval-freq", "0"]
         folder = log_dir / name
-        assert run_cli(train.main, [*base, *quiet, "--log-dir", str(folder), *keys, POOL, *start]) == 0
+        assert run_cli(train.main, [*base, "--log-dir", str(folder), *keys, POOL, *start]) == 0
         runs[name] = next(folder.glob("*/BallSumo-v0_1"))
     return runs
 
