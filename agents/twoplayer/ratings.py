@@ -144,21 +144,32 @@ def fit_elo(scores: np.ndarray, games: np.ndarray, iterations: int = 2000) -> np
     Fitted with the minorization-maximization updates of the Bradley-Terry model (Hunter,
     2004); a player who won or lost every game gets a finite rating from a prior of one drawn
     game against a player rated 1000, which keeps every rating defined."""
-    n = len(scores)
+    return fit_elos(scores[None], games[None], iterations)[0]
+
+
+def fit_elos(scores: np.ndarray, games: np.ndarray, iterations: int = 2000) -> np.ndarray:
+    """:func:`fit_elo` of many leagues at once, (leagues, n, n) tables: each league's updates are
+    its own and stop when its ratings settle, as one fit alone would (the same numbers), but every
+    update is one array operation over the leagues still moving, not a Python loop a league (the
+    bootstrap's 200 fits took 12 s)."""
+    leagues, n = scores.shape[:2]
     prior = 1.0  # one virtual draw against an average player, in strengths: half a win, half a loss
-    strength = np.ones(n)
-    total = scores.sum(axis=1) + prior / 2
+    strength = np.ones((leagues, n))
+    total = scores.sum(axis=2) + prior / 2
+    moving = np.arange(leagues)
+    itself = np.eye(n, dtype=bool)
     for _ in range(iterations):
-        pair = games / (strength[:, None] + strength[None, :])
-        np.fill_diagonal(pair, 0.0)
-        updated = total / (pair.sum(axis=1) + prior / (strength + 1.0))
-        updated /= np.exp(np.log(updated).mean())
-        if np.allclose(updated, strength, rtol=1e-12, atol=0):
-            strength = updated
+        current = strength[moving]
+        pair = games[moving] / (current[:, :, None] + current[:, None, :])
+        pair[:, itself] = 0.0
+        updated = total[moving] / (pair.sum(axis=2) + prior / (current + 1.0))
+        updated /= np.exp(np.log(updated).mean(axis=1))[:, None]
+        strength[moving] = updated
+        moving = moving[~np.isclose(updated, current, rtol=1e-12, atol=0).all(axis=1)]
+        if not len(moving):
             break
-        strength = updated
     ratings = ELO_SCALE * np.log10(strength)
-    return ratings - ratings.mean() + MEAN_RATING
+    return ratings - ratings.mean(axis=1, keepdims=True) + MEAN_RATING
 
 
 def bootstrap_elo(results: np.ndarray, rng: np.random.Generator, rounds: int = BOOTSTRAP) -> np.ndarray:
@@ -166,14 +177,15 @@ def bootstrap_elo(results: np.ndarray, rng: np.random.Generator, rounds: int = B
     ``results[i, j]`` holds i's (wins, draws, losses) against j, for i < j."""
     n = len(results)
     played = [(i, j) for i in range(n) for j in range(i + 1, n) if results[i, j].sum()]
-    samples = np.empty((rounds, n))
-    for r in range(rounds):
+    leagues = []
+    for _ in range(rounds):
         resampled = np.zeros_like(results)
         for i, j in played:
             total = int(results[i, j].sum())
             resampled[i, j] = rng.multinomial(total, results[i, j] / total)
-        samples[r] = fit_elo(*tables(resampled))
-    return samples.std(axis=0)
+        leagues.append(tables(resampled))
+    scores, games = (np.stack(parts) for parts in zip(*leagues))
+    return fit_elos(scores, games).std(axis=0)
 
 
 def tables(results: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ from agents.common.environments.frames import FrameStack
 from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
-from agents.twoplayer.ratings import bootstrap_elo, fit_elo, tables
+from agents.twoplayer.ratings import bootstrap_elo, fit_elo, fit_elos, tables
 from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool, apportioned, reassigned
 from ballenvs.game import Player
 
@@ -193,6 +193,26 @@ def test_elo_stays_finite_for_a_player_who_won_every_game():
     results[0, 1] = (20, 0, 0)
     ratings = fit_elo(*tables(results))
     assert np.all(np.isfinite(ratings)) and ratings[0] > ratings[1] + 300
+
+
+def test_leagues_fitted_at_once_are_each_fitted_as_alone():
+    """The bootstrap fits its leagues in one batch: each league's ratings are those it gets alone,
+    bit for bit, whether it settles in a few updates or in many (a player who won every game)."""
+    rng = np.random.default_rng(5)
+    leagues = []
+    for _ in range(12):
+        results = np.zeros((4, 4, 3), dtype=np.int64)
+        for i in range(4):
+            for j in range(i + 1, 4):
+                results[i, j] = rng.multinomial(int(rng.integers(1, 9)), [0.5, 0.1, 0.4])
+        if rng.random() < 0.3:
+            results[0] = (0, 0, 0)
+            results[0, 1:] = (5, 0, 0)  # won every game it played
+        leagues.append(tables(results))
+    scores, games = (np.stack(parts) for parts in zip(*leagues))
+    together = fit_elos(scores, games)
+    for k, (league_scores, league_games) in enumerate(leagues):
+        assert np.array_equal(together[k], fit_elo(league_scores, league_games))
 
 
 @pytest.mark.parametrize("trainer_name", ["custom_train", "sb3_train"])
