@@ -14,8 +14,8 @@ from gymnasium import spaces
 from agents.algorithms.tensors import observation_parts, torch_dtype
 from agents.common.artifacts.runs import atomic_path
 from agents.common.errors import UsageError
+from agents.common.nstep_returns import n_step_returns
 from agents.common.readers import count, npz_arrays
-from agents.common.studies.returns import n_step_returns
 from ballenvs.state import generator_state, set_generator_state
 
 Observation = Any  # an array, or a dict of arrays for Dict spaces

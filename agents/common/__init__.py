@@ -2,7 +2,8 @@
 below it (tests/contracts/test_layout.py):
 
 - the ground, here: errors.py (UsageError), readers.py (hostile files read safely), stops.py
-  (signals), threads.py and hardware.py (the machine);
+  (signals), threads.py and hardware.py (the machine), nstep_returns.py (the multi-step returns
+  every replay buffer sums);
 - configuration/: config sections, hyperparameters, the algorithm registry, network pieces;
 - environments/: env making and vector adapters;
 - artifacts/: run folders, models, the RL Zoo's files, videos;

@@ -3,7 +3,7 @@ shifts of sampled frames (DrQ).
 
 stable-baselines3 2.x sums n-step returns (the ``n_steps`` key) for Box observations only and
 asserts on Dict ones such as UAVGrid-v0's. This buffer fills that gap with the same sums the
-custom agent's buffer makes (:func:`agents.common.studies.returns.n_step_returns`), so that one config
+custom agent's buffer makes (:func:`agents.common.nstep_returns.n_step_returns`), so that one config
 section means the same to both trainers.
 """
 
@@ -16,7 +16,7 @@ from stable_baselines3.common.buffers import DictReplayBuffer, NStepReplayBuffer
 from stable_baselines3.common.type_aliases import DictReplayBufferSamples, ReplayBufferSamples
 
 from agents.common.networks.augment import draw_shifts, shift_images
-from agents.common.studies.returns import n_step_returns
+from agents.common.nstep_returns import n_step_returns
 
 
 class DictNStepReplayBuffer(DictReplayBuffer):

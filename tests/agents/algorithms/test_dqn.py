@@ -355,7 +355,7 @@ def test_the_device_resident_buffer_samples_as_the_host_one(capacity, tmp_path):
 
 
 def test_n_step_sums_are_one_computation_for_host_arrays_and_device_tensors():
-    from agents.common.studies.returns import n_step_returns
+    from agents.common.nstep_returns import n_step_returns
 
     rng = np.random.default_rng(0)
     rewards = rng.normal(size=(500, 5)).astype(np.float32)
