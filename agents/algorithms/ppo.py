@@ -1,8 +1,8 @@
 """Our PPO (Schulman et al., "Proximal Policy Optimization Algorithms", 2017), in one file: from
 nothing, or fine-tuned from a model that plays without unlearning what it knows.
 
-The rollouts PQN learns from too (:mod:`agents.algorithms.rollouts`): many vectorised envs play a short rollout, acting by
-sampling the policy; GAE's advantages (Schulman et al. 2016) are computed over it in one backward
+The rollouts PQN learns from too (:mod:`agents.algorithms.rollouts`): many vectorised envs play a
+short rollout, acting by sampling the policy; GAE's advantages (Schulman et al. 2016) are computed over it in one backward
 sweep; a few epochs of minibatch updates of the clipped surrogate, a critic's squared error and an
 entropy bonus follow, and the rollout is thrown away. The policy is the learner's ``q`` network,
 whose outputs are the policy's logits (a distilled student's are): everything that plays a saved
@@ -18,8 +18,8 @@ and learns values beside it. So, from a start (a distilled student, an earlier r
    until the advantages it will follow mean something.
 2. **A pull to the start** (``pull_weight``): the cross-entropy of the policy to the start's,
    softmax(start's values / ``pull_temperature``), beside the PPO loss (AlphaStar's KL to its
-   supervised policy), **released on evidence** (:mod:`agents.algorithms.warm_start`, as finetune's), by
-   evaluations that hold the start's level, taken back by ones that fall.
+   supervised policy), **released on evidence** (:mod:`agents.algorithms.warm_start`, as
+   finetune's), by evaluations that hold the start's level, taken back by ones that fall.
 
 Hyperparameters come from ``zoo_configs/ppo.yml`` (ours: the RL Zoo does not read it).
 """
@@ -309,8 +309,8 @@ Agent = PPOAgent
 
 
 def learn(agent: PPOAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
-    """The rollouts' loop (:func:`agents.algorithms.rollouts.learn`) with PPO's acting and updates; a fine-tuning
-    run evaluates its start first and weighs the pull on every evaluation after."""
+    """The rollouts' loop (:func:`agents.algorithms.rollouts.learn`) with PPO's acting and updates; a
+    fine-tuning run evaluates its start first and weighs the pull on every evaluation after."""
     if agent.start is None:
         rollouts.learn(agent, env, progress, timesteps, hooks)
         return
