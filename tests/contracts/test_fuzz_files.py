@@ -281,6 +281,25 @@ def _replaced(leaf, hostile):
     return hostile
 
 
+def _resumes_or_is_refused_in_one_line(run: Path, out: Path, what: str) -> None:
+    """``agents.train --resume RUN`` goes on, or is one line and exit 2 with no run folder in ``out``."""
+    import contextlib
+    import io
+
+    from agents import train
+    from agents.common.session.cli import run_cli
+
+    stderr = io.StringIO()
+    argv = ["--resume", str(run), "--timesteps", "16", "--log-dir", str(out), "--no-progress", "--threads", "1"]
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        code = run_cli(train.main, argv)
+    said = stderr.getvalue()
+    assert code in (0, 2), f"{what}: exit {code}\n{said[-3000:]}"
+    if code == 2:
+        assert said.strip().startswith("error: ") and "\n" not in said.strip(), f"{what}: {said}"
+        assert not out.exists(), f"{what}: refused, and left {out}"
+
+
 @settings(
     max_examples=max(EXAMPLES // 6, 6), deadline=None, suppress_health_check=list(HealthCheck), derandomize=EXAMPLES <= 60
 )
@@ -288,12 +307,7 @@ def _replaced(leaf, hostile):
 def test_a_tampered_resume_state_resumes_or_is_refused_in_one_line_leaving_no_folder(resumable_runs, algo, drawn):
     """Any one leaf of a checkpoint (its agent, its runtime state, its games, its pool) made hostile:
     the resume goes on or is one line, exit 2, with no new run folder; never a traceback."""
-    import contextlib
-    import io
     import shutil
-
-    from agents import train
-    from agents.common.session.cli import run_cli
 
     with tempfile.TemporaryDirectory() as scratch:
         run = Path(scratch) / "run" / resumable_runs[algo].parent.name / "BallSumo-v0_1"
@@ -308,16 +322,7 @@ def test_a_tampered_resume_state_resumes_or_is_refused_in_one_line_leaving_no_fo
             holder = holder[key]
         holder[path[-1]] = hostile
         torch.save(state, model)
-        out = Path(scratch) / "out"
-        stderr = io.StringIO()
-        argv = ["--resume", str(run), "--timesteps", "16", "--log-dir", str(out), "--no-progress", "--threads", "1"]
-        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-            code = run_cli(train.main, argv)
-        said = stderr.getvalue()
-        assert code in (0, 2), f"{algo} {path} = {hostile!r:.60}: exit {code}\n{said[-3000:]}"
-        if code == 2:
-            assert said.strip().startswith("error: ") and "\n" not in said.strip(), f"{path}: {said}"
-            assert not out.exists(), f"{path}: refused, and left {out}"
+        _resumes_or_is_refused_in_one_line(run, Path(scratch) / "out", f"{algo} {path} = {hostile!r:.60}")
 
 
 @settings(
@@ -327,25 +332,11 @@ def test_a_tampered_resume_state_resumes_or_is_refused_in_one_line_leaving_no_fo
 def test_a_damaged_sb3_model_resumes_or_is_refused_in_one_line_leaving_no_folder(small_runs, drawn):
     """stable-baselines3's DQN resumed from a damaged ``.zip`` (cut short, bytes replaced, junk
     appended): the resume goes on or is one line, exit 2, with no new run folder."""
-    import contextlib
-    import io
     import shutil
-
-    from agents import train
-    from agents.common.session.cli import run_cli
 
     with tempfile.TemporaryDirectory() as scratch:
         run = Path(scratch) / "run" / "dqn" / "UAVGrid-v0_1"
         shutil.copytree(small_runs["dqn"], run)
         model = run / "final_model.zip"
         model.write_bytes(drawn.draw(mutated(model.read_bytes())))
-        out = Path(scratch) / "out"
-        stderr = io.StringIO()
-        argv = ["--resume", str(run), "--timesteps", "16", "--log-dir", str(out), "--no-progress", "--threads", "1"]
-        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
-            code = run_cli(train.main, argv)
-        said = stderr.getvalue()
-        assert code in (0, 2), f"exit {code}\n{said[-3000:]}"
-        if code == 2:
-            assert said.strip().startswith("error: ") and "\n" not in said.strip(), said
-            assert not out.exists(), f"refused, and left {out}"
+        _resumes_or_is_refused_in_one_line(run, Path(scratch) / "out", "a damaged .zip")
