@@ -284,7 +284,6 @@ def _replaced(leaf, hostile):
 def _resumes_or_is_refused_in_one_line(run: Path, out: Path, what: str) -> None:
     """``agents.train --resume RUN`` goes on, or is one line and exit 2 with no run folder in ``out``."""
     import contextlib
-    import io
 
     from agents import train
     from agents.common.session.cli import run_cli
