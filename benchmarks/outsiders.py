@@ -1,10 +1,12 @@
 """Players of styles none of BallDuel's built-ins has, as a held-out test of robustness.
 
     python -m benchmarks.outsiders [PLAYER] [--games 200] [--env BallSumo-v0] [--only NAME ...]
+    python -m benchmarks.outsiders runs/ppo/BallSumo-v0_1/final_model.pt   # a trained model
 
 Written after the planner's settings were chosen and never used to choose them: a player tuned
 against the built-ins meets these as it would meet players written outside this repository.
-Each plays ``--games`` games against PLAYER (a built-in name, default ``planner``), half from
+Each plays ``--games`` games against PLAYER (a built-in name, default ``planner``, or a model
+file or run folder of ours, which plays through its own observation and frame stack), half from
 each side, on the same seeded starts as ``ballenvs.duel.match``. Every one is a few lines over
 the side's view (own ball, the other's, the clock), in its own frame.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -120,29 +123,50 @@ OUTSIDERS: dict[str, type[Player]] = {
 }
 
 
+def player_of(argument: str, env_id: str) -> tuple[str, Any]:
+    """A built-in player by name, or a model of ``env_id``'s game (a model file, or a run folder's
+    final model) read as the league reads its entrants, with the name the tables give it; anything
+    else is one line."""
+    if argument in BUILTIN_PLAYERS:
+        return argument, argument
+    from agents.common.artifacts.runs import read_config
+    from agents.twoplayer.ratings import make_entrant_player, model_entrant
+
+    if not Path(argument).exists():
+        raise UsageError(
+            f"unknown player {argument!r}: not a built-in player ({', '.join(BUILTIN_PLAYERS)}), a model file or a run folder"
+        )
+    entrant = model_entrant(argument)
+    trained_on = read_config(entrant.spec[1])["env_id"]
+    if trained_on != env_id:
+        raise UsageError(f"player {argument!r}: a model of {trained_on}, not of --env {env_id}")
+    return entrant.name, make_entrant_player(entrant, "cpu", env_id, {})
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = Parser(prog="python -m benchmarks.outsiders", description=__doc__.split("\n\n")[0])
-    parser.add_argument("player", nargs="?", default="planner", help="a built-in player (default: planner)")
+    parser.add_argument(
+        "player", nargs="?", default="planner", help="a built-in player, or a model file or run folder (default: planner)"
+    )
     parser.add_argument("--games", type=int, default=200, help="games against each (half from each side)")
     parser.add_argument("--env", default="BallSumo-v0", help="whose rules")
     parser.add_argument("--only", nargs="+", choices=list(OUTSIDERS), default=list(OUTSIDERS))
     progress_flag(parser)
     args = parser.parse_args(argv)
     check_two_player_env(args.env)
-    if args.player not in BUILTIN_PLAYERS:
-        raise UsageError(f"unknown player {args.player!r}; the built-in ones: {', '.join(BUILTIN_PLAYERS)}")
     check_ranges([("--games", args.games, (2, 1_000_000))])
+    name_of_player, player = player_of(args.player, args.env)
     options = registered_options(args.env)
     rows = []
     with closing(Console(len(args.only) * args.games, unit="game", enabled=not args.no_progress)) as console:
-        console.write(f"{args.player} against the outsiders on {args.env}, {args.games} games each, half from each side")
+        console.write(f"{name_of_player} against the outsiders on {args.env}, {args.games} games each, half from each side")
         console.write(
-            f"| outsider | {args.player} wins | draws | {args.player} losses | decided at the clock | {args.player} win rate |"
+            f"| outsider | {name_of_player} wins | draws | {name_of_player} losses | decided at the clock | win rate |"
         )
         console.write("|---|---:|---:|---:|---:|---:|")
         for k, name in enumerate(args.only):
             on_step = counting_from(console.update, k * args.games)
-            pair = play_pairs(args.player, OUTSIDERS[name](), args.games, 0, on_step=on_step, **options)
+            pair = play_pairs(player, OUTSIDERS[name](), args.games, 0, on_step=on_step, **options)
             rows.append({"outsider": name, **pair})
             wins, draws, losses = pair["first_wins"], pair["draws"], pair["second_wins"]
             console.write(f"| {name} | {wins} | {draws} | {losses} | {pair['time_outs']} | {wins / args.games:.1%} |")

@@ -29,3 +29,17 @@ def test_the_table_has_a_row_per_outsider_asked_for(capsys):
     assert [row["outsider"] for row in rows] == ["rammer", "shover"]
     assert all(row["first_wins"] + row["second_wins"] + row["draws"] == 4 for row in rows)
     assert "| rammer |" in capsys.readouterr().out
+
+
+def test_a_trained_model_meets_the_outsiders_and_a_model_of_another_game_is_refused(sumo_run, capsys):
+    """A model file or run folder of BallSumo-v0 plays the outsiders through its own observation (the
+    tables name it by its run); on another game's rules it is one line, as is a name that is none."""
+    from agents.common.errors import UsageError
+
+    rows = main([str(sumo_run), "--games", "2", "--only", "cointoss", "--no-progress"])
+    assert rows[0]["first_wins"] + rows[0]["second_wins"] + rows[0]["draws"] == 2
+    assert "| custom/BallSumo-v0_1/final_model wins |" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="a model of BallSumo-v0, not of --env BallDuel-v0"):
+        main([str(sumo_run / "final_model.pt"), "--env", "BallDuel-v0", "--games", "2"])
+    with pytest.raises(UsageError, match="unknown player 'nobody': not a built-in player"):
+        main(["nobody", "--games", "2"])
