@@ -15,7 +15,7 @@ from stable_baselines3 import DQN
 import ballenvs
 from agents import custom_train, sb3_train
 from agents.common.artifacts.models import find_model, load_run_model
-from agents.common.artifacts.runs import read_config
+from agents.common.artifacts.runs import FINAL_EVALUATION, read_config
 from agents.common.configuration.config import RUN_KEYS, ConfigError, Schema, build_section, parse_overrides, schedule
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
@@ -292,16 +292,16 @@ def test_linear_learning_rate_is_the_zoos_schedule():
 @pytest.mark.slow
 def test_the_main_command_learns_to_beat_chaser(tmp_path):
     """The main command, whole and with no flags (stable-baselines3's DQN, the Nature CNN on 4
-    stacked 36x36 frames, 150k steps against chaser), ends with a final model that beats chaser:
-    over seeds 0-4 the final models won 96-100% of 200 games (benchmarks/RESULTS.md, the main
-    command); 34 of 40 leaves room for the thread count's floating-point path, not for a model
-    that has not learned."""
+    stacked 36x36 frames, 150k steps against chaser), ends with its final model's 100 games
+    against chaser, kept in final_evaluation.yml, the figure README quotes: over seeds 0-4 the
+    final models won 96-100% of 200 games (benchmarks/RESULTS.md, the main command); 85 of 100
+    leaves room for the thread count's floating-point path, not for a model that has not learned."""
     assert run_cli(sb3_train.main, ["--log-dir", str(tmp_path), "--no-progress"]) == 0
     run_dir = tmp_path / "dqn" / "BallDuel-v0_1"
     config = read_config(run_dir)
     assert config["env_id"] == "BallDuel-v0" and config["hyperparams"]["policy"] == "CnnPolicy"
     env_kwargs = config["hyperparams"]["env_kwargs"]
     assert env_kwargs["obs_size"] == 36 and env_kwargs["opponent"] == "chaser"
-    model, config = load_run_model(run_dir / "final_model.zip", run_dir, "cpu")
-    result = evaluate(model, config, episodes=40, deterministic=True)
-    assert result.outcomes["left"] >= 34, result.summary("BallDuel-v0")
+    judged = yaml.safe_load((run_dir / FINAL_EVALUATION).read_text())
+    assert judged["model"] == "final_model.zip" and judged["episodes"] == 100
+    assert judged["win_rate"] >= 0.85, judged
