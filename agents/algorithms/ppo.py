@@ -2,11 +2,11 @@
 nothing, or fine-tuned from a model that plays without unlearning what it knows.
 
 The rollouts PQN learns from too (:mod:`agents.algorithms.rollouts`): many vectorised envs play a
-short rollout, acting by sampling the policy; GAE's advantages (Schulman et al. 2016) are computed over it in one backward
-sweep; a few epochs of minibatch updates of the clipped surrogate, a critic's squared error and an
-entropy bonus follow, and the rollout is thrown away. The policy is the learner's ``q`` network,
-whose outputs are the policy's logits (a distilled student's are): everything that plays a saved
-model plays its argmax. The critic is a second network of the same shape with one output.
+short rollout, acting by sampling the policy; GAE's advantages (Schulman et al. 2016) are computed
+over it in one backward sweep; a few epochs of minibatch updates of the clipped surrogate, a
+critic's squared error and an entropy bonus follow, and the rollout is thrown away. The actor is
+the agent's ``policy`` network, whose outputs are the policy's logits (a distilled student's are):
+everything that plays a saved model plays its argmax. The critic is a second network of the same shape with one output.
 
 **Fine-tuning** (``start_from``): where temporal-difference learning on a network that holds a
 policy rewrites its values before it improves on them (RESULTS: kickstarted self-play collapsed,
@@ -137,8 +137,10 @@ def gae(
 
 
 class PPOAgent(RolloutAgent):
-    """The policy (``q``: its logits), the critic, one Adam over both; the start and its pull when
-    fine-tuning."""
+    """The actor (``policy``: its logits) and the critic, one Adam over both; the start and its pull
+    when fine-tuning. The actor is the network every learner of ours plays and saves (``q`` in the
+    learner and in checkpoints, whose readers play any of our models by its argmax): here it is
+    only ever called the policy."""
 
     FORMAT = "ballenvs-custom-ppo/1"
     ROLLOUT = PPORollout
@@ -147,8 +149,9 @@ class PPOAgent(RolloutAgent):
         self, spec: dict[str, Any], config: PPOConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
     ) -> None:
         super().__init__(spec, config, device, seed, amp, compile)
+        self.policy, self._policy_fn = self.q, self._q_fn  # the actor: the logits of its actions
         self.critic = QNetwork({**spec, "n_actions": 1}).to(self.device)
-        self._parameters = [*self.q.parameters(), *self.critic.parameters()]
+        self._parameters = [*self.policy.parameters(), *self.critic.parameters()]
         self.optimizer = torch.optim.Adam(self._parameters, lr=config.initial_learning_rate, fused=True)
         self.start: QNetwork | None = None  # the start's policy logits, frozen
         self.pull = 0.0  # the pull's weight, now
@@ -156,14 +159,14 @@ class PPOAgent(RolloutAgent):
         self.calibrating = False  # kept by Evidence as the steps go by
         self.kl_coef = config.kl_coef  # the KL penalty's weight, now (adapted after every rollout)
         if config.start_from:
-            load_start(self.q, config.start_from)  # its values ...
-            last = self.q.head[-1]
+            load_start(self.policy, config.start_from)  # its values ...
+            last = self.policy.head[-1]
             assert isinstance(last, torch.nn.Linear)  # a QNetwork's head ends in its actions' layer
             with torch.no_grad():  # ... as the logits of softmax(values / pull_temperature)
                 last.weight.div_(config.pull_temperature)
                 last.bias.div_(config.pull_temperature)
             self.start = QNetwork(spec).to(self.device).requires_grad_(False).eval()
-            self.start.load_state_dict(self.q.state_dict())
+            self.start.load_state_dict(self.policy.state_dict())
             self.pull = config.pull_weight
             self.calibrating = config.calibration_steps > 0
 
@@ -173,7 +176,7 @@ class PPOAgent(RolloutAgent):
         assert isinstance(rollout, PPORollout)
         observation = rollout.store_observation(t, observation)
         with torch.inference_mode(), self._autocast():
-            probabilities = F.softmax(self._q_fn(observation).float(), dim=1)
+            probabilities = F.softmax(self._policy_fn(observation).float(), dim=1)
             rollout.values[t] = self.critic(observation).float().squeeze(1)
         sampled = torch.multinomial(probabilities.cpu(), 1, generator=self.generator).squeeze(1).numpy()
         actions = self.explore(sampled, epsilon) if epsilon > 0 else sampled
@@ -237,7 +240,7 @@ class PPOAgent(RolloutAgent):
         moved from the rollout's (an estimate of the KL, Schulman's k3)."""
         config = self.config
         with self._autocast():
-            log_policy = F.log_softmax(self._q_fn(rows).float(), dim=1)
+            log_policy = F.log_softmax(self._policy_fn(rows).float(), dim=1)
         log_probs = log_policy.gather(1, actions.unsqueeze(1)).squeeze(1)
         log_ratio = log_probs - old_log_probs
         ratio = log_ratio.exp()
