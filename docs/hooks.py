@@ -110,7 +110,7 @@ def hyperparameter_tables() -> str:
     for algo in ALGORITHMS.values():
         renamed = "".join(f" `{old}` is now `{new}`." for old, new in algo.schema.renamed.items())
         tables.append(
-            f"**`{algo.name}`** ({algo.label}, `python -m {algo.trainer}`, `{algo.config}`).{renamed}\n\n"
+            f"**`{algo.name}`** ({algo.label}, `python -m {algo.alias}`, `{algo.config}`).{renamed}\n\n"
             + table(algo.config_class)
         )
     pool = "**`self_play`**, the pool's settings in a section's `self_play` dict (both trainers).\n\n"
