@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import sys
 from contextlib import closing
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -125,19 +124,14 @@ OUTSIDERS: dict[str, type[Player]] = {
 
 def player_of(argument: str, env_id: str) -> tuple[str, Any]:
     """A built-in player by name, or a model of ``env_id``'s game (a model file, or a run folder's
-    final model) read as the league reads its entrants, with the name the tables give it; anything
+    final model), read as agents.exploit reads its target, with the name the tables give it; anything
     else is one line."""
-    if argument in BUILTIN_PLAYERS:
-        return argument, argument
-    from agents.common.artifacts.runs import read_config
-    from agents.twoplayer.ratings import make_entrant_player, model_entrant
+    from agents.twoplayer.ratings import entrants_of, make_entrant_player, model_env_id
 
-    if not Path(argument).exists():
-        raise UsageError(
-            f"unknown player {argument!r}: not a built-in player ({', '.join(BUILTIN_PLAYERS)}), a model file or a run folder"
-        )
-    entrant = model_entrant(argument)
-    trained_on = read_config(entrant.spec[1])["env_id"]
+    [entrant] = entrants_of(argument, BUILTIN_PLAYERS)[-1:]  # a run folder: its final model
+    trained_on = model_env_id(entrant)
+    if trained_on is None:
+        return argument, argument
     if trained_on != env_id:
         raise UsageError(f"player {argument!r}: a model of {trained_on}, not of --env {env_id}")
     return entrant.name, make_entrant_player(entrant, "cpu", env_id, {})

@@ -41,5 +41,5 @@ def test_a_trained_model_meets_the_outsiders_and_a_model_of_another_game_is_refu
     assert "| custom/BallSumo-v0_1/final_model wins |" in capsys.readouterr().out
     with pytest.raises(UsageError, match="a model of BallSumo-v0, not of --env BallDuel-v0"):
         main([str(sumo_run / "final_model.pt"), "--env", "BallDuel-v0", "--games", "2"])
-    with pytest.raises(UsageError, match="unknown player 'nobody': not a built-in player"):
+    with pytest.raises(UsageError, match="player 'nobody': not a built-in player"):
         main(["nobody", "--games", "2"])
