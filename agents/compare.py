@@ -22,18 +22,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.common.artifacts.runs import (
+from agents.artifacts.runs import (
     check_log_dir,
     new_run_dir,
     read_config,
 )
-from agents.common.artifacts.video import check_video_path
+from agents.artifacts.video import check_video_path
 from agents.common.configuration.registry import ALGORITHMS, algorithm
 from agents.common.errors import UsageError, note
 from agents.common.hardware import machine
 from agents.common.readers import count
-from agents.common.session.cli import EVAL_EPISODES, Parser, add_progress_flag, add_run_flags, run_cli
-from agents.common.studies.comparison import (
+from agents.learners import trainer as train
+from agents.session.cli import EVAL_EPISODES, Parser, add_progress_flag, add_run_flags, run_cli
+from agents.studies.comparison import (
     MAX_SCORE_EPISODES,
     analyse,
     evaluation_schedule,
@@ -41,7 +42,6 @@ from agents.common.studies.comparison import (
     save_manifest,
     write_outputs,
 )
-from agents.learners import trainer as train
 from ballenvs.reference import reference_for
 
 #: Bounds of the figures a comparison plays: each seed is a whole training run, each scored
@@ -53,7 +53,7 @@ def from_studies(args: argparse.Namespace, argv: list[str] | None) -> dict[str, 
     """A comparison of agents.tune studies' finished runs (typically seed sweeps), one agent per study."""
     import optuna
 
-    from agents.common.studies.storage import check_study_name, load_existing_study
+    from agents.studies.storage import check_study_name, load_existing_study
 
     runs: dict[str, list[str]] = {}
     env_ids, plan = set(), {}

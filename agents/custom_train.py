@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from agents.common.configuration.registry import CUSTOM_TRAINER
-from agents.common.session.cli import run_cli
 from agents.learners.command import Command, answer_help
+from agents.session.cli import run_cli
 
 COMMAND = Command(CUSTOM_TRAINER, "Train our own agents (agents/algorithms/) on a ballenvs environment", default_algo="custom")
 

@@ -16,14 +16,14 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from agents.common.artifacts.model_players import arena_of
-from agents.common.artifacts.models import bare_model, find_model, run_folder_candidate, zoo_run
-from agents.common.artifacts.runs import CONFIG_NAME, read_config
-from agents.common.artifacts.video import check_video_path, write_video
+from agents.artifacts.model_players import arena_of
+from agents.artifacts.models import bare_model, find_model, run_folder_candidate, zoo_run
+from agents.artifacts.runs import CONFIG_NAME, read_config
+from agents.artifacts.video import check_video_path, write_video
 from agents.common.configuration.registry import algorithm
-from agents.common.environments.ids import check_env_id
 from agents.common.errors import UsageError, note
-from agents.common.session.cli import (
+from agents.environments.ids import check_env_id
+from agents.session.cli import (
     Parser,
     add_device_flags,
     add_progress_flag,
@@ -32,10 +32,10 @@ from agents.common.session.cli import (
     resolve_device,
     run_cli,
 )
-from agents.common.session.console import Console, counting_from
-from agents.common.session.evaluation import EvalResult, evaluate
-from agents.common.session.opponents import known
-from agents.common.session.tracking import render_fps
+from agents.session.console import Console, counting_from
+from agents.session.evaluation import EvalResult, evaluate
+from agents.session.opponents import known
+from agents.session.tracking import render_fps
 from ballenvs import ENV_IDS
 from ballenvs.cli import MAX_GAMES
 from ballenvs.reference import reference_for

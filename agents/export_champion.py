@@ -23,10 +23,10 @@ import torch
 
 from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.policy import load_policy
-from agents.common.artifacts.models import find_model
-from agents.common.artifacts.runs import FINAL_MODEL, atomic_path, check_output_file, read_config
+from agents.artifacts.models import find_model
+from agents.artifacts.runs import FINAL_MODEL, atomic_path, check_output_file, read_config
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
+from agents.session.cli import Parser, run_cli
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "ballenvs" / "duel" / "champion.npz"
 STATE_WITH_CLOCK = 11

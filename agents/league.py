@@ -23,13 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.common.artifacts.model_players import arena_of
-from agents.common.artifacts.runs import check_log_dir, new_run_dir
-from agents.common.artifacts.video import check_video_path, write_video
+from agents.artifacts.model_players import arena_of
+from agents.artifacts.runs import check_log_dir, new_run_dir
+from agents.artifacts.video import check_video_path, write_video
 from agents.common.configuration.config import parse_overrides
-from agents.common.environments.envs import probe_spaces
 from agents.common.errors import UsageError, note
-from agents.common.session.cli import (
+from agents.common.stops import Interrupted, deferring_stops, ignore_stops, signal_of
+from agents.environments.envs import probe_spaces
+from agents.session.cli import (
     Parser,
     add_device_flags,
     add_progress_flag,
@@ -38,9 +39,8 @@ from agents.common.session.cli import (
     resolve_device,
     run_cli,
 )
-from agents.common.session.console import Console
-from agents.common.session.tracking import render_fps
-from agents.common.stops import Interrupted, deferring_stops, ignore_stops, signal_of
+from agents.session.console import Console
+from agents.session.tracking import render_fps
 from agents.twoplayer.ratings import (
     bootstrap_elo,
     entrants,

@@ -6,7 +6,7 @@
 PLAYER is a built-in player (planner, pusher, ...), a model file or a run folder (its final model).
 Episode k is seeded ``--seed + k``. The dataset holds the env's spec, so
 ``minari.load_dataset(ID).recover_environment()`` makes the same env; ``MINARI_DATASETS_PATH``
-pointed at ``--data-path`` (or ``agents.common.studies.datasets.load_dataset``) finds it.
+pointed at ``--data-path`` (or ``agents.studies.datasets.load_dataset``) finds it.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from agents.common.artifacts.runs import read_config
+from agents.artifacts.runs import read_config
 from agents.common.configuration.config import parse_overrides
-from agents.common.environments.envs import probe_spaces
-from agents.common.environments.ids import check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.session.cli import (
+from agents.environments.envs import probe_spaces
+from agents.environments.ids import check_two_player_env
+from agents.session.cli import (
     MAX_SEED,
     Parser,
     add_device_flags,
@@ -31,8 +31,8 @@ from agents.common.session.cli import (
     resolve_device,
     run_cli,
 )
-from agents.common.session.console import Console
-from agents.common.studies.datasets import check_data_path, check_dataset_id, record_games, refuse_existing, write_dataset
+from agents.session.console import Console
+from agents.studies.datasets import check_data_path, check_dataset_id, record_games, refuse_existing, write_dataset
 from agents.twoplayer.ratings import entrants_of, make_entrant_player
 from ballenvs.cli import MAX_GAMES
 from ballenvs.reference import reference_for

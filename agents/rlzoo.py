@@ -20,7 +20,7 @@ from pathlib import Path
 
 import ballenvs  # registers the ids the zoo will look up
 from agents.common.errors import UsageError
-from agents.common.session.cli import run_cli
+from agents.session.cli import run_cli
 
 COMMANDS = ("enjoy", "record_video", "push_to_hub", "plots.all_plots", "plots.plot_train", "train")
 

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from agents.common.configuration.registry import SB3_TRAINER
-from agents.common.session.cli import run_cli
 from agents.learners.command import Command, answer_help
+from agents.session.cli import run_cli
 
 COMMAND = Command(
     SB3_TRAINER, "Train stable-baselines3's algorithms on a ballenvs environment", default_algo="dqn", gpu_flags=False

@@ -22,8 +22,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from agents.common.session.cli import run_cli
 from agents.learners.command import TRAIN_COMMAND, answer_help
+from agents.session.cli import run_cli
 
 
 def __getattr__(name: str) -> Any:

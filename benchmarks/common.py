@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.hardware import machine
-from agents.common.session.cli import add_progress_flag
-from agents.common.session.console import Ticking
+from agents.session.cli import add_progress_flag
+from agents.session.console import Ticking
 
 __all__ = ["machine", "one_core", "write_json", "row", "RESULTS_DIR", "Measurements", "progress_flag"]
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from unittest import mock
 
 from agents import compare, league
-from agents.common.artifacts.runs import atomic_path, check_output_file
-from agents.common.session.cli import Parser, run_cli
+from agents.artifacts.runs import atomic_path, check_output_file
+from agents.session.cli import Parser, run_cli
 from ballenvs.duel.roster import YARDSTICK_PLAYERS
 from benchmarks import frame_probe
 from benchmarks.common import check_ranges, progress_flag

@@ -21,8 +21,8 @@ import gymnasium as gym
 import numpy as np
 
 import ballenvs  # noqa: F401
-from agents.common.environments.envs import make_vec
-from agents.common.session.cli import Parser, run_cli
+from agents.environments.envs import make_vec
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, check_ranges, machine, one_core, progress_flag, row, write_json
 
 REFERENCE = "CartPole-v1"

@@ -27,9 +27,9 @@ from agents.algorithms.progress import Progress
 from agents.common.configuration.config import build_section
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.environments.envs import make_vec
-from agents.common.environments.steps import VecEnvSteps
-from agents.common.session.cli import Parser, run_cli
+from agents.environments.envs import make_vec
+from agents.environments.steps import VecEnvSteps
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 ENV_ID = "BallDuel-v0"

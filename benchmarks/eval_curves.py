@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.runs import check_output_file, read_config
+from agents.artifacts.figures import pyplot, save_png
+from agents.artifacts.runs import check_output_file, read_config
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
+from agents.session.cli import Parser, run_cli
 
 
 def read_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray]:

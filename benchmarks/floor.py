@@ -44,11 +44,11 @@ from agents.common.configuration.config import Section, build_section
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.hyperparameters import OurDQNConfig, PQNConfig
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.environments.envs import probe_spaces
-from agents.common.environments.ids import check_env_id
 from agents.common.networks.lean_cnn import multiply_adds
 from agents.common.readers import read_yaml
-from agents.common.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
+from agents.environments.envs import probe_spaces
+from agents.environments.ids import check_env_id
+from agents.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
 from benchmarks.common import Measurements, machine, progress_flag, row, write_json
 
 REPEATS = 7  # timed repetitions of each piece; the median counts

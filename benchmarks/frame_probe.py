@@ -32,9 +32,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.runs import check_output_file
-from agents.common.session.cli import Parser, check_seed, run_cli
+from agents.artifacts.figures import pyplot, save_png
+from agents.artifacts.runs import check_output_file
+from agents.session.cli import Parser, check_seed, run_cli
 from ballenvs import SUMO_RULES
 from ballenvs.duel.observe import MIN_OBS_SIZE, OTHER_BALL, OWN_BALL, StateObserver
 from ballenvs.duel.physics import LEFT, RIGHT

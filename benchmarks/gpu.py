@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.common.errors import note
-from agents.common.session.cli import add_device_flags, describe_device, resolve_device
+from agents.session.cli import add_device_flags, describe_device, resolve_device
 from benchmarks.common import RESULTS_DIR, Measurements, machine, progress_flag, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of
 from benchmarks.train_throughput import custom_rate, pqn_rate, sb3_rate

@@ -25,7 +25,7 @@ from agents.algorithms.buffer import ReplayBuffer
 from agents.algorithms.dqn import DQNAgent
 from agents.algorithms.networks import QNetwork, network_spec
 from agents.common.configuration.hyperparameters import OurDQNConfig
-from agents.common.session.cli import Parser, run_cli
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, write_json
 
 N_UES = 10

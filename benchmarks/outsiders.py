@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.environments.ids import check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
-from agents.common.session.console import Console, counting_from
+from agents.environments.ids import check_two_player_env
+from agents.session.cli import Parser, run_cli
+from agents.session.console import Console, counting_from
 from ballenvs.directions import heading_to_action
 from ballenvs.duel.heuristics import Anchor, Chaser
 from ballenvs.duel.roster import BUILTIN_PLAYERS

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from agents.common.configuration.config import Section, parse_kwargs, schedule
-from agents.common.environments.envs import make_vec
+from agents.environments.envs import make_vec
 
 #: The policies sbx's DQN has (stable-baselines3's names).
 SBX_POLICIES = ("MlpPolicy", "CnnPolicy")

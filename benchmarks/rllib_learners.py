@@ -35,9 +35,9 @@ from typing import Any
 
 from agents.common.configuration.config_files import load_section
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.environments.ids import check_env_id
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
+from agents.environments.ids import check_env_id
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 JOIN_WAIT_S = 120.0

@@ -21,11 +21,11 @@ import time
 from typing import Any
 
 from agents.common.configuration.config import parse_overrides
-from agents.common.environments.envs import probe_spaces
-from agents.common.environments.ids import check_env_id
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
+from agents.environments.envs import probe_spaces
+from agents.environments.ids import check_env_id
 from agents.rllib.network import DEFAULT_CONV_FILTERS, DEFAULT_HIDDEN
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 #: The CPU each env runner asks Ray for: they sample in turns, never all at once.

@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.artifacts.model_players import arena_of
+from agents.artifacts.model_players import arena_of
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
-from agents.common.session.console import Console, counting_from
+from agents.session.cli import Parser, run_cli
+from agents.session.console import Console, counting_from
 from agents.twoplayer.ratings import entrants_of, make_entrant_player
 from ballenvs.directions import N_ACTIONS
 from ballenvs.duel.search import PLANNER_MEAN_WEIGHT, Planner, played_by, seat_view
@@ -128,7 +128,7 @@ class PriorPlanner(Planner):
 
 
 def make_search(search: str, network: Any, arena: Any) -> Player:
-    """One of :data:`SEARCHES` with ``network`` (a :class:`agents.common.artifacts.model_players.QPlayer`) in it."""
+    """One of :data:`SEARCHES` with ``network`` (a :class:`agents.artifacts.model_players.QPlayer`) in it."""
     planner = arena.make_player("planner", {})
     if search == "planner":
         return planner

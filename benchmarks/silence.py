@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from agents.common.session.cli import Parser, run_cli
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 #: The goal: no command is silent for longer.

@@ -27,8 +27,8 @@ import sys
 import tempfile
 import time
 
-from agents.common.environments.ids import check_env_id
-from agents.common.session.cli import Parser, run_cli
+from agents.environments.ids import check_env_id
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, write_json
 
 SETTINGS = {

@@ -41,13 +41,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.runs import check_log_dir, check_output_file
+from agents.artifacts.figures import pyplot, save_png
+from agents.artifacts.runs import check_log_dir, check_output_file
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.environments.ids import check_two_player_env
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
-from agents.common.session.evaluation import score
+from agents.environments.ids import check_two_player_env
+from agents.session.cli import Parser, run_cli
+from agents.session.evaluation import score
 from ballenvs.reference import reference_for
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
@@ -167,7 +167,7 @@ def skill(
 ) -> dict[str, Any]:
     """When the run first reached skill (:func:`reached`; None: never), whether its last evaluation
     holds it, and the best evaluation's (as the run chose its best model:
-    :func:`agents.common.session.evaluation.score`, the later of equals) largest gap to the
+    :func:`agents.session.evaluation.score`, the later of equals) largest gap to the
     last one against any opponent, in points; the last two None where the run
     was stopped at skill (not ``whole_run``): its last evaluation is then not a final model's."""
     first = next((e for e in evals if reached(e, threshold, levels)), None)

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from agents.common.session.cli import Parser, run_cli
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import RESULTS_DIR, Measurements, check_ranges, machine, progress_flag, row, write_json
 
 #: Sampled values that leave a trial's cost alone, so that trials are alike.

@@ -23,8 +23,8 @@ import numpy as np
 
 import ballenvs  # noqa: F401  (registers the ids)
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
-from agents.common.session.console import Console
+from agents.session.cli import Parser, run_cli
+from agents.session.console import Console
 from ballenvs.backend import NUMPY
 from ballenvs.directions import heading_to_action
 from ballenvs.reference import SCORE_SEED

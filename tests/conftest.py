@@ -27,7 +27,7 @@ def sumo_run(tmp_path_factory):
     """A tiny custom run on BallSumo-v0's state vector (what agents.export_champion ships, the network
     benchmarks.search_with_network searches with); tests that change it copy it first."""
     from agents import custom_train
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
 
     folder = tmp_path_factory.mktemp("v1")
     argv = ["--env", "BallSumo-v0", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]

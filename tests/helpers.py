@@ -31,7 +31,7 @@ UAV = ["--env", "UAVGrid-v0", "--n-envs", "2", "--env-kwargs", "max_episode_step
 
 def refused(capsys, main, argv: list[str], folder: Path | str | None = None) -> str:
     """Exit status 2, one line on stderr (returned), and (given ``folder``) no run folder made in it."""
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
 
     folder = Path(folder) if folder is not None else None
     before = set(folder.rglob("config.yml")) if folder is not None else set()
@@ -53,7 +53,7 @@ def copy_run(run: Path, tmp_path: Path) -> Path:
 def train(trainer, log_dir, *extra, timesteps=300):
     """A tiny UAVGrid run of ``trainer`` (checkpoints every 100 steps) in ``log_dir``; its run folder."""
     from agents.common.configuration.registry import trained_by
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
 
     argv = [*UAV, "--timesteps", str(timesteps), "--save-freq", "100", "--log-dir", str(log_dir), *TINY, *extra]
     assert run_cli(trainer.main, argv) == 0
@@ -94,7 +94,7 @@ def saved_mean_played(run_dir: Path) -> dict:
 
     from agents.algorithms.checkpoint import load_checkpoint
     from agents.algorithms.policy import load_policy
-    from agents.common.artifacts.runs import read_config
+    from agents.artifacts.runs import read_config
 
     saved = load_checkpoint(run_dir / "final_model.pt")["agent"]
     played = load_policy(run_dir / "final_model.pt", read_config(run_dir)).q_net.state_dict()

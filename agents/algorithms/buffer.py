@@ -12,7 +12,7 @@ import torch
 from gymnasium import spaces
 
 from agents.algorithms.tensors import observation_parts, torch_dtype
-from agents.common.artifacts.runs import atomic_path
+from agents.artifacts.runs import atomic_path
 from agents.common.errors import UsageError
 from agents.common.nstep_returns import n_step_returns
 from agents.common.readers import count, npz_arrays

@@ -15,7 +15,7 @@ import torch
 from agents.algorithms.networks import ACTIVATIONS
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
-from agents.common.artifacts.runs import atomic_path
+from agents.artifacts.runs import atomic_path
 from agents.common.configuration.registry import ALGORITHMS, MODULE_LEARNER
 from agents.common.errors import UsageError
 from agents.common.readers import count, finite, mapping_of, torch_weights

@@ -53,7 +53,7 @@ class AlgorithmModule(Protocol):
         ...
 
     def learn(self, agent: Any, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: Any) -> None:
-        """Train ``agent`` on ``env`` (:func:`agents.common.environments.steps.make_steps`'s) for
+        """Train ``agent`` on ``env`` (:func:`agents.environments.steps.make_steps`'s) for
         ``timesteps`` more env steps."""
         ...
 

@@ -172,7 +172,7 @@ def learn(
     buffer: ReplayBuffer | DeviceReplayBuffer,
     log_every_episodes: int = 4,
 ) -> None:
-    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.environments.steps.make_steps`),
+    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.environments.steps.make_steps`),
     learning as configured, or fewer if ``hooks.on_step`` says stop."""
     config, n_envs = agent.config, env.num_envs
     gradient_steps = gradient_steps_per_train(config, n_envs)

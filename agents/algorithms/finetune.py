@@ -66,7 +66,7 @@ from agents.algorithms.warm_start import (
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, StartedFrom, key
 from agents.common.errors import UsageError
-from agents.common.session.evaluation import Evaluation
+from agents.session.evaluation import Evaluation
 from ballenvs.state import parts
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from stable_baselines3.common.logger import Logger
 
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
-from agents.common.session.evaluation import Evaluation
-from agents.common.session.milestones import Milestones
+from agents.session.evaluation import Evaluation
+from agents.session.milestones import Milestones
 
 
 class Hooks:

@@ -30,7 +30,7 @@ from agents.algorithms.teachers import LabelBuffer, check_teaching, make_teacher
 from agents.algorithms.warm_start import check_start, load_start
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, Teaching, key
-from agents.common.environments.steps import Step
+from agents.environments.steps import Step
 
 __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]
 

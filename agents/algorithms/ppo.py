@@ -59,7 +59,7 @@ from agents.common.configuration.hyperparameters import (
     key,
     redefault,
 )
-from agents.common.session.evaluation import Evaluation
+from agents.session.evaluation import Evaluation
 from ballenvs.state import parts
 
 __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]  # replay_buffer: the rollouts', none

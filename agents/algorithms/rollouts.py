@@ -165,7 +165,7 @@ class RolloutAgent(QLearner):
 
 
 def learn(agent: RolloutAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
-    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.common.environments.steps.make_steps`) in
+    """Collect ``timesteps`` more env steps from ``env`` (see :func:`agents.environments.steps.make_steps`) in
     rollouts of ``rollout_steps`` steps, each followed by its updates; or fewer if ``hooks.on_step``
     says stop. The loop never waits on the device except to fetch the actions it acts on."""
     config, n_envs = agent.config, env.num_envs

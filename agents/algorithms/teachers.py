@@ -14,13 +14,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.common.artifacts.model_players import model_player
-from agents.common.artifacts.models import find_model, load_run_model
-from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+from agents.artifacts.model_players import model_player
+from agents.artifacts.models import find_model, load_run_model
+from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import TeacherGame, Teaching
 from agents.common.errors import UsageError
-from agents.common.session.opponents import known
+from agents.session.opponents import known
 from ballenvs.directions import N_ACTIONS
 from ballenvs.game import Player
 from ballenvs.reference import Arena, reference_for

@@ -28,10 +28,10 @@ from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.hooks import Hooks, HooksAround
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.progress import Progress
-from agents.common.artifacts.models import find_model
-from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
+from agents.artifacts.models import find_model
+from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
 from agents.common.errors import UsageError
-from agents.common.session.evaluation import Evaluation
+from agents.session.evaluation import Evaluation
 from ballenvs.state import parts
 
 

@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 
 from agents.common.configuration.registry import ALGORITHMS, TRAIN, trained_by
-from agents.common.session.cli import trainer_parser
+from agents.session.cli import trainer_parser
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Ray RLlib's PPO as ``python -m agents.train --algo rllib_ppo`` drives it: one
-:class:`agents.common.session.training.Learner` around an RLlib ``Algorithm``.
+:class:`agents.session.training.Learner` around an RLlib ``Algorithm``.
 
 RLlib owns the loop: an iteration (``Algorithm.train()``) samples ``n_steps`` from every env on
 every env runner (Ray actors, on this machine or a cluster's: ``--address``) and trains on them;
@@ -30,18 +30,18 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.logger import Logger
 
-from agents.common.artifacts.runs import atomic_path
+from agents.artifacts.runs import atomic_path
 from agents.common.configuration.config import Section, schedule
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError, note
 from agents.common.readers import count, weight_arrays
-from agents.common.session.milestones import Milestones
-from agents.common.session.setup import RunSetup
 from agents.common.stops import STOP_SIGNALS
 from agents.rllib import LEARNER, SINGLE_MODULE
 from agents.rllib.checkpoint_check import check_checkpoint
 from agents.rllib.network import NetworkSettings, RLlibPolicy, network_settings, policy_network
+from agents.session.milestones import Milestones
+from agents.session.setup import RunSetup
 from ballenvs.reference import reference_for
 
 #: The model file's entry that holds the env steps trained (beside the weights).

@@ -1,5 +1,5 @@
 """stable-baselines3's DQN as ``python -m agents.train --algo dqn`` drives it: one
-:class:`agents.common.session.training.Learner` around :func:`agents.sb3.sb3_dqn.build_dqn`'s model."""
+:class:`agents.session.training.Learner` around :func:`agents.sb3.sb3_dqn.build_dqn`'s model."""
 
 from __future__ import annotations
 
@@ -13,12 +13,10 @@ from stable_baselines3 import DQN
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 
-from agents.common.artifacts.models import SNAPSHOTS
+from agents.artifacts.models import SNAPSHOTS
 from agents.common.configuration.config import Section
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import note
-from agents.common.session.milestones import Milestones
-from agents.common.session.setup import RunSetup, make_train_env
 from agents.sb3.callbacks import AverageTail, FeedMilestones
 from agents.sb3.sb3_dqn import (
     SavedModel,
@@ -30,6 +28,8 @@ from agents.sb3.sb3_dqn import (
     save_model,
     save_replay_buffer,
 )
+from agents.session.milestones import Milestones
+from agents.session.setup import RunSetup, make_train_env
 
 if TYPE_CHECKING:
     from agents.twoplayer.selfplay import SnapshotPool

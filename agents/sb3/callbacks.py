@@ -1,4 +1,4 @@
-"""stable-baselines3's DQN feeding the run's milestones (:class:`agents.common.session.milestones.Milestones`:
+"""stable-baselines3's DQN feeding the run's milestones (:class:`agents.session.milestones.Milestones`:
 console, self-play pool, checkpoints, evaluations), the same object our own loops feed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import torch
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.dqn.policies import DQNPolicy
 
-from agents.common.session.milestones import Milestones, Pool
+from agents.session.milestones import Milestones, Pool
 
 
 class FeedMilestones(BaseCallback):

@@ -23,15 +23,15 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
 from stable_baselines3.common.utils import LinearSchedule
 
-from agents.common.artifacts.models import read_snapshot
-from agents.common.artifacts.runs import atomic_path
+from agents.artifacts.models import read_snapshot
+from agents.artifacts.runs import atomic_path
 from agents.common.configuration.config import Section, parse_kwargs, schedule
 from agents.common.configuration.hyperparameters import SB3DQNConfig, keys_of
 from agents.common.errors import UsageError
 from agents.common.networks.policies import check_net_arch, check_policy
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
-from agents.common.session.setup import section_of, spaces_of
 from agents.sb3.buffers import DictNStepReplayBuffer, RandomShiftReplayBuffer
+from agents.session.setup import section_of, spaces_of
 
 #: The counters a saved model carries that a resumed run continues from.
 _COUNTERS = ("num_timesteps", "_n_updates", "_n_calls", "_episode_num")

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.model_players import arena_of, model_player
-from agents.common.artifacts.models import SNAPSHOTS, find_model, snapshot_steps
-from agents.common.artifacts.runs import (
+from agents.artifacts.figures import pyplot, save_png
+from agents.artifacts.model_players import arena_of, model_player
+from agents.artifacts.models import SNAPSHOTS, find_model, snapshot_steps
+from agents.artifacts.runs import (
     BEST_MODEL,
     FINAL_MODEL,
     INTERRUPTED_MODEL,
@@ -28,7 +28,7 @@ from agents.common.artifacts.runs import (
 )
 from agents.common.configuration.registry import MODEL_SUFFIXES
 from agents.common.errors import UsageError
-from agents.common.session.console import counting_from
+from agents.session.console import counting_from
 from ballenvs.reference import reference_for
 
 ELO_SCALE = 400.0

@@ -28,12 +28,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.artifacts.model_players import QPlayer
-from agents.common.artifacts.models import save_snapshot, snapshot_name
+from agents.artifacts.model_players import QPlayer
+from agents.artifacts.models import save_snapshot, snapshot_name
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.errors import UsageError
-from agents.common.session.milestones import next_multiple
-from agents.common.session.opponents import EXPLOITER
+from agents.session.milestones import next_multiple
+from agents.session.opponents import EXPLOITER
 from agents.twoplayer.ratings import make_entrant_player, model_entrant
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
@@ -317,7 +317,7 @@ def make_opponent(
 ) -> SelfPlayOpponent | None:
     """The self-play opponent for a run's envs (None when the run does not play itself); its
     network is bound by the :class:`SnapshotPool` once the learner exists. ``settings`` come
-    checked (:func:`agents.common.session.opponents.check_players`, before the run folder)."""
+    checked (:func:`agents.session.opponents.check_players`, before the run folder)."""
     if settings is None:
         return None
     arena = reference_for(env_id).arena
@@ -345,7 +345,7 @@ def evaluated_opponents(
 def scripted_player(
     name: str, k: int, arena: Any, env_id: str, env_kwargs: Mapping[str, Any], frame_stack: int, device: str
 ) -> Any:
-    """One of ``self_play``'s scripted players (checked by :func:`agents.common.session.opponents.check_players`): the search
+    """One of ``self_play``'s scripted players (checked by :func:`agents.session.opponents.check_players`): the search
     exploiter (``k`` seeds its plans), a built-in player, or a frozen model of the game."""
     if name == EXPLOITER:
         return arena.search_exploiter(QPlayer(None, device, frame_stack), env_kwargs, seed=k)

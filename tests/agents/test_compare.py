@@ -9,7 +9,7 @@ import re
 import pytest
 
 from agents import compare
-from agents.common.session.cli import run_cli
+from agents.session.cli import run_cli
 from tests.helpers import tiny_run
 
 #: Every comparison trains: the unit tier (-m "not slow") leaves them out.

@@ -17,8 +17,8 @@ import pytest
 
 import ballenvs
 from agents import custom_train, sb3_train
-from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
+from agents.session.cli import run_cli
 from tests.helpers import REPO, SHORT, keep_gymnasium_time_limit
 
 #: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.

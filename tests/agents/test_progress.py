@@ -10,8 +10,8 @@ import re
 import pytest
 
 from agents import compare, evaluate, exploit, league, record, train
-from agents.common.session import console
-from agents.common.session.cli import run_cli
+from agents.session import console
+from agents.session.cli import run_cli
 
 #: Each command at a small budget, and the count its progress lines go up to.
 COMMANDS = {

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from agents import record
-from agents.common.session.cli import run_cli
-from agents.common.studies.datasets import load_dataset
+from agents.session.cli import run_cli
+from agents.studies.datasets import load_dataset
 from tests.helpers import refused
 
 STATE = ["--env-kwargs", "obs_type=state"]

@@ -14,16 +14,16 @@ from stable_baselines3 import DQN
 
 import ballenvs
 from agents import custom_train, sb3_train
-from agents.common.artifacts.models import find_model, load_run_model
-from agents.common.artifacts.runs import FINAL_EVALUATION, read_config
+from agents.artifacts.models import find_model, load_run_model
+from agents.artifacts.runs import FINAL_EVALUATION, read_config
 from agents.common.configuration.config import RUN_KEYS, ConfigError, Schema, build_section, parse_overrides, schedule
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.session.cli import run_cli
-from agents.common.session.evaluation import evaluate
 from agents.evaluate import main as evaluate_main
 from agents.sb3.buffers import DictNStepReplayBuffer
 from agents.sb3.sb3_dqn import dqn_kwargs
+from agents.session.cli import run_cli
+from agents.session.evaluation import evaluate
 from tests import n_step_case
 from tests.helpers import FAST, REPO, assert_run_layout
 

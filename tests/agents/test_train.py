@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from agents import custom_train, sb3_train, train
-from agents.common.artifacts.runs import CONFIG_NAME
-from agents.common.session.cli import run_cli
-from agents.common.session.console import Console
-from agents.common.session.milestones import Milestones, best_model_saver
+from agents.artifacts.runs import CONFIG_NAME
+from agents.session.cli import run_cli
+from agents.session.console import Console
+from agents.session.milestones import Milestones, best_model_saver
 from tests.helpers import TINY, UAV, refused
 
 #: (the alias, the --algo of agents.train that it stands for, any flags it is given)

@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from agents.common.session import console
-from agents.common.session.cli import run_cli
-from agents.common.session.console import every
+from agents.session import console
+from agents.session.cli import run_cli
+from agents.session.console import every
 from benchmarks import env_throughput, floor, frame_probe, naive_vs_batched, outsiders, uav_search
 from benchmarks.common import Measurements
 

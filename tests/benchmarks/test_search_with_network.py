@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from agents.common.artifacts.model_players import arena_of
+from agents.artifacts.model_players import arena_of
 from agents.common.errors import UsageError
 from agents.twoplayer.ratings import entrants_of, make_entrant_player
 from ballenvs.duel.physics import LEFT

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents import custom_train, sb3_train
-from agents.common.session.cli import run_cli
+from agents.session.cli import run_cli
 from tests.helpers import TINY, UAV, train
 
 

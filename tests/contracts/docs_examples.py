@@ -133,7 +133,7 @@ def declared_extras() -> set[str]:
 
 
 def run_ours(module: str, argv: list[str]) -> int:
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
 
     main = importlib.import_module(module if module != "benchmarks" else "benchmarks.__main__").main
     try:

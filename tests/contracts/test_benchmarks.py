@@ -70,7 +70,7 @@ def test_the_gpu_benchmark_runs_its_quick_pass_on_the_cpu(tmp_path, monkeypatch,
 
 
 def test_eval_curves_draws_each_runs_win_rates_and_names_a_missing_metric(tmp_path, capsys):
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
     from benchmarks.eval_curves import main as curves_main
     from benchmarks.eval_curves import read_curve
 

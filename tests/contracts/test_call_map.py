@@ -99,7 +99,7 @@ def test_a_one_player_run_loads_no_self_play_and_ours_no_sb3_dqn_before_its_firs
     """What a run does not use is not on its way: UAVGrid-v0 has no opponent, so nothing of
     agents.twoplayer; our DQN builds SB3's only for the zoo's copy at the end."""
     _, loaded = first_updates(algo)
-    assert "agents.common.session.opponents" in loaded  # the look saw the session's modules
+    assert "agents.session.opponents" in loaded  # the look saw the session's modules
     assert not [name for name in loaded if name.startswith("agents.twoplayer")]
     if algo == "custom":
         assert not [name for name in loaded if name.startswith("agents.sb3")]
@@ -108,7 +108,7 @@ def test_a_one_player_run_loads_no_self_play_and_ours_no_sb3_dqn_before_its_firs
 #: Run in a fresh process: agents.train's checks with a look at each call prepare_run makes itself.
 CALLS_OF_PREPARE_RUN = """
 import json, os, sys
-from agents.common.session import setup
+from agents.session import setup
 from agents.learners import trainer
 
 called = []
@@ -131,12 +131,12 @@ print("CALLED " + json.dumps([path for path in called if path.startswith(("agent
 
 #: prepare_run's phases, as CONTRIBUTING's "A run, in order" gives them: one room each.
 PHASES = [
-    "agents/common/session/cli.py",  # the flags
-    "agents/common/session/sections.py",  # the config section
+    "agents/session/cli.py",  # the flags
+    "agents/session/sections.py",  # the config section
     "agents/common/configuration/hyperparameters.py",  # self-play's settings, whomever it plays
-    "agents/common/session/opponents.py",  # whom it plays
-    "agents/common/environments/envs.py",  # the env, one made to read its spaces
-    "agents/common/session/setup.py",  # what the section asks of them: frames to shift, the memory
+    "agents/session/opponents.py",  # whom it plays
+    "agents/environments/envs.py",  # the env, one made to read its spaces
+    "agents/session/setup.py",  # what the section asks of them: frames to shift, the memory
     "agents/learners/modules.py",  # the Learner's own check
 ]
 
@@ -163,4 +163,4 @@ def test_prepare_run_checks_in_one_pass_a_room_a_phase(tmp_path):
 def test_a_one_player_run_checks_no_opponent(tmp_path):
     """UAVGrid-v0 has no opponent: its checks skip whom it plays, and nothing else."""
     called = calls_of_prepare_run(["--algo", "custom", "--env", "UAVGrid-v0", "--log-dir", str(tmp_path), "--threads", "1"])
-    assert list(dict.fromkeys(called)) == [phase for phase in PHASES if phase != "agents/common/session/opponents.py"]
+    assert list(dict.fromkeys(called)) == [phase for phase in PHASES if phase != "agents/session/opponents.py"]

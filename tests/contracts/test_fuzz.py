@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.common.session.cli import run_cli
+from agents.session.cli import run_cli
 
 EXAMPLES = int(os.environ.get("BALLENVS_FUZZ_EXAMPLES", "20"))
 #: A small valid run of each command, run in a fresh folder; {run} is a finished run of our DQN on

@@ -182,7 +182,7 @@ def test_a_drawn_rllib_state_is_refused_where_it_would_unpickle_and_never_runs(s
 def small_runs(tmp_path_factory):
     """A finished run of our DQN (.pt) and of stable-baselines3's (.zip) on UAVGrid-v0."""
     from agents import train
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
 
     log_dir = tmp_path_factory.mktemp("runs")
     argv = ["--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "100", "--eval-freq", "0", "--no-progress"]
@@ -197,7 +197,7 @@ def small_runs(tmp_path_factory):
 def test_a_damaged_model_in_its_run_folder_plays_or_is_refused_in_one_line(small_runs, kind, drawn, tmp_path_factory):
     import shutil
 
-    from agents.common.artifacts.models import load_run_model
+    from agents.artifacts.models import load_run_model
 
     run = tmp_path_factory.mktemp("run") / "run"
     shutil.copytree(small_runs[kind], run)
@@ -240,7 +240,7 @@ POOL = "self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_st
 @pytest.fixture(scope="module")
 def resumable_runs(tmp_path_factory):
     from agents import train
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
 
     log_dir = tmp_path_factory.mktemp("resumable")
     base = ["--env", "BallSumo-v0", "--env-kwargs", "obs_type=state", "--opponent", "self", "--n-envs", "4"]
@@ -286,7 +286,7 @@ def _resumes_or_is_refused_in_one_line(run: Path, out: Path, what: str) -> None:
     import contextlib
 
     from agents import train
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
 
     stderr = io.StringIO()
     argv = ["--resume", str(run), "--timesteps", "16", "--log-dir", str(out), "--no-progress", "--threads", "1"]

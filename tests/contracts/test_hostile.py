@@ -18,8 +18,8 @@ import torch
 import yaml
 
 from agents import compare, custom_train, league, sb3_train, tune
-from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
+from agents.session.cli import run_cli
 from tests.helpers import TINY, UAV, copy_run, refused
 
 BILLION_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -563,7 +563,7 @@ def test_a_policy_switch_that_is_not_a_bool_is_refused(tmp_path, capsys):
 def test_a_search_spaces_log_flag_that_is_not_a_bool_is_refused():
     from agents.common.configuration.registry import ALGORITHMS
     from agents.common.errors import ConfigError
-    from agents.common.studies import tuning
+    from agents.studies import tuning
 
     with pytest.raises(ConfigError, match="learning_rate: log must be true or false, got 'no'"):
         tuning.SearchSpace(
@@ -624,7 +624,7 @@ def test_an_rl_zoo_command_naming_an_unknown_algorithm_or_env_is_one_line(args, 
 
 
 def test_a_video_name_too_long_for_the_file_system_is_refused_before_any_game(tmp_path, capsys):
-    from agents.common.artifacts.video import check_video_path
+    from agents.artifacts.video import check_video_path
     from agents.common.errors import UsageError
 
     with pytest.raises(UsageError, match="is too long for its folder"):

@@ -26,12 +26,27 @@ COMMAND_LINES = {
 #: room -> the rooms of agents it may import.
 MAY_IMPORT = {
     "common": set(),
-    "sb3": {"common"},
-    "algorithms": {"common"},
-    "twoplayer": {"common"},
-    "rllib": {"common"},
-    "learners": {"common", "sb3", "algorithms", "twoplayer", "rllib"},
-    "commands": {"common", "sb3", "algorithms", "twoplayer", "rllib", "learners"},
+    "environments": {"common"},
+    "artifacts": {"common", "environments"},
+    "session": {"common", "environments", "artifacts"},
+    "sb3": {"common", "environments", "artifacts", "session"},
+    "algorithms": {"common", "environments", "artifacts", "session"},
+    "twoplayer": {"common", "environments", "artifacts", "session"},
+    "rllib": {"common", "environments", "artifacts", "session"},
+    "learners": {"common", "environments", "artifacts", "session", "sb3", "algorithms", "twoplayer", "rllib"},
+    "studies": {"common", "environments", "artifacts", "session"},
+    "commands": {
+        "common",
+        "environments",
+        "artifacts",
+        "session",
+        "sb3",
+        "algorithms",
+        "twoplayer",
+        "rllib",
+        "learners",
+        "studies",
+    },
 }
 
 
@@ -70,7 +85,7 @@ def test_the_rooms_of_agents_import_only_downwards(path):
 
 #: The rooms of agents.common, bottom up ("": the ground, the files at its top): each imports only
 #: itself and the rooms before it (CONTRIBUTING, "The house").
-COMMON_ROOMS = ("", "networks", "configuration", "environments", "artifacts", "session", "studies")
+COMMON_ROOMS = ("", "networks", "configuration")
 
 
 def common_room(parts: tuple[str, ...] | list[str]) -> str:

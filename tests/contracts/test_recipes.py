@@ -14,11 +14,11 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import ballenvs
 from agents import compare, custom_train, tune
-from agents.common.artifacts.runs import read_config
+from agents.artifacts.runs import read_config
 from agents.common.configuration.registry import ALGORITHMS, CUSTOM_TRAINER, Algorithm
 from agents.common.errors import UsageError
-from agents.common.session.cli import Parser, run_cli
 from agents.evaluate import main as evaluate_main
+from agents.session.cli import Parser, run_cli
 from tests.helpers import TESTS, tiny_run
 
 RECIPES = TESTS / "recipes"

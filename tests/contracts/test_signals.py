@@ -15,11 +15,11 @@ import pytest
 
 from agents import custom_train, sb3_train
 from agents.algorithms.checkpoint import load_checkpoint
-from agents.common.artifacts.runs import read_config
-from agents.common.session.cli import run_cli
+from agents.artifacts.runs import read_config
 from agents.common.stops import exit_on_stops_while_starting, how_stopped
 from agents.learners import modules as module_learner
 from agents.learners import sb3 as sb3_learner
+from agents.session.cli import run_cli
 from tests.helpers import UAV
 
 #: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.

@@ -23,10 +23,10 @@ import torch
 import yaml
 
 from agents import compare, custom_train, sb3_train
-from agents.common.artifacts.runs import atomic_path, latest_model, read_config
+from agents.artifacts.runs import atomic_path, latest_model, read_config
 from agents.common.configuration.config import ConfigError, parse_kwargs, parse_overrides
-from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
+from agents.session.cli import run_cli
 from tests.helpers import TINY, UAV, copy_run, refused
 
 TRAINERS = [sb3_train, custom_train]
@@ -309,8 +309,8 @@ def test_a_step_cut_short_between_the_workers_answers_does_not_hang_the_close():
 
     from stable_baselines3.common.vec_env import SubprocVecEnv, VecFrameStack
 
-    from agents.common.environments.envs import make_env
-    from agents.common.session.training import close_quietly
+    from agents.environments.envs import make_env
+    from agents.session.training import close_quietly
 
     env = VecFrameStack(SubprocVecEnv([functools.partial(make_env, "BallDuel-v0", True, obs_type="state")] * 2), 2)
     env.reset()

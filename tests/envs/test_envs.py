@@ -222,7 +222,7 @@ def test_making_the_main_commands_env_warns_of_nothing_under_w_error():
 def test_the_old_id_of_ballsumo_is_named_by_the_tools(tmp_path, capsys):
     pytest.importorskip("stable_baselines3")  # the agents extra
     from agents import sb3_train
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
 
     assert run_cli(sb3_train.main, ["--env", "BallDuel-v1", "--log-dir", str(tmp_path)]) == 2
     assert "BallDuel-v1 is now called BallSumo-v0" in capsys.readouterr().err

@@ -284,7 +284,7 @@ ADAPTER_CONFIGS = [
 )
 def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
     pytest.importorskip("stable_baselines3")  # the agents extra
-    from agents.common.environments.envs import make_vec
+    from agents.environments.envs import make_vec
 
     n, steps = 3, 90
     native = make_vec(env_id, kwargs, n, seed=5, vec_env="native", frame_stack=frame_stack)
@@ -329,7 +329,7 @@ def test_sb3_adapter_matches_dummy_vec_env(env_id, kwargs, frame_stack):
 )
 def test_custom_agent_reads_the_native_env_directly_as_through_dummy_vec_env(env_id, kwargs, frame_stack):
     pytest.importorskip("stable_baselines3")  # the agents extra
-    from agents.common.environments.steps import NativeSteps, StackedSteps, make_steps
+    from agents.environments.steps import NativeSteps, StackedSteps, make_steps
 
     n, steps = 3, 90
     native = make_steps(env_id, kwargs, n, 5, "native", frame_stack)
@@ -363,8 +363,8 @@ def test_trainers_run_on_the_native_vector_env(tmp_path, trainer_name):
     pytest.importorskip("stable_baselines3")  # the agents extra
     import importlib
 
-    from agents.common.artifacts.runs import read_config
-    from agents.common.session.cli import run_cli
+    from agents.artifacts.runs import read_config
+    from agents.session.cli import run_cli
 
     trainer = importlib.import_module(f"agents.{trainer_name}")
     argv = [

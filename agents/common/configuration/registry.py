@@ -5,7 +5,7 @@ An :class:`Algorithm` has one name, used everywhere: its run folders (``runs/<na
 ``agents.compare --agents`` and ``agents.tune --algo``. It says which hyperparameter file it
 reads, the dataclass declaring the keys of a section it takes (:mod:`agents.common.configuration.hyperparameters`:
 defaults, types and ranges, checked before any run), the module that implements it, the
-:class:`agents.common.session.training.Learner` that trains it, the suffix of its model files, the
+:class:`agents.session.training.Learner` that trains it, the suffix of its model files, the
 functions that load one of its models for playing, and which of the older command names (the
 aliases ``agents.sb3_train`` and ``agents.custom_train``) trains it too.
 
@@ -73,7 +73,7 @@ class Algorithm:
     loader: str
     snapshot_loader: str  # the same for a self-play snapshot (agents.twoplayer.selfplay)
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
-    # Its Learner, "module:Class" (agents.common.session.training.Learner), called with the algorithm and
+    # Its Learner, "module:Class" (agents.session.training.Learner), called with the algorithm and
     # the command's --amp and --compile; ours by default.
     learner: str = MODULE_LEARNER
     # The trainer's flags its Learner takes (agents.learners.trainer.LEARNER_FLAGS): --amp and

@@ -10,9 +10,9 @@ import numpy as np
 from agents import train
 from agents.algorithms.distill import DistillConfig
 from agents.common.configuration.hyperparameters import TeacherGame
-from agents.common.environments.steps import make_steps
 from agents.common.networks.lean_cnn import LeanCNN
-from agents.common.session.cli import run_cli
+from agents.environments.steps import make_steps
+from agents.session.cli import run_cli
 from ballenvs.duel.two_player_game import TwoPlayerDuel
 
 SUMO = ["--env", "BallSumo-v0"]

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents import train
-from agents.common.session.cli import run_cli
-from agents.common.session.milestones import Milestones
 from agents.common.stops import Stopped, stopping_between_steps
+from agents.session.cli import run_cli
+from agents.session.milestones import Milestones
 from tests.helpers import UAV
 
 SELF_PLAY = "self_play=dict(snapshot_steps=96, swap_steps=48, p_latest=0.3, window=2, scripted_share=0.5, "

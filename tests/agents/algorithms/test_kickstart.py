@@ -16,7 +16,7 @@ from agents.algorithms.networks import QNetwork
 from agents.algorithms.policy import load_policy
 from agents.algorithms.progress import Progress
 from agents.common.configuration.hyperparameters import TeacherGame
-from agents.common.session.cli import run_cli
+from agents.session.cli import run_cli
 from tests.agents.algorithms.teaching import LEAN, QUICK, stacked_env
 from tests.helpers import refused
 
@@ -54,7 +54,7 @@ def test_a_run_starts_from_the_students_policy(student, tmp_path):
     student_q = QNetwork(state["spec"])
     student_q.load_state_dict(state["agent"]["q"])
     run = tmp_path / "kickstart" / "BallSumo-v0_1"
-    from agents.common.artifacts.runs import read_config
+    from agents.artifacts.runs import read_config
 
     started = load_policy(run / "final_model.pt", read_config(run)).q
     frames = torch.as_tensor(np.random.default_rng(0).integers(0, 256, size=(32, 4, 36, 36), dtype=np.uint8))

@@ -14,9 +14,9 @@ from agents.algorithms import ppo
 from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.finetune import FinetuneAgent, FinetuneConfig
 from agents.algorithms.networks import QNetwork
-from agents.common.session.cli import run_cli
-from agents.common.session.evaluation import Evaluation
 from agents.evaluate import main as evaluate_main
+from agents.session.cli import run_cli
+from agents.session.evaluation import Evaluation
 from tests.agents.algorithms.teaching import STATE, fine_tuned
 from tests.helpers import refused
 

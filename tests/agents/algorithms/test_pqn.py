@@ -11,12 +11,12 @@ from agents import custom_train
 from agents.algorithms import pqn
 from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.networks import QNetwork, network_spec
-from agents.common.artifacts.runs import read_config
+from agents.artifacts.runs import read_config
 from agents.common.configuration.config import ConfigError, build_section
 from agents.common.configuration.hyperparameters import PQNConfig
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.session.cli import run_cli
 from agents.evaluate import main as evaluate_main
+from agents.session.cli import run_cli
 from tests.helpers import refused, saved_mean_played
 
 
@@ -41,7 +41,7 @@ def test_q_lambda_targets_by_hand():
 def test_the_loop_bootstraps_ended_episodes_on_their_last_observation(monkeypatch):
     """What the training loop hands the targets: V' of an episode that ended is the value of
     its real last observation; elsewhere the next step's value."""
-    from agents.common.environments.steps import make_steps
+    from agents.environments.steps import make_steps
 
     env = make_steps("UAVGrid-v0", {"max_episode_steps": 5}, 3, 0, "native", None)
     spec = network_spec(env.observation_space, 9, "MultiInputPolicy", {"net_arch": [16], "layer_norm": True})

@@ -108,7 +108,7 @@ def test_augmentation_of_observations_that_are_not_frames_is_refused():
 
 @pytest.mark.parametrize(("algo", "env_id"), [("dqn", "UAVGrid-v0"), ("custom", "UAVGrid-v0"), ("finetune", "BallSumo-v0")])
 def test_every_trainer_refuses_augmentation_of_a_state_before_its_run_folder(tmp_path, capsys, algo, env_id):
-    from agents.common.session.cli import run_cli
+    from agents.session.cli import run_cli
     from agents.train import main
 
     argv = ["--algo", algo, "--env", env_id, "--hyperparams", "augment_shift=2", "--log-dir", str(tmp_path)]
@@ -149,8 +149,8 @@ def _custom_config(**values):
 @pytest.mark.parametrize("trainer", ["sb3_train", "custom_train"])
 def test_a_lean_augmented_pixel_run_is_loaded_back_by_its_runs_own_loader(tmp_path, trainer):
     from agents import custom_train, sb3_train
-    from agents.common.artifacts.models import find_model, load_run_model
-    from agents.common.session.cli import run_cli
+    from agents.artifacts.models import find_model, load_run_model
+    from agents.session.cli import run_cli
     from tests.helpers import REPO, TINY
 
     main = {"sb3_train": sb3_train.main, "custom_train": custom_train.main}[trainer]

@@ -14,8 +14,8 @@ from agents.common.configuration.config import ConfigError, build_section
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.hyperparameters import OurDQNConfig, PQNConfig, SB3DQNConfig, describe_keys, keys_of
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.session.cli import run_cli
 from agents.sb3.sb3_dqn import TRANSLATED_KEYS
+from agents.session.cli import run_cli
 
 
 def test_the_declared_defaults_are_stable_baselines3s_own():
@@ -65,6 +65,6 @@ def test_pqns_rollout_length_has_a_name_of_its_own_and_the_old_one_is_refused(tm
 
 
 def _spaces(env_id):
-    from agents.common.environments.envs import probe_spaces
+    from agents.environments.envs import probe_spaces
 
     return probe_spaces(env_id, {}, None)

@@ -12,9 +12,9 @@ import torch
 ray = pytest.importorskip("ray")
 
 from agents import evaluate, exploit, league, train  # noqa: E402  (after the skip: these tests need Ray)
-from agents.common.artifacts.runs import read_config  # noqa: E402
-from agents.common.session.cli import run_cli  # noqa: E402
+from agents.artifacts.runs import read_config  # noqa: E402
 from agents.rllib.network import load_policy  # noqa: E402
+from agents.session.cli import run_cli  # noqa: E402
 from tests.helpers import refused  # noqa: E402
 
 #: Two iterations of 2 x 64 steps, minibatches of 64, one epoch: seconds, not minutes.

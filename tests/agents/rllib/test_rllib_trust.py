@@ -21,8 +21,8 @@ msgpack = pytest.importorskip("msgpack")  # the rllib extra's, as Ray
 
 from agents import evaluate, train  # noqa: E402  (after the skip: these tests need Ray)
 from agents.common.errors import UsageError  # noqa: E402
-from agents.common.session.cli import run_cli  # noqa: E402
 from agents.rllib.checkpoint_check import check_checkpoint  # noqa: E402
+from agents.session.cli import run_cli  # noqa: E402
 from tests.helpers import copy_run, refused  # noqa: E402
 
 QUICK = ["--n-envs", "2", "--timesteps", "128", "--eval-freq", "0", "--save-freq", "0", "--no-progress", "--threads", "1"]

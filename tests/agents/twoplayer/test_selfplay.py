@@ -14,14 +14,14 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from agents.common.artifacts.runs import read_config
+from agents.artifacts.runs import read_config
 from agents.common.configuration.config import ConfigError, build_section
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.environments.frames import FrameStack
-from agents.common.session.cli import run_cli
+from agents.environments.frames import FrameStack
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
+from agents.session.cli import run_cli
 from agents.twoplayer.ratings import bootstrap_elo, fit_elo, fit_elos, tables
 from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool, apportioned, reassigned
 from ballenvs.game import Player
@@ -368,7 +368,7 @@ def test_self_play_can_face_a_search_exploiter_of_the_learner(tmp_path):
 def test_an_unknown_scripted_player_names_the_exploiter_too():
     from agents.common.configuration.hyperparameters import SelfPlay
     from agents.common.errors import UsageError
-    from agents.common.session.opponents import check_players
+    from agents.session.opponents import check_players
 
     valid = (
         r"\(still, random, chaser, pusher, anchor, sprinter, champion, dqn_champion, ppo_champion, planner\), exploiter .*, "
@@ -380,7 +380,7 @@ def test_an_unknown_scripted_player_names_the_exploiter_too():
 
 def test_a_planner_with_holds_of_its_own_is_a_scripted_player_and_bad_holds_are_refused():
     from agents.common.errors import UsageError
-    from agents.common.session.opponents import check_players
+    from agents.session.opponents import check_players
     from agents.twoplayer.selfplay import scripted_player
     from ballenvs.duel.search import Planner
     from ballenvs.reference import reference_for
@@ -399,7 +399,7 @@ def test_an_evaluated_player_must_be_one_that_plays_on_its_own():
     against the learner while it trains, so it is no evaluation's opponent."""
     from agents.common.configuration.hyperparameters import SelfPlay
     from agents.common.errors import UsageError
-    from agents.common.session.opponents import check_players
+    from agents.session.opponents import check_players
 
     assert check_players("BallSumo-v0", "self", SelfPlay.from_config({"evaluated": "planner, chaser"})) is not None
     valid = (
@@ -435,8 +435,8 @@ def test_both_balls_learn_from_pixels_the_opponent_acting_for_every_game_at_once
     play the right ball from its own stacked frames), the opponent acting for all games of the
     vector env in one batched call per step."""
     from agents import custom_train
-    from agents.common.artifacts.model_players import QPlayer
-    from agents.common.artifacts.models import read_snapshot
+    from agents.artifacts.model_players import QPlayer
+    from agents.artifacts.models import read_snapshot
 
     batches = []
     real_act = QPlayer.act
@@ -465,7 +465,7 @@ def test_the_shipped_pixel_section_trains_both_balls_from_pixels_in_either_train
     """zoo_configs/selfplay_pixels.yml: BallSumo-v0 by self-play on 4 stacked frames, read by both trainers."""
     import importlib
 
-    from agents.common.artifacts.runs import read_config
+    from agents.artifacts.runs import read_config
     from agents.common.configuration.config_files import shipped_config
 
     argv = ["--env", "BallSumo-v0", "--config", str(shipped_config("selfplay_pixels.yml")), "--timesteps", "400"]
@@ -498,7 +498,7 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
     settings = SelfPlay.from_config({"scripted_share": 0.5, "scripted": str(frozen)})
     opponent = make_opponent(settings, "BallSumo-v0", {"obs_type": "state"}, None, "cpu")
     (player,) = opponent.scripted
-    from agents.common.artifacts.models import load_run_model
+    from agents.artifacts.models import load_run_model
 
     policy, _ = load_run_model(frozen, frozen.parent, "cpu")
     for mine, theirs in zip(player.q.state_dict().values(), policy.q_net.state_dict().values(), strict=True):
@@ -539,8 +539,8 @@ def test_a_frozen_model_in_the_scripted_list_plays_its_share_of_the_games(tmp_pa
 )
 def test_a_q_players_saved_frames_must_fit_its_network(space, frames):
     from agents.algorithms.networks import QNetwork, network_spec
-    from agents.common.artifacts.model_players import QPlayer
-    from agents.common.environments.frames import stacked_space
+    from agents.artifacts.model_players import QPlayer
+    from agents.environments.frames import stacked_space
 
     stacked = stacked_space(space, frames)
     spec = network_spec(stacked, 9, "CnnPolicy" if len(space.shape) == 3 else "MlpPolicy", {})

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.common.artifacts.runs import EVALUATIONS, atomic_path, write_yaml
+from agents.artifacts.runs import EVALUATIONS, atomic_path, write_yaml
 from agents.common.configuration.config import NOT_ZOO_KEYS
 
 #: The zoo's name of our DQNs' algorithm.

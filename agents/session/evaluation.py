@@ -17,10 +17,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from agents.common.artifacts.runs import EVALUATIONS, atomic_path
-from agents.common.environments.envs import make_eval_vec
+from agents.artifacts.runs import EVALUATIONS, atomic_path
 from agents.common.errors import UsageError
-from agents.common.session.console import Console
+from agents.environments.envs import make_eval_vec
+from agents.session.console import Console
 from ballenvs.reference import Episodes, win_rate
 
 

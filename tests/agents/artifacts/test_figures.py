@@ -10,7 +10,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgba
 from matplotlib.lines import Line2D
 
-from agents.common.studies.comparison import curves_figure, profiles_figure
+from agents.studies.comparison import curves_figure, profiles_figure
 from agents.twoplayer.ratings import Entrant, elo_figure
 
 MANIFEST = {"env_id": "UAVGrid-v0", "baselines": {"greedy": 1.0, "random": 0.1}, "heuristic": "greedy"}
@@ -103,7 +103,7 @@ def test_the_evaluation_curves_draw_each_run_in_its_legend_colour_and_name_the_e
 def test_the_tuning_charts_are_titled_with_what_they_show_the_study_and_the_env():
     import optuna
 
-    from agents.common.studies.tuning import tuning_figures
+    from agents.studies.tuning import tuning_figures
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(study_name="uav-custom", direction="maximize", sampler=optuna.samplers.RandomSampler(0))

@@ -13,12 +13,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from agents.common.environments.ids import VEC_ENVS, check_env_id, check_two_player_env
 from agents.common.errors import UsageError
 from agents.common.readers import MAX_COUNT, MAX_ENVS, MAX_SEED
-from agents.common.session.tracking import check_tracking
 from agents.common.stops import Interrupted, how_stopped, ignore_stops, signal_of, stopping_on_signals
 from agents.common.threads import apply_threads, threads_flag
+from agents.environments.ids import VEC_ENVS, check_env_id, check_two_player_env
+from agents.session.tracking import check_tracking
 from ballenvs.cli import MAX_GAMES, CommandError
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -204,7 +204,7 @@ def trainer_parser(prog: str, description: str, algos: tuple[str, ...]) -> argpa
 
 
 def add_progress_flag(parser: argparse.ArgumentParser, still_printed: str) -> None:
-    """--no-progress, the same flag on every command that runs long (:class:`agents.common.session.console.Console`)."""
+    """--no-progress, the same flag on every command that runs long (:class:`agents.session.console.Console`)."""
     parser.add_argument("--no-progress", action="store_true", help=f"no progress bar or progress lines ({still_printed})")
 
 

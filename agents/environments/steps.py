@@ -17,9 +17,9 @@ from stable_baselines3.common.monitor import ResultsWriter
 from stable_baselines3.common.preprocessing import is_image_space, is_image_space_channels_first
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.common.environments.envs import make_vec
-from agents.common.environments.frames import FrameStack, stacked_space
-from agents.common.environments.vec_env import make_native, true_next_observations
+from agents.environments.envs import make_vec
+from agents.environments.frames import FrameStack, stacked_space
+from agents.environments.vec_env import make_native, true_next_observations
 from ballenvs.state import fitting, parts
 
 
@@ -227,7 +227,7 @@ class NativeSteps:
 
 
 class StackedSteps:
-    """Native steps with each env's last ``k`` observations stacked (:class:`agents.common.environments.frames.FrameStack`):
+    """Native steps with each env's last ``k`` observations stacked (:class:`agents.environments.frames.FrameStack`):
     the observations SB3's VecFrameStack and VecTransposeImage would give, with no dict per env."""
 
     def __init__(self, steps: NativeSteps, k: int) -> None:
@@ -293,7 +293,7 @@ def make_steps(
     stagger: bool = False,
 ) -> VecEnvSteps | NativeSteps | StackedSteps:
     """The training envs of a run: native ones directly (their frames stacked by
-    :class:`StackedSteps`), the others through :func:`agents.common.environments.envs.make_vec`."""
+    :class:`StackedSteps`), the others through :func:`agents.environments.envs.make_vec`."""
     if vec_env == "native":
         steps = NativeSteps(env_id, env_kwargs, n_envs, seed, monitor_dir, stagger)
         if not frame_stack and not channels_last_image(steps.observation_space):

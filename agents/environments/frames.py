@@ -1,8 +1,8 @@
 """Frame stacking without stable-baselines3's wrappers: the observations its ``VecFrameStack`` (then
 ``VecTransposeImage`` for images) give a model, bit for bit, over whole batches of games at once.
 
-Used by our collector over the native vector envs (:class:`agents.common.environments.steps.StackedSteps`) and by
-the Q-network players (:mod:`agents.common.artifacts.model_players`); tests/envs/test_vector_envs.py holds it to
+Used by our collector over the native vector envs (:class:`agents.environments.steps.StackedSteps`) and by
+the Q-network players (:mod:`agents.artifacts.model_players`); tests/envs/test_vector_envs.py holds it to
 ``VecFrameStack`` over whole episodes, resets included.
 """
 

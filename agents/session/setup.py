@@ -1,9 +1,9 @@
 """A run's setup: every input checked before its run folder exists, then the folder and its
 config.yml; and the envs a run makes from its setup.
 
-:func:`prepare_run` checks in one pass, each room once: the flags (:mod:`agents.common.session.cli`),
-the config section, from its file or the run it resumes (:mod:`agents.common.session.sections`), whom
-it plays (:mod:`agents.common.session.opponents`), the env (one made to read its spaces), what the
+:func:`prepare_run` checks in one pass, each room once: the flags (:mod:`agents.session.cli`),
+the config section, from its file or the run it resumes (:mod:`agents.session.sections`), whom
+it plays (:mod:`agents.session.opponents`), the env (one made to read its spaces), what the
 section asks of those spaces (:func:`check_spaces`: frames to shift, the memory it will take), the
 learner's own checks (the network against the observation space, the model to resume).
 :func:`make_run_folder` then writes the folder. A resumed run takes its env, env options, n_envs,
@@ -22,18 +22,18 @@ from typing import Any, Generic, Protocol, TypeVar
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.common.artifacts.models import Resumed
-from agents.common.artifacts.runs import CONFIG_NAME, new_run_dir, write_yaml
+from agents.artifacts.models import Resumed
+from agents.artifacts.runs import CONFIG_NAME, new_run_dir, write_yaml
 from agents.common.configuration.config import Section, build_section
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import Algorithm, algorithm
-from agents.common.environments.envs import make_eval_vec, make_vec, probe_spaces, resolve_vec_env
 from agents.common.errors import UsageError
 from agents.common.networks.augment import check_augmentation
-from agents.common.session.cli import EVAL_EPISODES, EVAL_FREQ, check_flags
-from agents.common.session.memory import check_memory
-from agents.common.session.opponents import check_players
-from agents.common.session.sections import run_section
+from agents.environments.envs import make_eval_vec, make_vec, probe_spaces, resolve_vec_env
+from agents.session.cli import EVAL_EPISODES, EVAL_FREQ, check_flags
+from agents.session.memory import check_memory
+from agents.session.opponents import check_players
+from agents.session.sections import run_section
 from ballenvs.reference import reference_for
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
@@ -70,7 +70,7 @@ class RunSetup(Generic[Checked]):
 
 
 class Checks(Protocol[Checked_co]):
-    """A learner's own checks (:class:`agents.common.session.training.Learner`'s ``check``), run before the
+    """A learner's own checks (:class:`agents.session.training.Learner`'s ``check``), run before the
     run folder exists: the config section, the observation and action spaces the learner will see,
     the model to resume (or None) and the device. Raises UsageError; returns what it built on the
     way (a config, a checkpoint read), which :func:`prepare_run` hands to ``start`` in
@@ -112,7 +112,7 @@ def prepare_run(
     args: argparse.Namespace, algo: Algorithm, learner: Checks[Checked], resumed: Resumed | None = None
 ) -> RunSetup[Checked]:
     """Check every input (see the module docstring), in one direction; ``resumed``: the run that
-    ``--resume`` continues (:func:`agents.common.artifacts.models.resumed_run`). Makes nothing:
+    ``--resume`` continues (:func:`agents.artifacts.models.resumed_run`). Makes nothing:
     :func:`make_run_folder` makes the folder once this passes (agents.compare checks only)."""
     if resumed is not None and resumed.algo != algo.name:
         raise UsageError(

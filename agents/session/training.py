@@ -1,7 +1,7 @@
 """A run's lifecycle, the same for every algorithm: a :class:`Learner` (one per algorithm family)
-is checked before the run folder exists (:func:`agents.common.session.setup.prepare_run`), started
+is checked before the run folder exists (:func:`agents.session.setup.prepare_run`), started
 inside :func:`starting` (Ctrl-C there removes the new folder), and trained by
-:func:`run_training`, which feeds its :class:`agents.common.session.milestones.Milestones` and stops in
+:func:`run_training`, which feeds its :class:`agents.session.milestones.Milestones` and stops in
 order (Ctrl-C saves an interrupted model).
 """
 
@@ -14,12 +14,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from agents.common.artifacts.runs import FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, read_config, write_yaml
-from agents.common.artifacts.zoo import write_zoo_files
+from agents.artifacts.runs import FINAL_MODEL, INTERRUPTED_MODEL, REPLAY_BUFFER, SUMMARY_NAME, read_config, write_yaml
+from agents.artifacts.zoo import write_zoo_files
 from agents.common.errors import UsageError
-from agents.common.session.milestones import Milestones, Saves
-from agents.common.session.setup import Checked, Checks, RunSetup
 from agents.common.stops import Interrupted, ignore_stops, signal_of, stopping_between_steps
+from agents.session.milestones import Milestones, Saves
+from agents.session.setup import Checked, Checks, RunSetup
 
 
 class Learner(Checks[Checked], Saves, Protocol[Checked]):
@@ -27,9 +27,9 @@ class Learner(Checks[Checked], Saves, Protocol[Checked]):
     DQN: :class:`agents.learners.sb3.SB3Learner`; ours: :class:`agents.learners.modules.ModuleLearner`;
     Ray RLlib's PPO: :class:`agents.learners.rllib.RLlibLearner`). The registry names each
     algorithm's (:data:`agents.common.configuration.registry.ALGORITHMS`), with the suffix of its
-    model files. Besides these: ``check`` (:class:`agents.common.session.setup.Checks`: everything the
+    model files. Besides these: ``check`` (:class:`agents.session.setup.Checks`: everything the
     algorithm finds wrong, before the run folder exists), ``save`` and ``policy``
-    (:class:`agents.common.session.milestones.Saves`). What only some learners have is a protocol of
+    (:class:`agents.session.milestones.Saves`). What only some learners have is a protocol of
     its own (:class:`QLearnerExtras`)."""
 
     def start(self, setup: RunSetup[Checked], logger: Any) -> Sequence[Any]:
@@ -148,7 +148,7 @@ def run_training(setup: RunSetup, learner: Learner, milestones: Milestones, to_c
 
 def save_model(setup: RunSetup, learner: Learner, name: str) -> Path:
     """The replay buffer first, then the model: a model beside no buffer means none was asked for.
-    The final model also gets the RL Zoo's files (:func:`agents.common.artifacts.zoo.write_zoo_files`)."""
+    The final model also gets the RL Zoo's files (:func:`agents.artifacts.zoo.write_zoo_files`)."""
     run_dir = setup.run_dir
     extras = learner if isinstance(learner, QLearnerExtras) else None
     if setup.save_replay_buffer and extras is not None:  # prepare_run refused it for a learner without a buffer

@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from agents.common.artifacts.models import Resumed
+from agents.artifacts.models import Resumed
 from agents.common.configuration.config import Section, build_section, parse_overrides
 from agents.common.configuration.config_files import load_section
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError
-from agents.common.session.cli import DEFAULT_ENV
+from agents.session.cli import DEFAULT_ENV
 
 
 def run_section(args: argparse.Namespace, algo: Algorithm, resumed: Resumed | None) -> tuple[Section, str | None]:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.common.artifacts.runs import read_config
+from agents.artifacts.runs import read_config
 from agents.common.errors import UsageError
 
 VIDEO_NAME = "final_model.mp4"
@@ -45,10 +45,10 @@ def check_tracking(args: argparse.Namespace) -> None:
 
 def record_final_model(run_dir: Path, episodes: int = 1) -> Path:
     """A video of a finished run's final model playing ``episodes`` episodes: ``final_model.mp4``."""
-    from agents.common.artifacts.models import FINAL_MODEL, model_file
-    from agents.common.artifacts.video import write_video
+    from agents.artifacts.models import FINAL_MODEL, model_file
+    from agents.artifacts.video import write_video
     from agents.common.configuration.registry import MODEL_SUFFIXES, algorithm
-    from agents.common.session.evaluation import evaluate
+    from agents.session.evaluation import evaluate
 
     config = read_config(run_dir)
     final = model_file(run_dir, FINAL_MODEL, MODEL_SUFFIXES)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.common.session import evaluation
-from agents.common.session.console import Console
-from agents.common.session.evaluation import Evaluator, score
+from agents.session import evaluation
+from agents.session.console import Console
+from agents.session.evaluation import Evaluator, score
 from ballenvs.reference import Episodes
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common.artifacts.models import load_run_model
-from agents.common.environments.frames import FrameStack
+from agents.artifacts.models import load_run_model
+from agents.environments.frames import FrameStack
 from ballenvs.backend import SCALAR
 from ballenvs.game import Player, Seat
 from ballenvs.reference import Arena, reference_for

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.common.artifacts.models import find_model
-from agents.common.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+from agents.artifacts.models import find_model
+from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
 from agents.common.configuration.hyperparameters import SelfPlay
-from agents.common.environments.ids import two_player_ids
 from agents.common.errors import UsageError
+from agents.environments.ids import two_player_ids
 from ballenvs.reference import Reference, reference_for
 
 #: The name in ``self_play``'s ``scripted`` list of the game's search exploiter (a main exploiter

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.common.studies.intervals import Interval, iqm_curve, iqm_interval, performance_profiles
+from agents.studies.intervals import Interval, iqm_curve, iqm_interval, performance_profiles
 
 
 def test_the_iqm_is_the_mean_of_the_middle_half_of_the_seeds():
@@ -64,7 +64,7 @@ def test_the_fast_iqm_and_profiles_give_rliables_own_numbers():
     from rliable import library
     from scipy import stats
 
-    from agents.common.studies.intervals import CONFIDENCE, _iqm, _seeded, _shares_above
+    from agents.studies.intervals import CONFIDENCE, _iqm, _seeded, _shares_above
 
     rng = np.random.default_rng(3)
     for seeds in range(1, 12):

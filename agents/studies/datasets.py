@@ -29,7 +29,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.common.errors import UsageError
-from agents.common.session.console import counting_from
+from agents.session.console import counting_from
 from ballenvs.reference import reference_for
 
 #: Minari's dataset ids: ``namespace/name-v<version>``.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agents.common.artifacts.runs import (
+from agents.artifacts.runs import (
     BEST_MODEL,
     CHECKPOINTS,
     CONFIG_NAME,
@@ -90,7 +90,7 @@ class Resumed:
 
 def resumed_run(path: str | Path) -> Resumed:
     """What ``--resume PATH`` continues from: a model file, or a run folder's latest model (see
-    :func:`agents.common.artifacts.runs.latest_model`); with its run folder, that run's config and
+    :func:`agents.artifacts.runs.latest_model`); with its run folder, that run's config and
     its replay buffer, when the run saved one with the model resumed from (a checkpoint's is not kept)."""
     path = Path(path)
     if path.is_file():

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.artifacts.runs import atomic_path, check_output_file
+from agents.artifacts.runs import atomic_path, check_output_file
 from agents.common.errors import UsageError
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
@@ -16,7 +16,7 @@ VIDEO_SUFFIXES = (".mp4", ".gif")
 
 def check_video_path(path: str | Path) -> Path:
     """A video file to write: .mp4 or .gif, new or a regular file to replace, in a folder that
-    takes a new file (:func:`agents.common.artifacts.runs.check_output_file`)."""
+    takes a new file (:func:`agents.artifacts.runs.check_output_file`)."""
     return check_output_file(path, "--video", VIDEO_SUFFIXES)
 
 

@@ -2,7 +2,7 @@
 
 Each env is a ``gym.make`` of a ballenvs id (rendering off), in a Monitor, vectorised in
 process (DummyVecEnv), in worker processes (SubprocVecEnv) or by the env's own batched
-vector env (native, through agents.common.environments.vec_env), then frame-stacked and transposed to
+vector env (native, through agents.environments.vec_env), then frame-stacked and transposed to
 channel-first when the config asks for it, as the RL Zoo does.
 """
 
@@ -21,9 +21,9 @@ from stable_baselines3.common.preprocessing import is_image_space, is_image_spac
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecFrameStack, VecMonitor, VecTransposeImage
 
 import ballenvs  # noqa: F401  (registers the ids gym.spec and gym.make read)
-from agents.common.environments.ids import VEC_ENVS
-from agents.common.environments.vec_env import NativeVecEnv, make_native
 from agents.common.errors import UsageError
+from agents.environments.ids import VEC_ENVS
+from agents.environments.vec_env import NativeVecEnv, make_native
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 

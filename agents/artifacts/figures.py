@@ -1,13 +1,13 @@
 """The figures the commands draw: matplotlib without a display, and a PNG written to a temporary
 name and renamed into place. Each figure is built by a function that returns it, so that a test
-can read what was drawn (tests/agents/common/test_figures.py)."""
+can read what was drawn (tests/agents/artifacts/test_figures.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from agents.common.artifacts.runs import atomic_path
+from agents.artifacts.runs import atomic_path
 
 
 def pyplot() -> Any:

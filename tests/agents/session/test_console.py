@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import agents
-from agents.common.session import console as console_module
-from agents.common.session.cli import run_cli
-from agents.common.session.console import Console
+from agents.session import console as console_module
+from agents.session.cli import run_cli
+from agents.session.console import Console
 
 
 class FakeClock:

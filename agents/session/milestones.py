@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.common.artifacts.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name
-from agents.common.session.console import Console
-from agents.common.session.evaluation import Evaluation, Evaluator
+from agents.artifacts.runs import BEST_MODEL, CHECKPOINTS, checkpoint_name
 from agents.common.stops import DeferredStop
+from agents.session.console import Console
+from agents.session.evaluation import Evaluation, Evaluator
 
 
 def next_multiple(steps: int, every: int) -> float:

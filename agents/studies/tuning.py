@@ -23,16 +23,16 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.runs import EVALUATIONS, atomic_path, process_alive
+from agents.artifacts.figures import pyplot, save_png
+from agents.artifacts.runs import EVALUATIONS, atomic_path, process_alive
 from agents.common.configuration.config_files import load_section, load_sections, shipped_config
 from agents.common.configuration.registry import ALGORITHMS, Algorithm
 from agents.common.errors import ConfigError, UsageError, note
-from agents.common.session.cli import run_cli
-from agents.common.session.console import PLAIN_EVERY_S, duration, every
 from agents.common.stops import STOP_SIGNALS, Stopped, how_stopped, ignore_stops, signal_of
-from agents.common.studies.storage import open_storage
 from agents.common.threads import parse_threads, usable_cores
+from agents.session.cli import run_cli
+from agents.session.console import PLAIN_EVERY_S, duration, every
+from agents.studies.storage import open_storage
 
 #: The trainer's main as a trial runs it: ``train(argv, on_evaluation=report)``, handed in by
 #: agents.tune (the trainer sits in a room above this one).

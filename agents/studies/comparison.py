@@ -1,7 +1,7 @@
 """Comparisons of trained agents, as agents.compare draws them: each final model scored by its env's
 yardsticks, every run's evaluation curve read, and the outputs written (curves.png, report.md,
 curves.csv, profiles.png, manifest.json, a video of the best final model), every figure over seeds
-an IQM with its bootstrap interval (:mod:`agents.common.studies.intervals`). See :mod:`agents.compare` for
+an IQM with its bootstrap interval (:mod:`agents.studies.intervals`). See :mod:`agents.compare` for
 the command line.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.common.artifacts.figures import pyplot, save_png
-from agents.common.artifacts.models import load_run_model
-from agents.common.artifacts.runs import (
+from agents.artifacts.figures import pyplot, save_png
+from agents.artifacts.models import load_run_model
+from agents.artifacts.runs import (
     EVALUATIONS,
     FINAL_MODEL,
     SUMMARY_NAME,
@@ -25,14 +25,14 @@ from agents.common.artifacts.runs import (
     read_config,
     read_summary,
 )
-from agents.common.artifacts.video import write_video
+from agents.artifacts.video import write_video
 from agents.common.configuration.registry import MODEL_SUFFIXES
 from agents.common.errors import UsageError
 from agents.common.readers import count, finite, npz_arrays, parse_json, read_text
-from agents.common.session.console import Ticking
-from agents.common.session.evaluation import evaluate
-from agents.common.session.tracking import render_fps
-from agents.common.studies.intervals import iqm_curve, iqm_interval, plot_performance_profiles
+from agents.session.console import Ticking
+from agents.session.evaluation import evaluate
+from agents.session.tracking import render_fps
+from agents.studies.intervals import iqm_curve, iqm_interval, plot_performance_profiles
 from ballenvs.reference import SCORE_SEED, reference_for
 
 MANIFEST = "manifest.json"
