@@ -29,7 +29,7 @@ from agents.artifacts.runs import (
 )
 from agents.artifacts.video import check_video_path
 from agents.common.configuration.registry import ALGORITHMS, algorithm
-from agents.common.errors import UsageError, note
+from agents.common.errors import UsageError, note, refuse_repeats
 from agents.common.hardware import machine
 from agents.common.readers import count
 from agents.learners import trainer as train
@@ -154,6 +154,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
             raise UsageError(f"--{flag.replace('_', '-')} must be in [1, {high:,}], got {getattr(args, flag)}")
     for name in args.agents:
         algorithm(name)
+    refuse_repeats("--agents", args.agents)
     return args
 
 

@@ -11,7 +11,6 @@ A learning claim judges final models; these curves show whether a run settled on
 
 from __future__ import annotations
 
-import csv
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import numpy as np
 from agents.artifacts.figures import pyplot, save_png
 from agents.artifacts.runs import check_output_file, read_config
 from agents.common.errors import UsageError
+from agents.common.readers import csv_number, csv_rows
 from agents.session.cli import Parser, run_cli
 
 
@@ -29,11 +29,12 @@ def read_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray]:
     path = run_dir / "progress.csv"
     if not path.is_file():
         raise UsageError(f"{str(run_dir)!r}: no progress.csv (not a run folder?)")
-    with open(path, newline="") as file:
-        rows = [row for row in csv.DictReader(file) if row.get(metric)]
+    rows = [row for row in csv_rows(path, "progress file") if row.get(metric)]
     if not rows:
         raise UsageError(f"{str(run_dir)!r}: no {metric!r} in its progress.csv (was it evaluated?)")
-    return np.array([float(r["time/total_timesteps"]) for r in rows]), np.array([float(r[metric]) for r in rows])
+    what = f"{str(path)!r}"
+    steps = [csv_number(row, "time/total_timesteps", what) for row in rows]
+    return np.array(steps), np.array([csv_number(row, metric, what) for row in rows])
 
 
 def main(argv: list[str] | None = None) -> Path:

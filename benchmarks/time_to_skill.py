@@ -44,7 +44,7 @@ import numpy as np
 from agents.artifacts.figures import pyplot, save_png
 from agents.artifacts.runs import check_log_dir, check_output_file
 from agents.common.configuration.registry import ALGORITHMS
-from agents.common.errors import UsageError
+from agents.common.errors import UsageError, refuse_repeats
 from agents.environments.ids import check_two_player_env
 from agents.session.cli import Parser, run_cli
 from agents.session.evaluation import score
@@ -267,6 +267,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if not 0 < rate <= 1:
             raise UsageError(f"{flag} must be in (0, 1], got {rate}")
     check_two_player_env(args.env)
+    for flag, names in (("--learners", args.learners), ("--seeds", args.seeds), ("--opponents", args.opponents)):
+        refuse_repeats(flag, [str(name) for name in names])  # a learner twice would train into one folder
+    refuse_repeats("--level-vs", args.level_vs)
     unknown = [name for name in args.learners if name not in ALGORITHMS]
     if unknown:
         raise UsageError(f"--learners {unknown[0]!r}: not an algorithm; valid: {', '.join(ALGORITHMS)}")

@@ -23,3 +23,11 @@ class ConfigError(UsageError, ValueError):
 def note(text: str) -> None:
     """Tell the user something along the way, on standard error: not a result of the command."""
     print(text, file=sys.stderr, flush=True)
+
+
+def refuse_repeats(what: str, names: list[str]) -> None:
+    """Names that must each be different (a league's players, a comparison's agents): one named
+    twice would be a silent duplicate, or a run skipped."""
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise UsageError(f"{what} must differ; named twice: {twice}")

@@ -15,6 +15,7 @@ was expected. A bug elsewhere still has its traceback. Nothing a file holds is r
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -35,6 +36,8 @@ from ballenvs.npz import NpzError, read_npz, read_weights
 MAX_DEPTH = 32
 #: Text files larger than this (configs, summaries, manifests) are refused.
 MAX_TEXT_BYTES = 4 * 2**20
+#: A run's progress.csv: about 0.3 MB a million steps.
+MAX_CSV_BYTES = 256 * 2**20
 #: A zip member (model weights) larger than this is refused before it is read.
 MAX_MEMBER_BYTES = 2 * 2**30
 #: Counters (steps, episodes, updates) fit in a float without loss below this.
@@ -94,6 +97,26 @@ def read_text(path: str | Path, what: str, limit: int = MAX_TEXT_BYTES) -> str:
         raise UsageError(f"{what} {str(path)!r} is not UTF-8 text (byte {error.start}: {error.reason})") from None
     except OSError as error:
         raise UsageError(f"cannot read {what} {str(path)!r}: {error.strerror or type(error).__name__}") from None
+
+
+def csv_rows(path: str | Path, what: str) -> list[dict[str, str]]:
+    """The rows of a UTF-8 CSV file under its header line (a run's progress.csv), as text."""
+    text = read_text(path, what, MAX_CSV_BYTES)
+    try:
+        return list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as error:
+        raise UsageError(f"{what} {str(path)!r} is not CSV: {error}") from None
+
+
+def csv_number(row: Mapping[str, str], column: str, what: str) -> float:
+    """One cell of :func:`csv_rows` as a finite number."""
+    try:
+        value = float(row[column])
+    except KeyError:
+        raise UsageError(f"{what} has no column {column!r}") from None
+    except (TypeError, ValueError):
+        raise UsageError(f"{what}: {column} must be a number, got {row[column]!r}") from None
+    return finite(value, f"{what}: {column}")
 
 
 def parse_yaml(text: str, what: str, zoo: bool = False) -> Any:

@@ -28,7 +28,7 @@ from agents.artifacts.runs import (
 from agents.artifacts.video import write_video
 from agents.common.configuration.registry import MODEL_SUFFIXES
 from agents.common.errors import UsageError
-from agents.common.readers import count, finite, npz_arrays, parse_json, read_text
+from agents.common.readers import count, csv_number, csv_rows, finite, npz_arrays, parse_json, read_text
 from agents.session.console import Ticking
 from agents.session.evaluation import evaluate
 from agents.session.tracking import render_fps
@@ -93,14 +93,11 @@ def run_curve(run_dir: Path) -> dict[str, Any]:
     data = read_evaluations(run_dir)
     timesteps, returns = data["timesteps"], data["results"].mean(axis=1)
     steps_at, seconds_at = [], []
-    try:
-        with open(run_dir / "progress.csv") as file:
-            for row in csv.DictReader(file):
-                if row.get("time/time_elapsed") and row.get("time/total_timesteps"):
-                    steps_at.append(float(row["time/total_timesteps"]))
-                    seconds_at.append(float(row["time/time_elapsed"]))
-    except (OSError, ValueError, csv.Error, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read {str(run_dir / 'progress.csv')!r}: {type(error).__name__}") from None
+    progress = run_dir / "progress.csv"
+    for row in csv_rows(progress, "progress file"):
+        if row.get("time/time_elapsed") and row.get("time/total_timesteps"):
+            steps_at.append(csv_number(row, "time/total_timesteps", repr(str(progress))))
+            seconds_at.append(csv_number(row, "time/time_elapsed", repr(str(progress))))
     summary = read_summary(run_dir)
     # The last point: the end of training, from the trainer's own summary.
     steps_at.append(summary["total_steps"])

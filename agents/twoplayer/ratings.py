@@ -27,7 +27,7 @@ from agents.artifacts.runs import (
     read_summary,
 )
 from agents.common.configuration.registry import MODEL_SUFFIXES
-from agents.common.errors import UsageError
+from agents.common.errors import UsageError, refuse_repeats
 from agents.session.console import counting_from
 from ballenvs.reference import reference_for
 
@@ -84,8 +84,7 @@ def entrants(arguments: list[str], builtins: tuple[str, ...]) -> list[Entrant]:
     """The players named on the command line, each different, at least two."""
     found = [entrant for argument in arguments for entrant in entrants_of(argument, builtins)]
     names = [e.name for e in found]
-    if len(set(names)) != len(names):
-        raise UsageError(f"players must differ; named twice: {sorted({n for n in names if names.count(n) > 1})}")
+    refuse_repeats("players", names)
     if len(found) < 2:
         raise UsageError(f"a league needs at least two players, got {names}")
     return found

@@ -167,6 +167,8 @@ def test_the_planners_level_is_a_lower_rate_against_the_level_players_and_the_th
         (["--learners", "custom", "--level-vs", "nobody"], "--level-vs 'nobody': not a built-in player of BallSumo-v0"),
         (["--learners", "custom", "--level-vs", "chaser"], "--level-vs 'chaser' is also in --opponents"),
         (["--learners", "custom", "--level", "0"], "--level must be in (0, 1], got 0.0"),
+        (["--learners", "custom", "custom"], "--learners must differ; named twice: ['custom']"),
+        (["--learners", "custom", "--seeds", "0", "1", "0"], "--seeds must differ; named twice: ['0']"),
     ],
 )
 def test_time_to_skill_refuses_a_run_it_cannot_judge_before_starting_any(tmp_path, monkeypatch, capsys, argv, message):

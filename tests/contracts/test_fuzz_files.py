@@ -95,6 +95,26 @@ def test_a_damaged_weights_file_is_read_as_tensors_or_refused_in_one_line(data):
         _one_line(error)
 
 
+PROGRESS = b"time/total_timesteps,time/time_elapsed,eval/win_rate\n100,1.5,\n200,3.0,0.5\n300,4.5,0.9\n"
+
+
+@FUZZ
+@given(data=mutated(PROGRESS))
+def test_a_damaged_progress_file_is_drawn_or_refused_in_one_line(data):
+    """benchmarks.eval_curves and agents.compare --from-runs read a run's progress.csv: bytes that
+    are not UTF-8, a broken quote, a cell that is not a finite number, a missing column."""
+    from benchmarks.eval_curves import read_curve
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "progress.csv").write_bytes(data)
+        try:
+            steps, wins = read_curve(Path(folder), "eval/win_rate")
+        except UsageError as error:
+            _one_line(error)
+            return
+    assert np.isfinite(steps).all() and np.isfinite(wins).all()
+
+
 @FUZZ
 @given(data=mutated(pickle.dumps(Payload(Path("/nonexistent/never")))))
 def test_a_pickle_where_weights_belong_never_runs(data, tmp_path_factory):

@@ -229,6 +229,14 @@ def test_score_episodes_are_bounded_on_the_command_line_and_in_a_manifest(runs, 
     assert "--score-episodes must be in [1, 100,000]" in err and not (tmp_path / "out").exists()
 
 
+def test_an_agent_named_twice_is_refused_before_any_run_as_a_league_refuses_a_player_twice(tmp_path, capsys):
+    # Before, compare kept one of the two and trained a comparison of a single agent.
+    err = refused(capsys, compare.main, ["--agents", "custom", "pqn", "custom", "--log-dir", str(tmp_path / "out")])
+    assert "--agents must differ; named twice: ['custom']" in err and not (tmp_path / "out").exists()
+    err = refused(capsys, league.main, ["chaser", "pusher", "chaser", "--games", "2", "--env", "BallSumo-v0"])
+    assert "players must differ; named twice: ['chaser']" in err
+
+
 @pytest.mark.parametrize("text,message", [(BILLION_LAUGHS, "aliases are not accepted"), (DEEP_YAML, "nesting deeper")])
 def test_config_files(tmp_path, capsys, text, message):
     bad = tmp_path / "bad.yml"
