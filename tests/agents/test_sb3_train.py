@@ -5,11 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import torch
 import yaml
-from gymnasium import spaces
 from stable_baselines3 import DQN
 
 import ballenvs
@@ -20,11 +18,8 @@ from agents.common.configuration.config import RUN_KEYS, ConfigError, Schema, bu
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
 from agents.evaluate import main as evaluate_main
-from agents.sb3.buffers import DictNStepReplayBuffer
-from agents.sb3.sb3_dqn import dqn_kwargs
 from agents.session.cli import run_cli
 from agents.session.evaluation import evaluate
-from tests import n_step_case
 from tests.helpers import FAST, REPO, assert_run_layout
 
 SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_episode_steps=150"], "UAVGrid-v0": []}
@@ -248,45 +243,6 @@ def test_rl_zoo_trains_from_our_config(tmp_path, env_id):
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "dqn" / f"{env_id}_1" / f"{env_id}.zip").is_file()
-
-
-def test_dict_n_step_buffer_sums_as_the_custom_agents_buffer():
-    n_steps, gamma = 3, 0.5
-    space = spaces.Dict({"value": spaces.Box(0, 100, (1,), np.float32)})
-    # 14 slots over 2 envs: 7 rows, so the six steps fit without wrapping.
-    buffer = DictNStepReplayBuffer(14, space, spaces.Discrete(20), n_envs=2, n_steps=n_steps, gamma=gamma)
-    for step in n_step_case.steps():  # SB3's buffer: dones, and a truncation said in each info
-        value = step.observations
-        infos = [
-            {"TimeLimit.truncated": bool(ended and not terminated)} for ended, terminated in zip(step.ended, step.terminated)
-        ]
-        buffer.add({"value": value}, {"value": value + 0.5}, value.astype(np.int64), step.rewards, step.ended, infos)
-    batch = buffer.sample(200)
-    seen = n_step_case.check_sampled(batch, n_steps, gamma, batch.next_observations["value"][:, 0], batch.dones)
-    assert len(seen) == 12
-
-
-def test_n_steps_on_dict_observations_selects_the_dict_n_step_buffer():
-    space = spaces.Dict({"value": spaces.Box(0, 1, (1,))})
-    kwargs = dqn_kwargs({"n_steps": 4, "gamma": 0.9}, space)
-    assert kwargs["n_steps"] == 1 and kwargs["replay_buffer_class"] is DictNStepReplayBuffer
-    assert kwargs["replay_buffer_kwargs"] == {"n_steps": 4, "gamma": 0.9}
-    assert dqn_kwargs({"n_steps": 4}, spaces.Box(0, 1, (1,))) == {"n_steps": 4}  # SB3's own NStepReplayBuffer
-
-
-def test_linear_learning_rate_is_the_zoos_schedule():
-    section = build_section(
-        "UAVGrid-v0", load_section(DEFAULT_CONFIG, "UAVGrid-v0"), {"learning_rate": "lin_2.0e-4"}, DQN_SCHEMA
-    )
-    rate = dqn_kwargs(section.algo_kwargs, spaces.Box(0, 1, (1,)))["learning_rate"]
-    assert rate(1.0) == pytest.approx(2e-4) and rate(0.25) == pytest.approx(5e-5)
-    with pytest.raises(ConfigError, match=r"learning_rate='log_1e-4' must be a number > 0, or lin_<number>"):
-        build_section(
-            "UAVGrid-v0",
-            {"policy": "MlpPolicy", "n_timesteps": 10, "learning_rate": "log_1e-4"},
-            {},
-            DQN_SCHEMA,
-        )
 
 
 @pytest.mark.slow

@@ -13,8 +13,6 @@ import yaml
 from agents import custom_train, sb3_train, train
 from agents.artifacts.runs import CONFIG_NAME
 from agents.session.cli import run_cli
-from agents.session.console import Console
-from agents.session.milestones import Milestones, best_model_saver
 from tests.helpers import TINY, UAV, refused
 
 #: (the alias, the --algo of agents.train that it stands for, any flags it is given)
@@ -62,59 +60,6 @@ def test_our_agents_gpu_options_are_refused_for_sb3s_dqn_before_any_folder(tmp_p
     err = refused(capsys, train.main, ["--amp", "--log-dir", str(tmp_path)], tmp_path)
     assert err == "error: --amp: an option of --algo custom, pqn, distill, kickstart, finetune, ppo, not of SB3 DQN"
     assert "unrecognized arguments: --compile" in refused(capsys, sb3_train.main, ["--compile"], tmp_path)
-
-
-class Recorder:
-    """A learner as the milestones see it: what it was asked to save, and its evaluations."""
-
-    def __init__(self) -> None:
-        self.saved: list[str] = []
-
-    def save(self, path):
-        self.saved.append(f"{path.parent.name}/{path.name}")
-
-    def policy(self):
-        return "policy"
-
-
-#: A logger as the milestones use it: an evaluation's row is dumped.
-LOGGER = type("Logger", (), {"dump": lambda self, steps: None})()
-
-
-class Evaluations:
-    latest = None  # an Evaluator's last outcome: none that a learner reads here
-
-    def __init__(self) -> None:
-        self.at: list[int] = []
-
-    def __call__(self, policy, steps):
-        assert policy == "policy"
-        self.at.append(steps)
-
-    def close(self):
-        pass
-
-
-def test_milestones_fall_on_their_grids_counted_from_the_learners_steps(tmp_path):
-    learner, evaluations = Recorder(), Evaluations()
-    console = Console(1000, 0, 0, enabled=False)
-    milestones = Milestones(learner, tmp_path, console, LOGGER, ".pt", save_freq=300, evaluator=evaluations, eval_freq=500)
-    milestones.start(250)  # a resumed run: the grids continue where the run is
-    for steps in range(254, 1300, 4):  # a vector env of 4: each milestone at the first step past its mark
-        assert milestones.on_step(steps)
-    assert learner.saved == [f"checkpoints/model_{s}_steps.pt" for s in (302, 602, 902, 1202)]
-    assert evaluations.at == [502, 1002]
-    best_model_saver(learner, tmp_path, ".pt")()
-    assert learner.saved[-1] == f"{tmp_path.name}/best_model.pt"
-
-
-def test_no_milestone_when_their_frequencies_are_zero(tmp_path):
-    learner = Recorder()
-    milestones = Milestones(learner, tmp_path, Console(100, 0, 0, enabled=False), LOGGER, ".pt", 0, Evaluations(), 0)
-    milestones.start(0)
-    for steps in range(1, 1000):
-        milestones.on_step(steps)
-    assert learner.saved == [] and milestones.evaluator is None
 
 
 def test_a_config_section_sets_the_evaluations_its_flags_do_not_and_the_zoos_copy_leaves_them_out(tmp_path):
