@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import subprocess
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +17,7 @@ from agents.common.hardware import machine
 from agents.session.cli import add_progress_flag
 from agents.session.console import Ticking
 
-__all__ = ["machine", "one_core", "write_json", "row", "RESULTS_DIR", "Measurements", "progress_flag"]
+__all__ = ["machine", "one_core", "children_stopped", "write_json", "row", "RESULTS_DIR", "Measurements", "progress_flag"]
 
 RESULTS_DIR = Path(__file__).resolve().parent
 
@@ -32,6 +35,30 @@ def one_core() -> Iterator[None]:
         yield
     finally:
         os.sched_setaffinity(0, cores)
+
+
+#: Seconds a child has, once told to stop, to save what it must (a trainer's interrupted model).
+STOP_GRACE_SECONDS = 60.0
+
+
+@contextmanager
+def children_stopped(children: list[subprocess.Popen[Any]]) -> Iterator[list[subprocess.Popen[Any]]]:
+    """The child processes put in ``children`` end with the block, however it ends (a SIGTERM or
+    Ctrl-C to the benchmark, an error): each still running gets SIGTERM, and SIGKILL if it has not
+    ended :data:`STOP_GRACE_SECONDS` later. Without this, a stopped benchmark's runs trained on."""
+    try:
+        yield children
+    finally:
+        running = [child for child in children if child.poll() is None]
+        for child in running:
+            child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for child in running:
+            try:
+                child.wait(timeout=max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
 
 
 def write_json(name: str, payload: dict[str, Any]) -> Path:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from agents.session.cli import Parser, run_cli
-from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
+from benchmarks.common import Measurements, check_ranges, children_stopped, machine, progress_flag, row, write_json
 
 #: The goal: no command is silent for longer.
 MOST_SILENT_S = 10.0
@@ -80,13 +80,14 @@ def silence(argv: list[str], folder: Path, limit: float) -> dict[str, float | bo
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    try:
-        process.wait(timeout=limit)
-        stopped = False
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        stopped = True
+    with children_stopped([process]):
+        try:
+            process.wait(timeout=limit)
+            stopped = False
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            stopped = True
     reader.join(timeout=10)
     end = time.monotonic()
     return {

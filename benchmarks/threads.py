@@ -29,7 +29,7 @@ import time
 
 from agents.environments.ids import check_env_id
 from agents.session.cli import Parser, run_cli
-from benchmarks.common import Measurements, check_ranges, machine, progress_flag, write_json
+from benchmarks.common import Measurements, check_ranges, children_stopped, machine, progress_flag, write_json
 
 SETTINGS = {
     # An empty OMP_WAIT_POLICY is libgomp's own default (spin, then sleep); agents/__init__ keeps it.
@@ -67,9 +67,9 @@ def timed_runs(args: argparse.Namespace, setting: dict[str, str], load: str) -> 
     env = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
     env.update({key: value for key, value in setting.items() if key != "threads"})
     copies = 2 if load == "two together" else 1
-    spinner = subprocess.Popen([sys.executable, "-c", SPIN]) if load == "beside a busy core" else None
-    try:
-        if spinner is not None:
+    with children_stopped([]) as children:
+        if load == "beside a busy core":
+            children.append(subprocess.Popen([sys.executable, "-c", SPIN]))
             time.sleep(1.0)  # the busy core is busy before the run starts
         with tempfile.TemporaryDirectory() as log_dir:
             start = time.perf_counter()
@@ -79,16 +79,13 @@ def timed_runs(args: argparse.Namespace, setting: dict[str, str], load: str) -> 
                 )
                 for _ in range(copies)
             ]
+            children.extend(runs)
             for run in runs:
                 _, stderr = run.communicate()
                 if run.returncode != 0:
                     command = " ".join(_command(args, setting["threads"], log_dir))
                     raise RuntimeError(f"{command} exited {run.returncode}: {stderr.decode()[-2000:]}")
             return time.perf_counter() - start
-    finally:
-        if spinner is not None:
-            spinner.kill()
-            spinner.wait()
 
 
 def main(argv: list[str] | None = None) -> dict:

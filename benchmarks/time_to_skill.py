@@ -49,7 +49,7 @@ from agents.environments.ids import check_two_player_env
 from agents.session.cli import Parser, run_cli
 from agents.session.evaluation import score
 from ballenvs.reference import reference_for
-from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
+from benchmarks.common import Measurements, check_ranges, children_stopped, machine, progress_flag, row, write_json
 
 #: The built-ins its issue named (the champion then: the first one, now dqn_champion).
 OPPONENTS = ("chaser", "pusher", "anchor", "sprinter", "dqn_champion")
@@ -90,10 +90,11 @@ def train_once(learner: str, seed: int, args: Any, log_dir: Path) -> tuple[Path,
     was stopped before its end: under ``args.until_skilled``, at its first evaluation at
     ``args.threshold`` against every one of ``args.opponents``."""
     command = train_command(learner, args.env, seed, args, log_dir)
-    with tempfile.TemporaryFile("w+") as stderr:
+    with tempfile.TemporaryFile("w+") as stderr, children_stopped([]) as children:
         process = subprocess.Popen(
             command, env={**os.environ, "OMP_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=stderr, text=True
         )
+        children.append(process)
         stopped = False
         while process.poll() is None:
             if args.until_skilled and not stopped and skilled_yet(log_dir / learner, args):

@@ -27,7 +27,16 @@ from typing import Any
 import yaml
 
 from agents.session.cli import Parser, run_cli
-from benchmarks.common import RESULTS_DIR, Measurements, check_ranges, machine, progress_flag, row, write_json
+from benchmarks.common import (
+    RESULTS_DIR,
+    Measurements,
+    check_ranges,
+    children_stopped,
+    machine,
+    progress_flag,
+    row,
+    write_json,
+)
 
 #: Sampled values that leave a trial's cost alone, so that trials are alike.
 SPACE = {
@@ -65,23 +74,26 @@ def killed_worker(folder: Path, storage: str | None, study: str, trials: int, ti
 
     command = tune_command(folder, storage, study, trials, timesteps, "--max-total-trials", str(trials))
     one_thread = {**os.environ, "OMP_NUM_THREADS": "1"}
-    first = subprocess.Popen(command, env=one_thread, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    second = subprocess.Popen(command, env=one_thread, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    killed_trial = None
-    while killed_trial is None and first.poll() is None:
-        time.sleep(0.2)
-        try:
-            found = load_trials(folder, storage, study)
-        except (KeyError, ValueError):
-            continue
-        done = [t for t in found if t.state.is_finished()]
-        mine = [t for t in found if t.state == optuna.trial.TrialState.RUNNING and _pid(t) == first.pid]
-        if len(done) >= 3 and mine:
-            first.send_signal(signal.SIGKILL)
-            first.wait()
-            killed_trial = mine[0].number
-    second.wait()
+    with children_stopped([]) as children:
+        first = subprocess.Popen(command, env=one_thread, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        children.append(first)
+        time.sleep(1.0)
+        second = subprocess.Popen(command, env=one_thread, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        children.append(second)
+        killed_trial = None
+        while killed_trial is None and first.poll() is None:
+            time.sleep(0.2)
+            try:
+                found = load_trials(folder, storage, study)
+            except (KeyError, ValueError):
+                continue
+            done = [t for t in found if t.state.is_finished()]
+            mine = [t for t in found if t.state == optuna.trial.TrialState.RUNNING and _pid(t) == first.pid]
+            if len(done) >= 3 and mine:
+                first.send_signal(signal.SIGKILL)
+                first.wait()
+                killed_trial = mine[0].number
+        second.wait()
     found = load_trials(folder, storage, study)
     run_dirs = [t.user_attrs.get("run_dir") for t in found if t.state == optuna.trial.TrialState.COMPLETE]
     states = [t.state.name for t in found]

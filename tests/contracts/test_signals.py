@@ -212,3 +212,27 @@ def test_a_stop_during_a_checkpoint_write_waits_for_the_checkpoint(name, tmp_pat
     assert not list(run.rglob(".*tmp-*")), "no temporary file left"
     assert any(run.glob("interrupted_model.*"))
     assert "stopped by SIGTERM" in capsys.readouterr().err
+
+
+def _processes_naming(text: str) -> list[int]:
+    """The processes whose command line holds ``text`` (Linux's /proc)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text in cmdline.read_bytes().decode(errors="replace"):
+                found.append(int(cmdline.parent.name))
+        except OSError:  # ended meanwhile
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads the processes from Linux's /proc")
+def test_sigterm_to_time_to_skill_stops_the_run_it_started_which_saves_its_model(tmp_path):
+    """Before, the benchmark ended and its run trained on, an orphan, into the folder."""
+    command = ["benchmarks.time_to_skill", "--learners", "custom", "--seeds", "0", "--timesteps", "1000000"]
+    command += ["--eval-freq", "1000", "--eval-episodes", "2", "--log-dir", str(tmp_path), "--no-progress"]
+    process = start(command)
+    out, err = stop_when(process, lambda: any(tmp_path.rglob("*monitor.csv")), signal.SIGTERM)
+    assert process.returncode == 143, err
+    assert not _processes_naming(str(tmp_path)), "the run the benchmark started is still running"
+    assert any(tmp_path.rglob("interrupted_model.pt")), "the run was stopped as a trainer is, its model saved"
