@@ -22,16 +22,23 @@ os.environ.setdefault("XDG_RUNTIME_DIR", _SCRATCH)
 os.environ.setdefault("SB3_LOGDIR", os.path.join(_SCRATCH, "sb3"))
 
 
-@pytest.fixture(scope="module")
+#: A tiny custom run on BallSumo-v0's state vector (the sumo_run fixture), but its --log-dir.
+SUMO_RUN = ["--env", "BallSumo-v0", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--eval-freq", "0"]
+SUMO_RUN += ["--no-progress", "--hyperparams", "policy=MlpPolicy", "learning_starts=100", "buffer_size=500"]
+SUMO_RUN += ["policy_kwargs=dict(net_arch=[16])"]
+
+
+@pytest.fixture(scope="session")
 def sumo_run(tmp_path_factory):
     """A tiny custom run on BallSumo-v0's state vector (what agents.export_champion ships, the network
-    benchmarks.search_with_network searches with); tests that change it copy it first."""
+    benchmarks.search_with_network searches with), trained once a session; tests that change it
+    copy it first."""
     from agents import custom_train
     from agents.session.cli import run_cli
+    from tests.helpers import shared_run
 
-    folder = tmp_path_factory.mktemp("v1")
-    argv = ["--env", "BallSumo-v0", "--opponent", "chaser", "--timesteps", "300", "--n-envs", "2", "--log-dir", str(folder)]
-    argv += ["--eval-freq", "0", "--no-progress", "--hyperparams", "policy=MlpPolicy", "learning_starts=100"]
-    argv += ["buffer_size=500", "policy_kwargs=dict(net_arch=[16])"]
-    assert run_cli(custom_train.main, argv) == 0
-    return folder / "custom" / "BallSumo-v0_1"
+    def make(folder):
+        assert run_cli(custom_train.main, [*SUMO_RUN, "--log-dir", str(folder)]) == 0
+        return folder / "custom" / "BallSumo-v0_1"
+
+    return shared_run(tmp_path_factory, "sumo_run", SUMO_RUN, make)

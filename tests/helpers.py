@@ -2,11 +2,47 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the code that trains the fixtures' runs and of its shipped configs."""
+    digest = hashlib.sha256()
+    for path in sorted([*REPO.glob("agents/**/*.py"), *REPO.glob("agents/**/*.yml"), *REPO.glob("ballenvs/**/*.py")]):
+        digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def shared_run(tmp_path_factory, name: str, key: list[str], make: Callable[[Path], Path]) -> Path:
+    """The run ``make(folder)`` trains (with the flags ``key``), trained once a test session and
+    shared by its xdist workers: kept in the session's shared temporary folder under ``name`` and a
+    digest of ``key`` and of the code (:func:`code_digest`); the first worker to ask trains it while
+    the others wait on its lock. A test that changes a shared run copies it first (:func:`copy_run`)."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # xdist: one folder per worker
+    digest = hashlib.sha256("\0".join([name, *key, code_digest()]).encode()).hexdigest()[:16]
+    folder = shared / "shared-runs" / f"{name}-{digest}"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{folder}.lock"):
+        made = folder.with_suffix(".made")
+        if made.is_file():
+            return Path(made.read_text())
+        shutil.rmtree(folder, ignore_errors=True)  # a worker that failed half way
+        folder.mkdir()
+        run = make(folder)
+        made.write_text(str(run))
+    return run
 
 
 def tiny_run(timesteps: int = 400, eval_freq: int = 200, eval_episodes: int = 2, n_envs: int = 2) -> list[str]:

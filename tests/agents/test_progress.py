@@ -29,19 +29,19 @@ def every_update(monkeypatch):
     monkeypatch.setattr(console, "PLAIN_EVERY_S", 0.0)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def run(tmp_path_factory):
     """A short self-play run of our DQN on BallSumo-v0's state, for agents.evaluate to play."""
-    folder = tmp_path_factory.mktemp("run")
+    from tests.helpers import shared_run
+
     argv = ["--env", "BallSumo-v0", "--algo", "custom", "--timesteps", "64", "--n-envs", "2", "--eval-freq", "0"]
-    assert (
-        run_cli(
-            train.main,
-            [*argv, "--no-progress", "--hyperparams", "learning_starts=32", "buffer_size=100", "--log-dir", str(folder)],
-        )
-        == 0
-    )
-    return folder / "custom" / "BallSumo-v0_1"
+    argv += ["--no-progress", "--hyperparams", "learning_starts=32", "buffer_size=100"]
+
+    def make(folder):
+        assert run_cli(train.main, [*argv, "--log-dir", str(folder)]) == 0
+        return folder / "custom" / "BallSumo-v0_1"
+
+    return shared_run(tmp_path_factory, "progress_run", argv, make)
 
 
 @pytest.mark.parametrize("name", COMMANDS)

@@ -198,17 +198,22 @@ def test_a_drawn_rllib_state_is_refused_where_it_would_unpickle_and_never_runs(s
 # -- every model a tool plays, through the one loader (evaluate, league, exploit, record, the teachers) --
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def small_runs(tmp_path_factory):
     """A finished run of our DQN (.pt) and of stable-baselines3's (.zip) on UAVGrid-v0."""
     from agents import train
     from agents.session.cli import run_cli
+    from tests.helpers import shared_run
 
-    log_dir = tmp_path_factory.mktemp("runs")
     argv = ["--env", "UAVGrid-v0", "--n-envs", "2", "--timesteps", "100", "--eval-freq", "0", "--no-progress"]
-    argv += ["--threads", "1", "--log-dir", str(log_dir), "--hyperparams", "learning_starts=50", "buffer_size=200"]
-    for algo in ("custom", "dqn"):
-        assert run_cli(train.main, ["--algo", algo, *argv]) == 0
+    argv += ["--threads", "1", "--hyperparams", "learning_starts=50", "buffer_size=200"]
+
+    def make(log_dir):
+        for algo in ("custom", "dqn"):
+            assert run_cli(train.main, ["--algo", algo, *argv, "--log-dir", str(log_dir)]) == 0
+        return log_dir
+
+    log_dir = shared_run(tmp_path_factory, "small_runs", argv, make)
     return {algo: log_dir / algo / "UAVGrid-v0_1" for algo in ("custom", "dqn")}
 
 
@@ -257,22 +262,28 @@ WARM_START = ["calibration_steps=32", "--eval-freq", "48", "--eval-episodes", "2
 POOL = "self_play=dict(scripted='chaser,pusher', scripted_share=0.5, snapshot_steps=64, swap_steps=32)"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def resumable_runs(tmp_path_factory):
     from agents import train
     from agents.session.cli import run_cli
+    from tests.helpers import shared_run
 
-    log_dir = tmp_path_factory.mktemp("resumable")
     base = ["--env", "BallSumo-v0", "--env-kwargs", "obs_type=state", "--opponent", "self", "--n-envs", "4"]
     base += ["--timesteps", "96", "--save-freq", "0", "--no-progress", "--threads", "1"]
-    runs = {}
-    for name, keys in RESUMED.items():  # the custom run first: the fine-tuners' start
-        start = [START.format(custom=runs["custom"] / "final_model.pt")] if name in STARTED else []
-        start += WARM_START if name in WARMED else ["--eval-freq", "0"]
-        folder = log_dir / name
-        assert run_cli(train.main, [*base, "--log-dir", str(folder), *keys, POOL, *start]) == 0
-        runs[name] = next(folder.glob("*/BallSumo-v0_1"))
-    return runs
+
+    def make(log_dir):
+        runs = {}
+        for name, keys in RESUMED.items():  # the custom run first: the fine-tuners' start
+            start = [START.format(custom=runs["custom"] / "final_model.pt")] if name in STARTED else []
+            start += WARM_START if name in WARMED else ["--eval-freq", "0"]
+            folder = log_dir / name
+            assert run_cli(train.main, [*base, "--log-dir", str(folder), *keys, POOL, *start]) == 0
+            runs[name] = next(folder.glob("*/BallSumo-v0_1"))
+        return log_dir
+
+    key = [*base, POOL, *WARM_START, *(word for keys in RESUMED.values() for word in keys)]
+    log_dir = shared_run(tmp_path_factory, "resumable_runs", key, make)
+    return {name: next((log_dir / name).glob("*/BallSumo-v0_1")) for name in RESUMED}
 
 
 def _leaves(value, path=()):

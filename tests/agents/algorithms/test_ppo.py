@@ -222,13 +222,18 @@ def test_a_start_that_does_not_fit_the_network_is_refused_before_any_folder(star
     assert not list(tmp_path.iterdir())
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ppo_run(tmp_path_factory):
-    """A short run of our PPO from a start, to tamper with."""
-    folder = tmp_path_factory.mktemp("ppo")
-    argv = ["--algo", "ppo", *SMALL, "--timesteps", "128", "--log-dir", str(folder), "--no-progress"]
-    assert run_cli(train.main, argv) == 0
-    return folder / "ppo" / "BallSumo-v0_1"
+    """A short run of our PPO from a start, to tamper with (a copy: _tampered)."""
+    from tests.helpers import shared_run
+
+    argv = ["--algo", "ppo", *SMALL, "--timesteps", "128", "--no-progress"]
+
+    def make(folder):
+        assert run_cli(train.main, [*argv, "--log-dir", str(folder)]) == 0
+        return folder / "ppo" / "BallSumo-v0_1"
+
+    return shared_run(tmp_path_factory, "ppo_run", argv, make)
 
 
 #: The start's evaluation with a NaN win rate, as a tampered resume state holds it.
