@@ -268,9 +268,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if not 0 < rate <= 1:
             raise UsageError(f"{flag} must be in (0, 1], got {rate}")
     check_two_player_env(args.env)
-    for flag, names in (("--learners", args.learners), ("--seeds", args.seeds), ("--opponents", args.opponents)):
+    named = [("--learners", args.learners), ("--seeds", args.seeds), ("--opponents", args.opponents)]
+    for flag, names in [*named, ("--level-vs", args.level_vs)]:
         refuse_repeats(flag, [str(name) for name in names])  # a learner twice would train into one folder
-    refuse_repeats("--level-vs", args.level_vs)
     unknown = [name for name in args.learners if name not in ALGORITHMS]
     if unknown:
         raise UsageError(f"--learners {unknown[0]!r}: not an algorithm; valid: {', '.join(ALGORITHMS)}")

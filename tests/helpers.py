@@ -30,7 +30,8 @@ def shared_run(tmp_path_factory, name: str, key: list[str], make: Callable[[Path
     from filelock import FileLock
 
     base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # xdist: one folder per worker
+    # Under xdist each worker has its own basetemp; their parent is the session's.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     digest = hashlib.sha256("\0".join([name, *key, code_digest()]).encode()).hexdigest()[:16]
     folder = shared / "shared-runs" / f"{name}-{digest}"
     folder.parent.mkdir(parents=True, exist_ok=True)
