@@ -21,7 +21,7 @@ import shutil
 import signal
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError, note
 from agents.common.readers import count, weight_arrays
-from agents.common.stops import STOP_SIGNALS
+from agents.common.stops import STOP_SIGNALS, deferring_stops
 from agents.rllib import LEARNER, SINGLE_MODULE
 from agents.rllib.checkpoint_check import check_checkpoint
 from agents.rllib.network import NetworkSettings, RLlibPolicy, network_settings, policy_network
@@ -117,15 +117,20 @@ class RLlibLearner:
         started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
         ray_run = RayRun(None, started_ray)
         try:
-            with stops_left_to_the_trainer():
+            with stops_left_to_the_trainer() as take_back_stops:
                 if started_ray:
                     # "local": a Ray of this run's own, not a cluster a past `ray start` left named in /tmp/ray
                     address = self.address or "local"
-                    try:
-                        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-                    except (ConnectionError, TimeoutError, RuntimeError, ValueError) as error:  # `auto` with no cluster
-                        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                        raise UsageError(f"--address {address!r}: Ray could not join it: {first}") from None
+                    # A stop during ray.init waits for it: raised inside, it left Ray half started and
+                    # its shutdown hanging; and Ray's own handler (sys.exit(15)) is not set.
+                    with deferring_stops() as stop, ray_sets_no_sigterm_handler():
+                        try:
+                            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+                        except (ConnectionError, TimeoutError, RuntimeError, ValueError) as error:  # `auto` with no cluster
+                            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                            raise UsageError(f"--address {address!r}: Ray could not join it: {first}") from None
+                    take_back_stops()
+                    stop.raise_if_stopped()
                 check_cpus(setup.section, local=self.address is None)
                 self.algo = ray_run.algo = self._build(setup)
             if setup.resume is not None:
@@ -403,22 +408,43 @@ def check_pool(settings: SelfPlay, env_id: str) -> None:
 
 
 @contextlib.contextmanager
-def stops_left_to_the_trainer() -> Iterator[None]:
+def stops_left_to_the_trainer() -> Iterator[Callable[[], None]]:
     """Ray's processes started in this block leave the stop signals to the trainer, as Ray leaves
     them Ctrl-C: they inherit SIGTERM and SIGUSR1 blocked, so a scheduler's SIGTERM to the process
-    group stops the trainer, which saves its model while Ray still runs. ``ray.init``'s own
-    SIGTERM handler (exit at once, nothing saved) gives way to the trainer's again."""
+    group stops the trainer, which saves its model while Ray still runs. The block is handed
+    ``take_back``, to call as soon as ``ray.init`` returns: Ray's C++ threads set a SIGTERM handler
+    there that aborts with a stack trace, and a stop that lands on a thread started before the
+    block (the event file's writer) would meet it while the algorithm is built. The block's end
+    takes the handlers back too, and unblocks what came meanwhile."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
     handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+
+    def take_back() -> None:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield take_back
+    finally:
+        take_back()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # a stop that came meanwhile is handled now
+
+
+@contextlib.contextmanager
+def ray_sets_no_sigterm_handler() -> Iterator[None]:
+    """``ray.init`` without the SIGTERM handler it sets as it starts (``sys.exit(15)``: no line, no
+    model, the run folder left): the trainer's handlers answer a stop."""
+    import ray._private.utils as ray_utils
+
+    own = ray_utils.set_sigterm_handler
+    ray_utils.set_sigterm_handler = lambda handler: None
     try:
         yield
     finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # a stop that came meanwhile is handled now
+        ray_utils.set_sigterm_handler = own
 
 
 class RayRun:

@@ -196,6 +196,34 @@ def test_sigterm_to_the_process_group_with_env_runners_saves_an_interrupted_mode
     check_checkpoint(run / "interrupted_model.rllib", ("default_policy",))
 
 
+@pytest.mark.parametrize("after", [0.0, 1.5, 3.0, 5.0])
+def test_sigterm_while_ray_starts_is_one_line_and_exit_143_whichever_thread_takes_it(after, tmp_path):
+    """From the run folder's making to the first step, ray.init and the algorithm's build: Ray sets
+    a SIGTERM handler that exits with status 15 and its C++ threads one that aborts (134) with a
+    stack trace, so a stop that landed on another thread there left a run folder and no line."""
+    command = [sys.executable, "-m", "agents.train", "--algo", "rllib_ppo", "--env", "BallDuel-v0", *QUICK[:-2]]
+    command += ["--timesteps", "1000000", "--log-dir", str(tmp_path), *SMALL]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not any(tmp_path.glob("*/*/config.yml")) and process.poll() is None:
+            time.sleep(0.05)
+        time.sleep(after)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err and "SIGTERM received" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("stopped by SIGTERM: "), err
+    if "run folder was removed" in last:
+        assert not any(tmp_path.glob("*/*/config.yml"))
+    else:
+        assert any(tmp_path.glob("*/*/interrupted_model.npz")), err
+
+
 @pytest.mark.parametrize(
     "address, message",
     [
