@@ -21,7 +21,7 @@ import shutil
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,19 +117,20 @@ class RLlibLearner:
         started_ray = not ray.is_initialized()  # a Ray the caller started is theirs to shut down
         ray_run = RayRun(None, started_ray)
         try:
-            with stops_left_to_the_trainer() as take_back_stops:
+            with stops_left_to_the_trainer():
                 if started_ray:
                     # "local": a Ray of this run's own, not a cluster a past `ray start` left named in /tmp/ray
                     address = self.address or "local"
                     # A stop during ray.init waits for it: raised inside, it left Ray half started and
-                    # its shutdown hanging; and Ray's own handler (sys.exit(15)) is not set.
+                    # its shutdown hanging. Ray's own handler (sys.exit(15)) is not set, and the one its
+                    # C++ threads set (an abort with a stack trace) gives way to the trainer's as the
+                    # deferral ends, before the algorithm is built.
                     with deferring_stops() as stop, ray_sets_no_sigterm_handler():
                         try:
                             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
                         except (ConnectionError, TimeoutError, RuntimeError, ValueError) as error:  # `auto` with no cluster
                             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                             raise UsageError(f"--address {address!r}: Ray could not join it: {first}") from None
-                    take_back_stops()
                     stop.raise_if_stopped()
                 check_cpus(setup.section, local=self.address is None)
                 self.algo = ray_run.algo = self._build(setup)
@@ -408,28 +409,21 @@ def check_pool(settings: SelfPlay, env_id: str) -> None:
 
 
 @contextlib.contextmanager
-def stops_left_to_the_trainer() -> Iterator[Callable[[], None]]:
+def stops_left_to_the_trainer() -> Iterator[None]:
     """Ray's processes started in this block leave the stop signals to the trainer, as Ray leaves
     them Ctrl-C: they inherit SIGTERM and SIGUSR1 blocked, so a scheduler's SIGTERM to the process
-    group stops the trainer, which saves its model while Ray still runs. The block is handed
-    ``take_back``, to call as soon as ``ray.init`` returns: Ray's C++ threads set a SIGTERM handler
-    there that aborts with a stack trace, and a stop that lands on a thread started before the
-    block (the event file's writer) would meet it while the algorithm is built. The block's end
-    takes the handlers back too, and unblocks what came meanwhile."""
+    group stops the trainer, which saves its model while Ray still runs. Ray's own SIGTERM handlers
+    give way to the trainer's again at the block's end."""
     if threading.current_thread() is not threading.main_thread():
-        yield lambda: None
+        yield
         return
     handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
-
-    def take_back() -> None:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        yield take_back
+        yield
     finally:
-        take_back()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # a stop that came meanwhile is handled now
 
 
