@@ -34,11 +34,6 @@ def sumo_run(tmp_path_factory):
     benchmarks.search_with_network searches with), trained once a session; tests that change it
     copy it first."""
     from agents import custom_train
-    from agents.session.cli import run_cli
-    from tests.helpers import shared_run
+    from tests.helpers import shared_training
 
-    def make(folder):
-        assert run_cli(custom_train.main, [*SUMO_RUN, "--log-dir", str(folder)]) == 0
-        return folder / "custom" / "BallSumo-v0_1"
-
-    return shared_run(tmp_path_factory, "sumo_run", SUMO_RUN, make)
+    return shared_training(tmp_path_factory, "sumo_run", custom_train.main, SUMO_RUN, "custom/BallSumo-v0_1")

@@ -46,6 +46,17 @@ def shared_run(tmp_path_factory, name: str, key: list[str], make: Callable[[Path
     return run
 
 
+def shared_training(tmp_path_factory, name: str, main, argv: list[str], run: str) -> Path:
+    """:func:`shared_run` of one command line: ``main(ARGV --log-dir FOLDER)``, its run ``FOLDER/run``."""
+    from agents.session.cli import run_cli
+
+    def make(folder: Path) -> Path:
+        assert run_cli(main, [*argv, "--log-dir", str(folder)]) == 0
+        return folder / run
+
+    return shared_run(tmp_path_factory, name, argv, make)
+
+
 def tiny_run(timesteps: int = 400, eval_freq: int = 200, eval_episodes: int = 2, n_envs: int = 2) -> list[str]:
     """A few hundred steps on two envs, evaluated: the flags agents.compare and agents.tune pass on."""
     return ["--timesteps", str(timesteps), "--eval-freq", str(eval_freq), "--eval-episodes", str(eval_episodes)] + [

@@ -32,16 +32,11 @@ def every_update(monkeypatch):
 @pytest.fixture(scope="session")
 def run(tmp_path_factory):
     """A short self-play run of our DQN on BallSumo-v0's state, for agents.evaluate to play."""
-    from tests.helpers import shared_run
+    from tests.helpers import shared_training
 
     argv = ["--env", "BallSumo-v0", "--algo", "custom", "--timesteps", "64", "--n-envs", "2", "--eval-freq", "0"]
     argv += ["--no-progress", "--hyperparams", "learning_starts=32", "buffer_size=100"]
-
-    def make(folder):
-        assert run_cli(train.main, [*argv, "--log-dir", str(folder)]) == 0
-        return folder / "custom" / "BallSumo-v0_1"
-
-    return shared_run(tmp_path_factory, "progress_run", argv, make)
+    return shared_training(tmp_path_factory, "progress_run", train.main, argv, "custom/BallSumo-v0_1")
 
 
 @pytest.mark.parametrize("name", COMMANDS)

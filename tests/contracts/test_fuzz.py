@@ -159,17 +159,13 @@ def fuzzed_flags(command: str) -> list[argparse.Action]:
 
 @pytest.fixture(scope="session")
 def run(tmp_path_factory):
-    from tests.helpers import shared_run
+    from tests.helpers import shared_training
 
     argv = ["--env", "BallSumo-v0", "--algo", "custom", "--timesteps", "200", "--n-envs", "2", "--eval-freq", "100"]
     argv += ["--eval-episodes", "1"]  # evaluations: progress.csv has a curve for benchmarks.eval_curves
     argv += ["--no-progress", "--hyperparams", "learning_starts=32", "buffer_size=100"]
-
-    def make(folder):
-        assert run_cli(importlib.import_module("agents.train").main, [*argv, "--log-dir", str(folder)]) == 0
-        return folder / "custom" / "BallSumo-v0_1"
-
-    return shared_run(tmp_path_factory, "fuzz_run", argv, make)
+    main = importlib.import_module("agents.train").main
+    return shared_training(tmp_path_factory, "fuzz_run", main, argv, "custom/BallSumo-v0_1")
 
 
 def files_under(folder: Path) -> set[Path]:

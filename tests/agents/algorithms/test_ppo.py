@@ -225,15 +225,10 @@ def test_a_start_that_does_not_fit_the_network_is_refused_before_any_folder(star
 @pytest.fixture(scope="session")
 def ppo_run(tmp_path_factory):
     """A short run of our PPO from a start, to tamper with (a copy: _tampered)."""
-    from tests.helpers import shared_run
+    from tests.helpers import shared_training
 
     argv = ["--algo", "ppo", *SMALL, "--timesteps", "128", "--no-progress"]
-
-    def make(folder):
-        assert run_cli(train.main, [*argv, "--log-dir", str(folder)]) == 0
-        return folder / "ppo" / "BallSumo-v0_1"
-
-    return shared_run(tmp_path_factory, "ppo_run", argv, make)
+    return shared_training(tmp_path_factory, "ppo_run", train.main, argv, "ppo/BallSumo-v0_1")
 
 
 #: The start's evaluation with a NaN win rate, as a tampered resume state holds it.
