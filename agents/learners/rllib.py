@@ -122,10 +122,8 @@ class RLlibLearner:
                     # "local": a Ray of this run's own, not a cluster a past `ray start` left named in /tmp/ray
                     address = self.address or "local"
                     # A stop during ray.init waits for it: raised inside, it left Ray half started and
-                    # its shutdown hanging. Ray's own handler (sys.exit(15)) is not set, and the one its
-                    # C++ threads set (an abort with a stack trace) gives way to the trainer's as the
-                    # deferral ends, before the algorithm is built.
-                    with deferring_stops() as stop, ray_sets_no_sigterm_handler():
+                    # its shutdown hanging. Neither of Ray's own SIGTERM handlers is set.
+                    with deferring_stops() as stop, ray_sets_no_sigterm_handlers():
                         try:
                             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
                         except (ConnectionError, TimeoutError, RuntimeError, ValueError) as error:  # `auto` with no cluster
@@ -428,17 +426,22 @@ def stops_left_to_the_trainer() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def ray_sets_no_sigterm_handler() -> Iterator[None]:
-    """``ray.init`` without the SIGTERM handler it sets as it starts (``sys.exit(15)``: no line, no
-    model, the run folder left): the trainer's handlers answer a stop."""
+def ray_sets_no_sigterm_handlers() -> Iterator[None]:
+    """``ray.init`` without the two SIGTERM handlers it sets as it starts: its Python one
+    (``sys.exit(15)``: no line, no model, the run folder left) and the C++ core worker's failure
+    handler (an abort with a stack trace, whichever thread the signal lands on, so blocking the
+    signal in this thread does not keep it out). The trainer's handlers answer a stop."""
+    import ray._private.ray_constants as ray_constants
     import ray._private.utils as ray_utils
 
-    own = ray_utils.set_sigterm_handler
+    own_handler, own_failure_setting = ray_utils.set_sigterm_handler, ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER
     ray_utils.set_sigterm_handler = lambda handler: None
+    ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True  # read by the driver's core worker as it starts
     try:
         yield
     finally:
-        ray_utils.set_sigterm_handler = own
+        ray_utils.set_sigterm_handler = own_handler
+        ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = own_failure_setting
 
 
 class RayRun:

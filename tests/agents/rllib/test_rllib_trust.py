@@ -224,6 +224,33 @@ def test_sigterm_while_ray_starts_is_one_line_and_exit_143_whichever_thread_take
         assert any(tmp_path.glob("*/*/interrupted_model.npz")), err
 
 
+STOP_ON_RAYS_THREADS = """
+import os, signal, sys, time
+import ray
+from agents.learners.rllib import ray_sets_no_sigterm_handlers
+seen = []
+signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+with ray_sets_no_sigterm_handlers():
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])  # so the kernel hands it to one of Ray's threads
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(0.5)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+time.sleep(0.1)
+ray.shutdown()
+print("handled", seen)
+"""
+
+
+def test_a_sigterm_that_lands_on_one_of_rays_threads_after_it_started_reaches_the_trainers_handler():
+    """The timing-free half of the test above: Ray's core worker started inside
+    ray_sets_no_sigterm_handlers leaves no C++ SIGTERM handler behind (which aborted with a stack
+    trace on whichever of its threads took the signal)."""
+    done = subprocess.run([sys.executable, "-c", STOP_ON_RAYS_THREADS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "SIGTERM received" not in done.stderr, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == f"handled [{int(signal.SIGTERM)}]", done.stdout
+
+
 @pytest.mark.parametrize(
     "address, message",
     [
