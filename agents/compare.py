@@ -32,7 +32,6 @@ from agents.common.configuration.registry import ALGORITHMS, algorithm
 from agents.common.errors import UsageError, note, refuse_repeats
 from agents.common.hardware import machine
 from agents.common.readers import count
-from agents.learners import trainer as train
 from agents.session.cli import EVAL_EPISODES, Parser, add_progress_flag, add_run_flags, run_cli
 from agents.studies.comparison import (
     MAX_SCORE_EPISODES,
@@ -42,6 +41,7 @@ from agents.studies.comparison import (
     save_manifest,
     write_outputs,
 )
+from agents.trainer import run as train
 from ballenvs.reference import reference_for
 
 #: Bounds of the figures a comparison plays: each seed is a whole training run, each scored

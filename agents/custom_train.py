@@ -18,15 +18,15 @@ import sys
 from pathlib import Path
 
 from agents.common.configuration.registry import CUSTOM_TRAINER
-from agents.learners.command import Command, answer_help
 from agents.session.cli import run_cli
+from agents.trainer.command import Command, answer_help
 
 COMMAND = Command(CUSTOM_TRAINER, "Train our own agents (agents/algorithms/) on a ballenvs environment", default_algo="custom")
 
 
 def main(argv: list[str] | None = None) -> Path:
     answer_help(argv, COMMAND)
-    from agents.learners.trainer import main as run  # torch and stable-baselines3: once a run is asked for
+    from agents.trainer.run import main as run  # torch and stable-baselines3: once a run is asked for
 
     return run(argv, COMMAND)
 

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from agents.common.configuration.registry import SB3_TRAINER
-from agents.learners.command import Command, answer_help
 from agents.session.cli import run_cli
+from agents.trainer.command import Command, answer_help
 
 COMMAND = Command(
     SB3_TRAINER, "Train stable-baselines3's algorithms on a ballenvs environment", default_algo="dqn", gpu_flags=False
@@ -24,7 +24,7 @@ COMMAND = Command(
 
 def main(argv: list[str] | None = None) -> Path:
     answer_help(argv, COMMAND)
-    from agents.learners.trainer import main as run  # torch and stable-baselines3: once a run is asked for
+    from agents.trainer.run import main as run  # torch and stable-baselines3: once a run is asked for
 
     return run(argv, COMMAND)
 

@@ -14,7 +14,7 @@ Every algorithm takes the same flags, config files and run-folder layout, so the
 settings. ``python -m agents.sb3_train`` and ``python -m agents.custom_train`` are this command
 with their algorithms preset.
 
-The command line only: the trainer is :mod:`agents.learners.trainer`.
+The command line only: the trainer is :mod:`agents.trainer.run`.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from agents.learners.command import TRAIN_COMMAND, answer_help
 from agents.session.cli import run_cli
+from agents.trainer.command import TRAIN_COMMAND, answer_help
 
 
 def __getattr__(name: str) -> Any:
     """``main`` and ``prepare`` are the trainer's, imported when first asked for (torch with them)."""
     if name in ("main", "prepare"):
-        from agents.learners import trainer
+        from agents.trainer import run as trainer
 
         return getattr(trainer, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -37,6 +37,6 @@ def __getattr__(name: str) -> Any:
 
 if __name__ == "__main__":
     answer_help(None, TRAIN_COMMAND)  # before torch: --help answers in half a second
-    from agents.learners.trainer import main
+    from agents.trainer.run import main
 
     sys.exit(run_cli(main))

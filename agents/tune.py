@@ -36,7 +36,6 @@ from agents.common.configuration.config_files import load_sections
 from agents.common.configuration.registry import ALGORITHMS, Algorithm, algorithm
 from agents.common.errors import UsageError, note
 from agents.environments.ids import check_env_id
-from agents.learners import trainer as train
 from agents.session.cli import Parser, Renamed, add_device_flags, add_progress_flag, check_seed, run_cli
 from agents.studies.storage import check_study_name, load_existing_study, open_storage
 from agents.studies.tuning import (
@@ -50,6 +49,7 @@ from agents.studies.tuning import (
     trial_threads,
     write_report,
 )
+from agents.trainer import run as train
 
 DEFAULT_LOG_DIR = "runs/tune"
 

@@ -67,7 +67,7 @@ def check_learner(learner: str, args: Any) -> None:
     """The run this benchmark would start for ``learner``, checked in this process as the trainer
     checks it (its section, its keys, Ray for rllib_ppo), and a self-play run: only one is evaluated
     against the built-ins, whose win rates this benchmark reads."""
-    from agents.learners.trainer import prepare
+    from agents.trainer.run import prepare
 
     argv = train_command(learner, args.env, args.seeds[0], args, Path("."))[3:]  # past python -m agents.train
     try:

@@ -31,7 +31,7 @@ def agent_classes() -> dict[str, type[QLearner]]:
 
 def save_checkpoint(path: str | Path, agent: QLearner, progress: Progress, run_state: dict[str, Any] | None = None) -> None:
     """``run_state``: the run's games in progress, generators and the like
-    (:meth:`agents.learners.modules.ModuleLearner.run_state`), for a resume that goes on exactly."""
+    (:meth:`agents.trainer.modules.ModuleLearner.run_state`), for a resume that goes on exactly."""
     state = {
         "format": agent.FORMAT,
         "spec": agent.spec,

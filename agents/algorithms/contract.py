@@ -1,5 +1,5 @@
 """The contract of an algorithm module of our own (:class:`AlgorithmModule`): what
-:class:`agents.learners.modules.ModuleLearner` trains (``dqn.py``, ``pqn.py``, ``distill.py``,
+:class:`agents.trainer.modules.ModuleLearner` trains (``dqn.py``, ``pqn.py``, ``distill.py``,
 ``kickstart.py``, ``finetune.py``, ``ppo.py``, or one registered in :mod:`agents.common.configuration.registry`), and the
 defaults of what a module may leave out (:func:`settings_of` its ``Config``)."""
 
@@ -30,7 +30,7 @@ def settings_of(
 
 @runtime_checkable
 class AlgorithmModule(Protocol):
-    """What an algorithm module of our own offers :class:`agents.learners.modules.ModuleLearner`
+    """What an algorithm module of our own offers :class:`agents.trainer.modules.ModuleLearner`
     (``dqn.py`` and ``pqn.py`` are two: a module passes as this protocol, and the type checker
     holds them to it). A module may leave out ``STAGGER_ENVS`` (False), ``replay_buffer`` (none)
     and ``settings`` (:func:`settings_of` its ``Config``): :func:`algorithm_module` fills them in."""

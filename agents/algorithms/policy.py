@@ -14,10 +14,9 @@ from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.contract import algorithm_module
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.tensors import to_tensor
-from agents.artifacts.models import read_snapshot
+from agents.artifacts.models import read_snapshot, section_of, spaces_of
 from agents.common.configuration.registry import algorithm
 from agents.common.errors import UsageError
-from agents.session.setup import section_of, spaces_of
 
 
 class QNetworkPolicy:

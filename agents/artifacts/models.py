@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gymnasium import spaces
+
 from agents.artifacts.runs import (
     BEST_MODEL,
     CHECKPOINTS,
@@ -29,10 +31,12 @@ from agents.artifacts.runs import (
     model_file,
     read_config,
 )
-from agents.common.configuration.config import NOT_ZOO_KEYS, RUN_KEYS
+from agents.common.configuration.config import NOT_ZOO_KEYS, RUN_KEYS, Section, build_section
 from agents.common.configuration.config_files import load_section
+from agents.common.configuration.memory import check_memory
 from agents.common.configuration.registry import ALGORITHMS, MODEL_SUFFIXES, algorithm
 from agents.common.errors import UsageError
+from agents.common.networks.augment import check_augmentation
 from agents.common.readers import count, mapping_of, parse_yaml, read_text, torch_weights
 
 if TYPE_CHECKING:
@@ -230,3 +234,31 @@ def foreign_config(env_id: str, hyper: dict[str, Any], what: str) -> dict[str, A
         raise UsageError(f"{what}: its hyperparameters name no policy")
     taken.setdefault("n_timesteps", 1)
     return {"algo": "dqn", "env_id": env_id, "seed": 0, "vec_env": "dummy", "timesteps": 1, "hyperparams": taken}
+
+
+def section_of(run_config: dict[str, Any]) -> Section:
+    """The config section a run trained with, as written in its config.yml."""
+    return build_section(run_config["env_id"], run_config["hyperparams"], {}, algorithm(run_config["algo"]).schema)
+
+
+def spaces_of(run_config: dict[str, Any]) -> tuple[spaces.Space, spaces.Space]:
+    """The spaces a run's model sees, from its config (its values checked first, and its networks
+    priced against the machine's memory before a loader builds them)."""
+    from agents.environments.envs import probe_spaces  # stable-baselines3's wrappers: when a loader asks
+
+    section = section_of(run_config)
+    observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
+    check_spaces(section, observation_space, action_space)
+    return observation_space, action_space
+
+
+def check_spaces(
+    section: Section, observation_space: spaces.Space, action_space: spaces.Space, replay_buffer: bool = False
+) -> None:
+    """What a section asks of the spaces it will see, whichever algorithm reads it: frames to shift
+    only where there are frames, and networks (and a replay buffer, where ``replay_buffer``) that
+    fit in the machine's memory."""
+    shift = section.algo_kwargs.get("augment_shift", 0)
+    if shift:
+        check_augmentation(shift, observation_space)
+    check_memory(section, observation_space, action_space, replay_buffer)

@@ -162,7 +162,7 @@ _OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
 def read_config(run_dir: str | Path) -> dict[str, Any]:
     """A run folder's config.yml, checked to be one: a one-line UsageError otherwise. Its fields
     are checked for type and range here, its hyperparameters where they are built into a section
-    (:func:`agents.session.setup.section_of`)."""
+    (:func:`agents.artifacts.models.section_of`)."""
     path = Path(run_dir) / CONFIG_NAME
     if not path.is_file():
         raise UsageError(f"{str(path)!r} not found: is {str(run_dir)!r} a run folder?")

@@ -5,7 +5,7 @@ ball: with ``scripted_share`` one of the built-in players (played inside the env
 ``opponent`` option plays it: only the learner acts), else with ``p_latest`` the learner itself
 (both balls learn), else one of ``window`` frozen snapshots of it. The right ball's agent id names
 its module (``"right/snapshot_3"``), so :func:`module_of` maps agents to modules without state, on
-every env runner alike; the learner (:class:`agents.learners.rllib.RLlibLearner`) refreshes a
+every env runner alike; the learner (:class:`agents.trainer.rllib.RLlibLearner`) refreshes a
 snapshot slot every ``snapshot_steps``. The left agent's last info names the opponent and the
 winner, which :mod:`agents.rllib.metrics` turns into win rates.
 """

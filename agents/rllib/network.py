@@ -165,7 +165,7 @@ def policy_network(
 
 def load_policy(model_path: Path, run_config: dict[str, Any], device: str) -> RLlibPolicy:
     """A model of an RLlib run (``<name>.npz``: its module's weights, read without pickle)."""
-    from agents.session.setup import spaces_of  # the session reads the registry, which names this loader
+    from agents.artifacts.models import spaces_of  # the models room reads the registry, which names this loader
 
     weights = weight_arrays(model_path, "RLlib model")
     observation_space, action_space = spaces_of(run_config)

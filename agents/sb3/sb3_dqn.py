@@ -23,7 +23,7 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, CombinedExtractor, FlattenExtractor, NatureCNN
 from stable_baselines3.common.utils import LinearSchedule
 
-from agents.artifacts.models import read_snapshot
+from agents.artifacts.models import read_snapshot, section_of, spaces_of
 from agents.artifacts.runs import atomic_path
 from agents.common.configuration.config import Section, parse_kwargs, schedule
 from agents.common.configuration.hyperparameters import SB3DQNConfig, keys_of
@@ -31,7 +31,6 @@ from agents.common.errors import UsageError
 from agents.common.networks.policies import check_net_arch, check_policy
 from agents.common.readers import MAX_TEXT_BYTES, count, npz_arrays, open_zip, parse_json, torch_weights, zip_member
 from agents.sb3.buffers import DictNStepReplayBuffer, RandomShiftReplayBuffer
-from agents.session.setup import section_of, spaces_of
 
 #: The counters a saved model carries that a resumed run continues from.
 _COUNTERS = ("num_timesteps", "_n_updates", "_n_calls", "_episode_num")

@@ -1,3 +1,3 @@
-"""The session of a command: its flags and exits (cli.py), a run's checks and folder (setup.py,
-memory.py), the Learner and the run's lifecycle (training.py), its milestones (milestones.py,
-evaluation.py, console.py) and tracking (tracking.py)."""
+"""What every command's session shares, and what a run's learner calls back into, below the
+algorithms: the flags and exits (cli.py), the console (console.py), whom it plays (opponents.py),
+its evaluations and milestones (evaluation.py, milestones.py) and tracking (tracking.py)."""

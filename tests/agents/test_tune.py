@@ -19,10 +19,10 @@ optuna = pytest.importorskip("optuna")
 from agents import compare, tune  # noqa: E402
 from agents.common.configuration.config import ConfigError  # noqa: E402
 from agents.common.configuration.registry import ALGORITHMS  # noqa: E402
-from agents.learners import trainer  # noqa: E402
 from agents.session.cli import run_cli  # noqa: E402
 from agents.studies import tuning  # noqa: E402
 from agents.studies.storage import open_storage  # noqa: E402
+from agents.trainer import run as trainer  # noqa: E402
 from tests.helpers import REPO, tiny_run  # noqa: E402
 
 POSTGRES = os.environ.get("BALLENVS_TEST_POSTGRES")

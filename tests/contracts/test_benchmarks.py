@@ -265,7 +265,7 @@ def test_each_benchmark_config_is_taken_by_the_command_results_gives_it(config, 
     algorithm's, its teacher and its pool players that exist, and the run is the section's."""
     import yaml
 
-    from agents.learners import trainer
+    from agents.trainer import run as trainer
 
     algo = config.name.split("_")[0]
     argv = ["--algo", algo, "--env", "BallSumo-v0", "--config", str(config), "--log-dir", str(tmp_path)]

@@ -108,8 +108,8 @@ def test_a_one_player_run_loads_no_self_play_and_ours_no_sb3_dqn_before_its_firs
 #: Run in a fresh process: agents.train's checks with a look at each call prepare_run makes itself.
 CALLS_OF_PREPARE_RUN = """
 import json, os, sys
-from agents.session import setup
-from agents.learners import trainer
+from agents.trainer import setup
+from agents.trainer import run as trainer
 
 called = []
 
@@ -132,12 +132,12 @@ print("CALLED " + json.dumps([path for path in called if path.startswith(("agent
 #: prepare_run's phases, as CONTRIBUTING's "A run, in order" gives them: one room each.
 PHASES = [
     "agents/session/cli.py",  # the flags
-    "agents/session/sections.py",  # the config section
+    "agents/trainer/sections.py",  # the config section
     "agents/common/configuration/hyperparameters.py",  # self-play's settings, whomever it plays
     "agents/session/opponents.py",  # whom it plays
     "agents/environments/envs.py",  # the env, one made to read its spaces
-    "agents/session/setup.py",  # what the section asks of them: frames to shift, the memory
-    "agents/learners/modules.py",  # the Learner's own check
+    "agents/artifacts/models.py",  # what the section asks of them (check_spaces): frames to shift, the memory
+    "agents/trainer/modules.py",  # the Learner's own check
 ]
 
 

@@ -65,7 +65,7 @@ COMMANDS: dict[str, list[str]] = {
 #: (:class:`Checked`). The fuzz is of the checks; a drawn value that passes them must not start hours
 #: of work (a million games, 65,536 envs).
 WORK: dict[str, list[tuple[str, str]]] = {
-    "agents.train": [("agents.learners.trainer", "configure")],  # after the run folder, before the envs
+    "agents.train": [("agents.trainer.run", "configure")],  # after the run folder, before the envs
     "agents.evaluate": [("agents.evaluate", "evaluate"), ("agents.evaluate", "against_every_builtin")],
     "agents.compare": [("agents.compare", "new_manifest"), ("agents.compare", "write_outputs")],
     "agents.league": [("agents.league", "play_league")],

@@ -33,7 +33,7 @@ MAY_IMPORT = {
     "algorithms": {"common", "environments", "artifacts", "session"},
     "twoplayer": {"common", "environments", "artifacts", "session"},
     "rllib": {"common", "environments", "artifacts", "session"},
-    "learners": {"common", "environments", "artifacts", "session", "sb3", "algorithms", "twoplayer", "rllib"},
+    "trainer": {"common", "environments", "artifacts", "session", "sb3", "algorithms", "twoplayer", "rllib"},
     "studies": {"common", "environments", "artifacts", "session"},
     "commands": {
         "common",
@@ -44,7 +44,7 @@ MAY_IMPORT = {
         "algorithms",
         "twoplayer",
         "rllib",
-        "learners",
+        "trainer",
         "studies",
     },
 }

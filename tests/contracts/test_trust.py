@@ -310,7 +310,7 @@ def test_a_step_cut_short_between_the_workers_answers_does_not_hang_the_close():
     from stable_baselines3.common.vec_env import SubprocVecEnv, VecFrameStack
 
     from agents.environments.envs import make_env
-    from agents.session.training import close_quietly
+    from agents.trainer.training import close_quietly
 
     env = VecFrameStack(SubprocVecEnv([functools.partial(make_env, "BallDuel-v0", True, obs_type="state")] * 2), 2)
     env.reset()

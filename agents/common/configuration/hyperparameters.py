@@ -223,7 +223,7 @@ class StartedFrom:
 
 @dataclass
 class RLlibPPOConfig(ClippedPolicy):
-    """Ray RLlib's PPO (agents.learners.rllib, zoo_configs/rllib_ppo.yml) under stable-baselines3's
+    """Ray RLlib's PPO (agents.trainer.rllib, zoo_configs/rllib_ppo.yml) under stable-baselines3's
     PPO names, as the RL Zoo's ppo.yml writes them: an iteration plays ``n_steps`` in each of
     ``n_envs`` envs on every env runner, then trains on that batch."""
 

@@ -5,13 +5,13 @@ An :class:`Algorithm` has one name, used everywhere: its run folders (``runs/<na
 ``agents.compare --agents`` and ``agents.tune --algo``. It says which hyperparameter file it
 reads, the dataclass declaring the keys of a section it takes (:mod:`agents.common.configuration.hyperparameters`:
 defaults, types and ranges, checked before any run), the module that implements it, the
-:class:`agents.session.training.Learner` that trains it, the suffix of its model files, the
+:class:`agents.trainer.training.Learner` that trains it, the suffix of its model files, the
 functions that load one of its models for playing, and which of the older command names (the
 aliases ``agents.sb3_train`` and ``agents.custom_train``) trains it too.
 
 Adding an algorithm is its module (its hyperparameters' dataclass in it), one entry in
 :data:`ALGORITHMS` and a config file; for our own agents the module is an
-:class:`agents.algorithms.contract.AlgorithmModule`, which :class:`agents.learners.modules.ModuleLearner`
+:class:`agents.algorithms.contract.AlgorithmModule`, which :class:`agents.trainer.modules.ModuleLearner`
 trains; an algorithm of another family brings its own Learner (CONTRIBUTING, "Add an algorithm").
 """
 
@@ -54,7 +54,7 @@ TRAIN = "agents.train"  # the one command that trains every algorithm
 SB3_TRAINER = "agents.sb3_train"
 CUSTOM_TRAINER = "agents.custom_train"
 #: The Learner of our own algorithms: an entry that names it is one of ours (a family is its Learner).
-MODULE_LEARNER = "agents.learners.modules:ModuleLearner"
+MODULE_LEARNER = "agents.trainer.modules:ModuleLearner"
 
 
 @dataclass(frozen=True)
@@ -73,10 +73,10 @@ class Algorithm:
     loader: str
     snapshot_loader: str  # the same for a self-play snapshot (agents.twoplayer.selfplay)
     replay_buffer: bool = True  # it keeps a replay buffer (sized by buffer_size)
-    # Its Learner, "module:Class" (agents.session.training.Learner), called with the algorithm and
+    # Its Learner, "module:Class" (agents.trainer.training.Learner), called with the algorithm and
     # the command's --amp and --compile; ours by default.
     learner: str = MODULE_LEARNER
-    # The trainer's flags its Learner takes (agents.learners.trainer.LEARNER_FLAGS): --amp and
+    # The trainer's flags its Learner takes (agents.trainer.run.LEARNER_FLAGS): --amp and
     # --compile for ours, --address (a Ray cluster's) for RLlib's; the trainer refuses the others.
     learner_flags: tuple[str, ...] = ("amp", "compile")
 
@@ -143,7 +143,7 @@ register(
         suffix=".zip",
         loader="agents.sb3.sb3_dqn:load_policy",
         snapshot_loader="agents.sb3.sb3_dqn:load_snapshot",
-        learner="agents.learners.sb3:SB3Learner",
+        learner="agents.trainer.sb3:SB3Learner",
         learner_flags=(),
     )
 )
@@ -230,12 +230,12 @@ register(
         alias=TRAIN,
         config="rllib_ppo.yml",
         hyperparameters=RLlibPPOConfig,
-        module="agents.learners.rllib",
+        module="agents.trainer.rllib",
         suffix=".npz",
         loader="agents.rllib.network:load_policy",
         snapshot_loader="agents.rllib.network:load_snapshot",
         replay_buffer=False,
-        learner="agents.learners.rllib:RLlibLearner",
+        learner="agents.trainer.rllib:RLlibLearner",
         learner_flags=("address",),
     )
 )

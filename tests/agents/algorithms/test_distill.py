@@ -222,7 +222,7 @@ def test_a_student_learns_through_sb3s_vector_envs_too(vec_env, tmp_path):
 
 
 def test_the_learner_reports_distills_own_learning_starts(tmp_path):
-    from agents.learners import trainer
+    from agents.trainer import run as trainer
 
     _, setup, learner = trainer.prepare(
         ["--algo", "distill", "--env", "BallSumo-v0", "--log-dir", str(tmp_path)], make_folder=False
@@ -234,7 +234,7 @@ def test_the_learner_reports_distills_own_learning_starts(tmp_path):
 def test_a_stack_of_one_frame_is_no_stack_and_the_teacher_still_reads_the_state(tmp_path):
     """frame_stack=1 once sent the native env through stable-baselines3's wrappers, where a teacher
     cannot read info['state']: the state student's section with frame_stack=1 learns as without it."""
-    from agents.learners import trainer
+    from agents.trainer import run as trainer
 
     argv = ["--algo", "distill", "--env", "BallSumo-v0", "--config", "benchmarks/configs/distill_state.yml"]
     argv += ["--timesteps", "200", "--n-envs", "2", "--eval-freq", "0", "--save-freq", "0", "--no-progress"]

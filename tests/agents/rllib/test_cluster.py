@@ -20,7 +20,7 @@ import yaml
 
 pytest.importorskip("ray")
 
-from agents.learners.trainer import prepare  # noqa: E402  (after the skip: these tests need Ray)
+from agents.trainer.run import prepare  # noqa: E402  (after the skip: these tests need Ray)
 from benchmarks.rllib_learners import cluster_cpus, free_port, stop_nodes  # noqa: E402
 from tests.contracts.docs_examples import CLUSTER_TITLE, blocks  # noqa: E402
 from tests.helpers import REPO  # noqa: E402

@@ -227,7 +227,7 @@ def test_sigterm_while_ray_starts_is_one_line_and_exit_143_whichever_thread_take
 STOP_ON_RAYS_THREADS = """
 import os, signal, sys, time
 import ray
-from agents.learners.rllib import ray_sets_no_sigterm_handlers
+from agents.trainer.rllib import ray_sets_no_sigterm_handlers
 seen = []
 signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
 with ray_sets_no_sigterm_handlers():

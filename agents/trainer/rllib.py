@@ -1,5 +1,5 @@
 """Ray RLlib's PPO as ``python -m agents.train --algo rllib_ppo`` drives it: one
-:class:`agents.session.training.Learner` around an RLlib ``Algorithm``.
+:class:`agents.trainer.training.Learner` around an RLlib ``Algorithm``.
 
 RLlib owns the loop: an iteration (``Algorithm.train()``) samples ``n_steps`` from every env on
 every env runner (Ray actors, on this machine or a cluster's: ``--address``) and trains on them;
@@ -41,7 +41,7 @@ from agents.rllib import LEARNER, SINGLE_MODULE
 from agents.rllib.checkpoint_check import check_checkpoint
 from agents.rllib.network import NetworkSettings, RLlibPolicy, network_settings, policy_network
 from agents.session.milestones import Milestones
-from agents.session.setup import RunSetup
+from agents.trainer.setup import RunSetup
 from ballenvs.reference import reference_for
 
 #: The model file's entry that holds the env steps trained (beside the weights).

@@ -1,5 +1,5 @@
 """stable-baselines3's DQN as ``python -m agents.train --algo dqn`` drives it: one
-:class:`agents.session.training.Learner` around :func:`agents.sb3.sb3_dqn.build_dqn`'s model."""
+:class:`agents.trainer.training.Learner` around :func:`agents.sb3.sb3_dqn.build_dqn`'s model."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from agents.sb3.sb3_dqn import (
     save_replay_buffer,
 )
 from agents.session.milestones import Milestones
-from agents.session.setup import RunSetup, make_train_env
+from agents.trainer.setup import RunSetup, make_train_env
 
 if TYPE_CHECKING:
     from agents.twoplayer.selfplay import SnapshotPool

@@ -2,7 +2,7 @@
 config.yml; and the envs a run makes from its setup.
 
 :func:`prepare_run` checks in one pass, each room once: the flags (:mod:`agents.session.cli`),
-the config section, from its file or the run it resumes (:mod:`agents.session.sections`), whom
+the config section, from its file or the run it resumes (:mod:`agents.trainer.sections`), whom
 it plays (:mod:`agents.session.opponents`), the env (one made to read its spaces), what the
 section asks of those spaces (:func:`check_spaces`: frames to shift, the memory it will take), the
 learner's own checks (the network against the observation space, the model to resume).
@@ -22,18 +22,16 @@ from typing import Any, Generic, Protocol, TypeVar
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.artifacts.models import Resumed
+from agents.artifacts.models import Resumed, check_spaces
 from agents.artifacts.runs import CONFIG_NAME, new_run_dir, write_yaml
-from agents.common.configuration.config import Section, build_section
+from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import SelfPlay
-from agents.common.configuration.registry import Algorithm, algorithm
+from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError
-from agents.common.networks.augment import check_augmentation
 from agents.environments.envs import make_eval_vec, make_vec, probe_spaces, resolve_vec_env
 from agents.session.cli import EVAL_EPISODES, EVAL_FREQ, check_flags
-from agents.session.memory import check_memory
 from agents.session.opponents import check_players
-from agents.session.sections import run_section
+from agents.trainer.sections import run_section
 from ballenvs.reference import reference_for
 
 EVAL_SEED_OFFSET = 10_000  # evaluation envs never share seeds with training envs
@@ -70,7 +68,7 @@ class RunSetup(Generic[Checked]):
 
 
 class Checks(Protocol[Checked_co]):
-    """A learner's own checks (:class:`agents.session.training.Learner`'s ``check``), run before the
+    """A learner's own checks (:class:`agents.trainer.training.Learner`'s ``check``), run before the
     run folder exists: the config section, the observation and action spaces the learner will see,
     the model to resume (or None) and the device. Raises UsageError; returns what it built on the
     way (a config, a checkpoint read), which :func:`prepare_run` hands to ``start`` in
@@ -80,32 +78,6 @@ class Checks(Protocol[Checked_co]):
     def check(
         self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
     ) -> Checked_co: ...
-
-
-def section_of(run_config: dict[str, Any]) -> Section:
-    """The config section a run trained with, as written in its config.yml."""
-    return build_section(run_config["env_id"], run_config["hyperparams"], {}, algorithm(run_config["algo"]).schema)
-
-
-def spaces_of(run_config: dict[str, Any]) -> tuple[spaces.Space, spaces.Space]:
-    """The spaces a run's model sees, from its config (its values checked first, and its networks
-    priced against the machine's memory before a loader builds them)."""
-    section = section_of(run_config)
-    observation_space, action_space = probe_spaces(section.env_id, section.env_kwargs, section.frame_stack)
-    check_spaces(section, observation_space, action_space)
-    return observation_space, action_space
-
-
-def check_spaces(
-    section: Section, observation_space: spaces.Space, action_space: spaces.Space, replay_buffer: bool = False
-) -> None:
-    """What a section asks of the spaces it will see, whichever algorithm reads it: frames to shift
-    only where there are frames, and networks (and a replay buffer, where ``replay_buffer``) that
-    fit in the machine's memory."""
-    shift = section.algo_kwargs.get("augment_shift", 0)
-    if shift:
-        check_augmentation(shift, observation_space)
-    check_memory(section, observation_space, action_space, replay_buffer)
 
 
 def prepare_run(

@@ -1,5 +1,5 @@
 """A run's lifecycle, the same for every algorithm: a :class:`Learner` (one per algorithm family)
-is checked before the run folder exists (:func:`agents.session.setup.prepare_run`), started
+is checked before the run folder exists (:func:`agents.trainer.setup.prepare_run`), started
 inside :func:`starting` (Ctrl-C there removes the new folder), and trained by
 :func:`run_training`, which feeds its :class:`agents.session.milestones.Milestones` and stops in
 order (Ctrl-C saves an interrupted model).
@@ -19,15 +19,15 @@ from agents.artifacts.zoo import write_zoo_files
 from agents.common.errors import UsageError
 from agents.common.stops import Interrupted, ignore_stops, signal_of, stopping_between_steps
 from agents.session.milestones import Milestones, Saves
-from agents.session.setup import Checked, Checks, RunSetup
+from agents.trainer.setup import Checked, Checks, RunSetup
 
 
 class Learner(Checks[Checked], Saves, Protocol[Checked]):
     """One algorithm family as ``python -m agents.train`` drives it, in six members (stable-baselines3's
-    DQN: :class:`agents.learners.sb3.SB3Learner`; ours: :class:`agents.learners.modules.ModuleLearner`;
-    Ray RLlib's PPO: :class:`agents.learners.rllib.RLlibLearner`). The registry names each
+    DQN: :class:`agents.trainer.sb3.SB3Learner`; ours: :class:`agents.trainer.modules.ModuleLearner`;
+    Ray RLlib's PPO: :class:`agents.trainer.rllib.RLlibLearner`). The registry names each
     algorithm's (:data:`agents.common.configuration.registry.ALGORITHMS`), with the suffix of its
-    model files. Besides these: ``check`` (:class:`agents.session.setup.Checks`: everything the
+    model files. Besides these: ``check`` (:class:`agents.trainer.setup.Checks`: everything the
     algorithm finds wrong, before the run folder exists), ``save`` and ``policy``
     (:class:`agents.session.milestones.Saves`). What only some learners have is a protocol of
     its own (:class:`QLearnerExtras`)."""

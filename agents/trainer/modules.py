@@ -1,6 +1,6 @@
 """Our own agents as ``python -m agents.train`` drives them: any algorithm module that is an
 :class:`agents.algorithms.contract.AlgorithmModule` (DQN, PQN, distill, kickstart, one registered in
-:mod:`agents.common.configuration.registry`) behind one :class:`agents.session.training.Learner`."""
+:mod:`agents.common.configuration.registry`) behind one :class:`agents.trainer.training.Learner`."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from agents.algorithms.hooks import RunHooks
 from agents.algorithms.policy import QNetworkPolicy
 from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
-from agents.artifacts.models import SNAPSHOTS
+from agents.artifacts.models import SNAPSHOTS, section_of, spaces_of
 from agents.artifacts.runs import CHECKPOINTS, checkpoints, read_config
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig
@@ -27,7 +27,7 @@ from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError, note
 from agents.environments.steps import VecEnvSteps, make_steps
 from agents.session.milestones import Milestones
-from agents.session.setup import RunSetup, make_train_env, section_of, spaces_of
+from agents.trainer.setup import RunSetup, make_train_env
 
 if TYPE_CHECKING:
     from agents.twoplayer.selfplay import SnapshotPool
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ModuleRunChecked:
     """What :meth:`ModuleLearner.check` built and :meth:`ModuleLearner.start` builds on (through
-    :attr:`agents.session.setup.RunSetup.checked`): the agent's config, its network spec
+    :attr:`agents.trainer.setup.RunSetup.checked`): the agent's config, its network spec
     and the checkpoint a resumed run continues from."""
 
     config: QConfig

@@ -4,7 +4,7 @@ algorithms preset (:mod:`agents.sb3_train`, :mod:`agents.custom_train`), each a 
 The run, in order: parse and check everything (:func:`prepare`, the learner's own checks
 included) -> make the run folder -> start the learner (envs, model) -> learn, feeding the
 milestones (checkpoints, evaluations, self-play pool, console) -> save the final model
-(:func:`agents.session.training.run_training`).
+(:func:`agents.trainer.training.run_training`).
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from agents.artifacts.runs import FINAL_EVALUATION, FINAL_MODEL, read_config, wr
 from agents.common.configuration.registry import ALGORITHMS, check_algo
 from agents.common.errors import UsageError, note
 from agents.environments.envs import make_eval_vec
-from agents.learners.command import TRAIN_COMMAND, Command, command_parser
 from agents.session.cli import FINAL_GAMES, describe_device
 from agents.session.console import Console
 from agents.session.evaluation import EvalResult, Evaluator, evaluate
 from agents.session.milestones import Milestones, best_model_saver
-from agents.session.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_run_folder, prepare_run
 from agents.session.tracking import Tracker
-from agents.session.training import Learner, QLearnerExtras, run_training, starting
+from agents.trainer.command import TRAIN_COMMAND, Command, command_parser
+from agents.trainer.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_run_folder, prepare_run
+from agents.trainer.training import Learner, QLearnerExtras, run_training, starting
 
 #: The flags that go to an algorithm's Learner, each taken by those whose ``learner_flags`` name it.
 LEARNER_FLAGS = ("amp", "compile", "address")
