@@ -37,3 +37,9 @@ def sumo_run(tmp_path_factory):
     from tests.helpers import shared_training
 
     return shared_training(tmp_path_factory, "sumo_run", custom_train.main, SUMO_RUN, "custom/BallSumo-v0_1")
+
+
+def pytest_collection_modifyitems(items):
+    """The tests marked ``long`` first: xdist hands the tests out in order, so a long one handed out
+    near the end keeps one worker busy after the others have run out of tests."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # a stable sort: the rest keep their order

@@ -17,9 +17,9 @@ from agents import custom_train, sb3_train
 from agents.algorithms.checkpoint import load_checkpoint
 from agents.artifacts.runs import read_config
 from agents.common.stops import exit_on_stops_while_starting, how_stopped
-from agents.learners import modules as module_learner
-from agents.learners import sb3 as sb3_learner
 from agents.session.cli import run_cli
+from agents.trainer import modules as module_learner
+from agents.trainer import sb3 as sb3_learner
 from tests.helpers import UAV
 
 #: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
@@ -63,8 +63,9 @@ def stop_line(err: str) -> str:
 
 
 def _episodes_finished(folder: Path) -> bool:
-    """Training is under way: the run's monitor holds a finished episode (its header is two lines)."""
-    return any(len(path.read_text().splitlines()) > 2 for path in folder.glob("*/UAVGrid-v0_1/*monitor.csv"))
+    """Training is under way in the run under ``folder``: its monitor holds a finished episode (its
+    header is two lines; a monitor alone is written as the envs start, before the first step)."""
+    return any(len(path.read_text().splitlines()) > 2 for path in folder.rglob("*monitor.csv"))
 
 
 @pytest.mark.parametrize("name", TRAINERS)
@@ -232,7 +233,7 @@ def test_sigterm_to_time_to_skill_stops_the_run_it_started_which_saves_its_model
     command = ["benchmarks.time_to_skill", "--learners", "custom", "--seeds", "0", "--timesteps", "1000000"]
     command += ["--eval-freq", "1000", "--eval-episodes", "2", "--log-dir", str(tmp_path), "--no-progress"]
     process = start(command)
-    out, err = stop_when(process, lambda: any(tmp_path.rglob("*monitor.csv")), signal.SIGTERM)
+    out, err = stop_when(process, functools.partial(_episodes_finished, tmp_path), signal.SIGTERM)
     assert process.returncode == 143, err
     assert not _processes_naming(str(tmp_path)), "the run the benchmark started is still running"
     assert any(tmp_path.rglob("interrupted_model.pt")), "the run was stopped as a trainer is, its model saved"
