@@ -137,6 +137,7 @@ PHASES = [
     "agents/session/opponents.py",  # whom it plays
     "agents/environments/envs.py",  # the env, one made to read its spaces
     "agents/artifacts/models.py",  # what the section asks of them (check_spaces): frames to shift, the memory
+    "agents/trainer/setup.py",  # how often it is evaluated: the flags', the section's or the default cadence
     "agents/trainer/modules.py",  # the Learner's own check
 ]
 
