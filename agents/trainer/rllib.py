@@ -152,6 +152,7 @@ class RLlibLearner:
         """RLlib's PPO for the run's section: its env (or the self-play pool's), network and keys."""
         from ray.rllib.algorithms.ppo import PPOConfig
         from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+        from ray.util.debug import log_once
 
         from agents.rllib import duel_pool
         from agents.rllib.metrics import WinRates
@@ -185,6 +186,9 @@ class RLlibLearner:
             .reporting(metrics_num_episodes_for_smoothing=100)
         )
         self.learner_id = LEARNER if self.self_play is not None else SINGLE_MODULE
+        # RLlib warns once a process that PPO runs on its new API stack by default: ours by choice,
+        # a line on every run's stderr that tells its user nothing. Spent here, it is not printed.
+        log_once(f"{config.algo_class.__name__}_on_new_api_stack")
         if self.self_play is None:
             config = config.environment(f"ballenvs:{section.env_id}", env_config=dict(section.env_kwargs))
             return config.env_runners(gym_env_vectorize_mode="vector_entry_point").build_algo()
