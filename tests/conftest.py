@@ -38,19 +38,3 @@ def sumo_run(tmp_path_factory):
 
     return shared_training(tmp_path_factory, "sumo_run", custom_train.main, SUMO_RUN, "custom/BallSumo-v0_1")
 
-
-def pytest_collection_modifyitems(items):
-    """The tests marked ``long`` first, so that no worker starts one near the end while the others
-    run out of tests."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # a stable sort: the rest keep their order
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """``-n``: a worker that runs out of tests takes some queued on a busy one (xdist's worksteal),
-    where xdist's default leaves the queue behind a long test to its worker alone."""
-    if config.getvalue("dist") != "load":
-        return None  # a --dist the user chose
-    from xdist.scheduler import WorkStealingScheduling
-
-    return WorkStealingScheduling(config, log)

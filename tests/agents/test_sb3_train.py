@@ -246,7 +246,6 @@ def test_rl_zoo_trains_from_our_config(tmp_path, env_id):
 
 
 @pytest.mark.slow
-@pytest.mark.long
 def test_the_main_command_learns_to_beat_chaser(tmp_path):
     """The main command, whole and with no flags (stable-baselines3's DQN, the Nature CNN on 4
     stacked 36x36 frames, 150k steps against chaser), ends with its final model's 100 games
