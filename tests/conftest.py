@@ -37,4 +37,3 @@ def sumo_run(tmp_path_factory):
     from tests.helpers import shared_training
 
     return shared_training(tmp_path_factory, "sumo_run", custom_train.main, SUMO_RUN, "custom/BallSumo-v0_1")
-
