@@ -414,18 +414,15 @@ def check_pool(settings: SelfPlay, env_id: str) -> None:
 def stops_left_to_the_trainer() -> Iterator[None]:
     """Ray's processes started in this block leave the stop signals to the trainer, as Ray leaves
     them Ctrl-C: they inherit SIGTERM and SIGUSR1 blocked, so a scheduler's SIGTERM to the process
-    group stops the trainer, which saves its model while Ray still runs. Ray's own SIGTERM handlers
-    give way to the trainer's again at the block's end."""
+    group stops the trainer, which saves its model while Ray still runs. The trainer's handlers stay
+    set throughout: Ray's start sets none (:func:`ray_sets_no_sigterm_handlers`), nor does the build."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # a stop that came meanwhile is handled now
 
 
