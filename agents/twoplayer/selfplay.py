@@ -9,7 +9,8 @@ at every swap to those the learner loses to), so that the replay buffer also hol
 against fixed opponents; ``exploiter`` among them is the game's search exploiter, planning every
 step against the learner's current network, so that the learner meets its own holes, and a
 model file or run folder there is a frozen model of the game (a best response trained against an
-earlier learner, PSRO's way of adding to the pool).
+earlier learner, PSRO's way of adding to the pool). The learner's copies play their network's
+argmax, or with ``opponent_acts="sample"`` draw from its softmax, as a PPO's policy plays.
 ``sampling="pfsp"`` draws the snapshots with weight on those the learner still loses to
 (prioritised fictitious self-play, as AlphaStar's league). The opponent acts for all games of
 the native vector env in one forward pass, in the trainer's process: it is the env's
@@ -35,6 +36,7 @@ from agents.common.errors import UsageError
 from agents.session.milestones import next_multiple
 from agents.session.opponents import EXPLOITER
 from agents.twoplayer.ratings import make_entrant_player, model_entrant
+from ballenvs.backend import SCALAR
 from ballenvs.game import Seat
 from ballenvs.reference import reference_for
 from ballenvs.state import copied, generator_state, parts, set_generator_state
@@ -92,7 +94,7 @@ class SelfPlayOpponent(QPlayer):
         return dict(zip(self.settings.scripted_players, map(int, held)))
 
     def act(self, seat: Seat) -> Any:
-        actions = super().act(seat)
+        actions = super().act(seat) if self.settings.opponent_acts == "greedy" else self._sampled(seat)
         for player, games in zip(self.scripted, self._scripted_games(len(actions))):
             if len(games):  # each player sees its own games only: a planner plans for those alone
                 view = type(seat.view)(*(None if field is None else field[games] for field in seat.view))
@@ -100,6 +102,15 @@ class SelfPlayOpponent(QPlayer):
                 observe = functools.partial(_rows, seat.observe, games)
                 actions[games] = player.act(Seat(view, seat.xp, observe, rngs))
         return actions
+
+    def _sampled(self, seat: Seat) -> Any:
+        """Every game's action drawn from the softmax of the network's outputs, by the game's own
+        generator (part of the env's state, so that a resumed run draws the same)."""
+        probabilities = torch.softmax(self._q_values(seat).float(), dim=1).cpu().numpy()
+        draws = np.array([rng.random() for rng in seat.rngs])[:, None]
+        cumulative = probabilities.cumsum(axis=1)
+        actions = np.minimum((cumulative < draws * cumulative[:, -1:]).sum(axis=1), probabilities.shape[1] - 1)
+        return int(actions[0]) if seat.xp is SCALAR else actions
 
     def reset(self, games: np.ndarray | None) -> None:
         super().reset(games)

@@ -307,6 +307,11 @@ class SelfPlay:
         "swap, one game each and the rest by (1 - the learner's recent score against the player) ** pfsp_power)",
     )
     pfsp_power: float = key(2.0, "pfsp: a snapshot's weight is (1 - the learner's score against it) ** power", low=0, high=16)
+    opponent_acts: str = key(
+        "greedy",
+        "how the learner and its snapshots act as the opponent: greedy (the argmax of the network's outputs), or sample "
+        "(drawn from their softmax: a PPO's own policy, as RLlib's pool plays, whose modules always sample)",
+    )
     evaluated: str = key(
         "",
         "more opponents every evaluation plays beside the built-ins (eval/win_rate_vs_<name>; counted in the return "
@@ -316,6 +321,7 @@ class SelfPlay:
 
     SAMPLINGS = ("uniform", "pfsp")
     SCRIPTED_SAMPLINGS = ("turns", "pfsp")
+    OPPONENT_ACTS = ("greedy", "sample")
 
     @property
     def scripted_players(self) -> tuple[str, ...]:
@@ -341,4 +347,6 @@ class SelfPlay:
             raise ConfigError(
                 f"self_play scripted_sampling={checked.scripted_sampling!r}; valid: {', '.join(cls.SCRIPTED_SAMPLINGS)}"
             )
+        if checked.opponent_acts not in cls.OPPONENT_ACTS:
+            raise ConfigError(f"self_play opponent_acts={checked.opponent_acts!r}; valid: {', '.join(cls.OPPONENT_ACTS)}")
         return checked

@@ -146,6 +146,33 @@ def test_self_play_settings_are_checked():
         SelfPlay.from_config({"scripted_sampling": "loss"})
 
 
+def test_the_learners_copies_draw_from_their_softmax_with_sample_else_play_the_argmax(tmp_path):
+    from ballenvs.backend import NUMPY
+    from ballenvs.game import Seat
+
+    games, logits = 20_000, torch.tensor([0.0, 1.0, 2.0])
+    learner = torch.nn.Linear(2, 3)
+    with torch.no_grad():  # the same logits for every observation
+        learner.weight.zero_()
+        learner.bias.copy_(logits)
+
+    def played(acts: str, seed: int) -> np.ndarray:
+        settings = SelfPlay(opponent_acts=acts)
+        opponent = SelfPlayOpponent(settings, "cpu", 1, [])
+        SnapshotPool(settings, tmp_path, learner, opponent, None, seed=0).swap()
+        rngs = [np.random.default_rng(seed + k) for k in range(games)]
+        return opponent.act(Seat(None, NUMPY, lambda: np.zeros((games, 2), np.float32), rngs))
+
+    assert (played("greedy", 0) == 2).all()
+    sampled = played("sample", 0)
+    shares = np.bincount(sampled, minlength=3) / games
+    assert shares == pytest.approx(torch.softmax(logits, 0).numpy(), abs=0.01)
+    assert np.array_equal(played("sample", 0), sampled), "the games' own generators draw: the same seeds, the same actions"
+    assert not np.array_equal(played("sample", 1), sampled)
+    with pytest.raises(ConfigError, match="self_play opponent_acts='argmax'; valid: greedy, sample"):
+        SelfPlay.from_config({"opponent_acts": "argmax"})
+
+
 @pytest.mark.parametrize("shape", [(6, 5, 1), (4,)], ids=["image", "vector"])
 def test_frame_stacks_are_those_stable_baselines3_gives_the_learner(shape):
     from stable_baselines3.common.vec_env.stacked_observations import StackedObservations
