@@ -2,7 +2,7 @@
 ``VecTransposeImage`` for images) give a model, bit for bit, over whole batches of games at once.
 
 Used by our collector over the native vector envs (:class:`agents.environments.steps.StackedSteps`) and by
-the Q-network players (:mod:`agents.artifacts.model_players`); tests/envs/test_vector_envs.py holds it to
+the Q-network players (:mod:`agents.artifacts.model_players`); tests/agents/environments/test_vec_env.py holds it to
 ``VecFrameStack`` over whole episodes, resets included.
 """
 

@@ -1,26 +1,22 @@
-"""agents.sb3_train, agents.evaluate and zoo_configs/dqn.yml: short real runs and every bad input."""
+"""agents.sb3_train and agents.evaluate: short real runs and every bad input."""
 
 from __future__ import annotations
-
-import subprocess
-import sys
 
 import pytest
 import torch
 import yaml
 from stable_baselines3 import DQN
 
-import ballenvs
 from agents import custom_train, sb3_train
 from agents.artifacts.models import find_model, load_run_model
 from agents.artifacts.runs import FINAL_EVALUATION, read_config
-from agents.common.configuration.config import RUN_KEYS, ConfigError, Schema, build_section, parse_overrides, schedule
-from agents.common.configuration.config_files import load_section, shipped_config
+from agents.common.configuration.config import Schema
+from agents.common.configuration.config_files import shipped_config
 from agents.common.configuration.registry import ALGORITHMS
 from agents.evaluate import main as evaluate_main
 from agents.session.cli import run_cli
 from agents.session.evaluation import evaluate
-from tests.helpers import FAST, REPO, assert_run_layout
+from tests.helpers import FAST, assert_run_layout
 
 SHORT_GAMES = {"BallDuel-v0": ["--env-kwargs", "max_episode_steps=150"], "UAVGrid-v0": []}
 
@@ -198,51 +194,6 @@ def test_help_explains_the_flags(capsys):
         "--no-progress",
     ):
         assert flag in out
-
-
-@pytest.mark.parametrize("env_id", ballenvs.ENV_IDS)
-def test_every_env_has_a_config_section_with_numbers_as_numbers(env_id):
-    raw = load_section(DEFAULT_CONFIG, env_id)
-    section = build_section(env_id, raw, {}, DQN_SCHEMA)
-    assert section.policy in ("CnnPolicy", "MlpPolicy", "MultiInputPolicy")
-    # YAML reads 1e-4 as a string: the file must write floats (or lin_ schedules) so safe_load gives numbers.
-    rate = section.algo_kwargs["learning_rate"]
-    assert isinstance(rate, float) or (rate.startswith("lin_") and schedule(rate)[0] > 0)
-
-
-def test_yaml_float_pitfall_is_caught():
-    raw = yaml.safe_load("learning_rate: 1e-4\npolicy: CnnPolicy\nn_timesteps: 10\n")
-    with pytest.raises(ConfigError, match="learning_rate='1e-4' must be a number"):
-        build_section("BallDuel-v0", raw, {}, DQN_SCHEMA)
-
-
-def test_overrides_parse_python_literals_and_words():
-    parsed = parse_overrides(
-        ["learning_rate=1e-4", "policy=CnnPolicy", "policy_kwargs=dict(net_arch=[64])", "flag=True", "sizes=[1, 2]"],
-        "--hyperparams",
-    )
-    assert parsed == {
-        "learning_rate": 1e-4,
-        "policy": "CnnPolicy",
-        "policy_kwargs": "dict(net_arch=[64])",
-        "flag": True,
-        "sizes": [1, 2],
-    }
-    run_keys = {"n_timesteps", "policy", "n_envs", "frame_stack", "env_kwargs", "self_play", "eval_freq", "eval_episodes"}
-    assert set(RUN_KEYS) == run_keys
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("env_id", ["BallDuel-v0", "UAVGrid-v0"])
-def test_rl_zoo_trains_from_our_config(tmp_path, env_id):
-    command = [
-        sys.executable, "-m", "rl_zoo3.train", "--algo", "dqn", "--env", env_id, "--gym-packages", "ballenvs",
-        "-conf", str(REPO / "zoo_configs" / "dqn.yml"), "-n", "500", "-f", str(tmp_path), "--eval-freq", "-1",
-        "--device", "cpu", "-params", "buffer_size:1000", "learning_starts:100",
-    ]  # fmt: skip
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert (tmp_path / "dqn" / f"{env_id}_1" / f"{env_id}.zip").is_file()
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """The house's import rules (CONTRIBUTING, "The house"): ballenvs never imports agents or torch, the
 rooms of agents import only downwards, nothing imports a command line, and no module reaches
-itself through its imports, those inside functions included."""
+itself through its imports, those inside functions included.; its tests
+mirror its folders."""
 
 from __future__ import annotations
 
@@ -175,3 +176,13 @@ def test_no_two_modules_of_agents_share_a_file_name():
         if path.name not in ("__init__.py", "__main__.py"):
             seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert not {name: paths for name, paths in seen.items() if len(paths) > 1}
+
+
+def test_the_tests_of_agents_mirror_its_folders():
+    """A room's tests are where its code is: every folder of agents/ has its folder under tests/agents/."""
+    folders = {
+        path.relative_to(ROOT / "agents")
+        for path in (ROOT / "agents").rglob("*")
+        if path.is_dir() and path.name != "__pycache__"
+    }
+    assert sorted(str(f) for f in folders if not (ROOT / "tests" / "agents" / f).is_dir()) == []

@@ -8,7 +8,7 @@ From these declarations come the checks of a config section (:func:`keys_of`, in
 :class:`agents.common.configuration.config.Key`), the configs our agents are built from (the dataclasses
 themselves), the keys a resumed run may change (:func:`resumable_keys`) and the table in the
 docs (:func:`describe_keys`). Adding or renaming a key is its one line. The defaults are
-stable-baselines3's where SB3 has the key (``tests/agents/common/test_hyperparameters.py`` holds
+stable-baselines3's where SB3 has the key (``tests/agents/common/configuration/test_hyperparameters.py`` holds
 them to SB3's own).
 """
 

@@ -107,16 +107,6 @@ def test_more_minibatches_than_a_rollout_holds_are_refused_before_any_folder(tmp
     assert not list(tmp_path.iterdir())
 
 
-def test_the_shipped_pqn_config_has_every_env():
-    import ballenvs
-    from agents.common.configuration.config_files import load_sections, shipped_config
-
-    sections = load_sections(shipped_config("pqn.yml"))
-    for env_id in ballenvs.ENV_IDS:
-        build_section(env_id, sections[env_id], {}, ALGORITHMS["pqn"].schema)
-    assert "the RL Zoo does not read this file" in shipped_config("pqn.yml").read_text()
-
-
 TINY = {
     "BallDuel-v0": ["--env-kwargs", "max_episode_steps=40", "--hyperparams", "n_envs=4", "rollout_steps=8"],
     "UAVGrid-v0": ["--env-kwargs", "max_episode_steps=40", "--hyperparams", "n_envs=8", "rollout_steps=8"],
