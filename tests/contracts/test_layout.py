@@ -1,6 +1,6 @@
 """The house's import rules (CONTRIBUTING, "The house"): ballenvs never imports agents or torch, the
 rooms of agents import only downwards, nothing imports a command line, and no module reaches
-itself through its imports, those inside functions included.; its tests
+itself through its imports, those inside functions included; and its tests
 mirror its folders."""
 
 from __future__ import annotations
