@@ -67,6 +67,12 @@ class Arena(ABC):
         built-in, self-play's evaluations): all of them, unless some are too slow for that."""
         return self.players
 
+    @property
+    def held_out_players(self) -> tuple[str, ...]:
+        """The built-in players that measure a learner rather than train it: evaluations report
+        them, and the score that keeps a run's best model leaves them out. None unless the game says."""
+        return ()
+
     def knows(self, name: str) -> bool:
         """Whether ``name`` names one of the game's own players, which need no file: a built-in
         one, or a form a game takes beyond :attr:`players` (BallDuel's ``planner:H/H/...``). A
@@ -148,6 +154,11 @@ class Reference:
     def yardstick_players(self) -> tuple[str, ...]:
         """The built-in players the tools play one after another (:attr:`Arena.yardstick_players`)."""
         return () if self.arena is None else self.arena.yardstick_players
+
+    @property
+    def held_out_players(self) -> tuple[str, ...]:
+        """:attr:`Arena.held_out_players`; () for games without an opponent."""
+        return () if self.arena is None else self.arena.held_out_players
 
     def knows(self, name: str) -> bool:
         """:meth:`Arena.knows`; False for games without an opponent."""

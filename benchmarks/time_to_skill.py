@@ -164,15 +164,19 @@ def reached(evaluation: dict[str, Any], threshold: float, levels: dict[str, floa
 
 
 def skill(
-    evals: list[dict[str, Any]], threshold: float, whole_run: bool = True, levels: dict[str, float] | None = None
+    evals: list[dict[str, Any]],
+    threshold: float,
+    whole_run: bool = True,
+    levels: dict[str, float] | None = None,
+    held_out: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """When the run first reached skill (:func:`reached`; None: never), whether its last evaluation
     holds it, and the best evaluation's (as the run chose its best model:
-    :func:`agents.session.evaluation.score`, the later of equals) largest gap to the
+    :func:`agents.session.evaluation.score` over all but ``held_out``, the later of equals) largest gap to the
     last one against any opponent, in points; the last two None where the run
     was stopped at skill (not ``whole_run``): its last evaluation is then not a final model's."""
     first = next((e for e in evals if reached(e, threshold, levels)), None)
-    best = max(reversed(evals), key=lambda e: score(e["mean_reward"], e["win_rates"]))  # max keeps the first
+    best = max(reversed(evals), key=lambda e: score(e["mean_reward"], e["win_rates"], held_out))  # max keeps the first
     last = evals[-1]
     gap = 100 * max(abs(best["win_rates"][k] - last["win_rates"][k]) for k in last["win_rates"])
     return {
@@ -312,6 +316,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "evaluations": runs,
         }
 
+    held_out = reference_for(args.env).held_out_players  # as the runs kept their best models
     with tempfile.TemporaryDirectory(prefix="ballenvs-time-to-skill-") as scratch:
         runs_in = Path(scratch) if args.log_dir is None else Path(args.log_dir) / "time_to_skill"
         with Measurements(len(args.learners) * len(args.seeds), not args.no_progress) as shown:
@@ -320,7 +325,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     run_dir, stopped = train_once(learner, seed, args, runs_in / f"{learner}_{seed}")
                     evals = evaluations(run_dir, opponents)
                     runs[learner].append(evals)
-                    found = {"seed": seed, **skill(evals, args.threshold, whole_run=not stopped, levels=levels)}
+                    found = {"seed": seed, **skill(evals, args.threshold, not stopped, levels, held_out)}
                     results[learner].append(found)
                     written = write_json("time_to_skill", payload())
                     reached = "never" if found["seconds"] is None else f"{found['seconds']:.0f} s, {found['steps']:,} steps"

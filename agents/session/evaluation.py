@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -71,22 +71,26 @@ class Evaluation(NamedTuple):
     win_rates: dict[str, float]
 
 
-def score(mean_return: float, win_rates: dict[str, float]) -> float:
+def score(mean_return: float, win_rates: dict[str, float], held_out: Collection[str] = ()) -> float:
     """What ranks a run's evaluations for its best model: in a game with a winner, the lowest win
     rate against the opponents played (a player is as good as its worst match, as
-    benchmarks.time_to_skill counts skill: >= 90% against every built-in), else the mean return. The best
+    benchmarks.time_to_skill counts skill: >= 90% against every built-in), the ``held_out`` ones
+    aside (players that measure a learner and never pick its model:
+    :attr:`ballenvs.reference.Arena.held_out_players`); else the mean return. The best
     model is the evaluation with the highest score, the later of equal ones: win rates of a few
     games tie often once a learner wins them all, and the first perfect evaluation is no better
     than the last, only trained less (BallSumo-v0, eleven seeds: it kept a model up to 6 points
     below the final one against a built-in; benchmarks/RESULTS.md)."""
-    return min(win_rates.values()) if win_rates else mean_return
+    counted = [rate for name, rate in win_rates.items() if name not in held_out]
+    return min(counted) if counted else mean_return
 
 
 class Evaluator:
     """Deterministic episodes on separate envs every ``eval_freq`` steps, as stable-baselines3's
-    EvalCallback: the results in ``evaluations.npz`` (its layout, where the RL Zoo's plots read it), the figures in the
-    logger (``eval/mean_reward``, ``eval/mean_ep_length``, ``eval/win_rate``), the best model
-    kept (``save_best``: :func:`score`'s), and one line on the console. ``envs`` maps a name to each env to play
+    EvalCallback: the results in ``evaluations.npz`` (its layout, where the RL Zoo's plots read it),
+    the figures in the logger (``eval/mean_reward``, ``eval/mean_ep_length``, ``eval/win_rate``),
+    the best model kept (``save_best``: :func:`score`'s, the ``held_out`` players aside), and one
+    line on the console. ``envs`` maps a name to each env to play
     (``""``: the run's own env; a self-play run is evaluated against each built-in opponent,
     ``eval/win_rate_vs_<name>``, and its return is the mean over them). ``on_evaluation(steps,
     mean_return)`` after each: how agents.tune hears a trial's evaluations (and prunes it, by raising)."""
@@ -101,10 +105,11 @@ class Evaluator:
         console: Console,
         save_best: Callable[[], None],
         on_evaluation: Callable[[int, float], None] | None = None,
+        held_out: Collection[str] = (),
     ) -> None:
         self.envs, self.episodes, self.seed = envs, episodes, seed
         self.run_dir, self.logger, self.console, self.save_best = run_dir, logger, console, save_best
-        self.on_evaluation = on_evaluation
+        self.on_evaluation, self.held_out = on_evaluation, held_out
         self.best_score = -np.inf
         self.start_time = time.time()
         self.history: dict[str, list] = {"timesteps": [], "results": [], "ep_lengths": []}
@@ -135,7 +140,7 @@ class Evaluator:
                 f"{rate:.0%}" if not name else f"{rate:.0%} vs {name}" for name, rate in wins.items()
             )
         rates = {name: float(rate) for name, rate in wins.items() if rate is not None}
-        if (ranked := score(mean, rates)) >= self.best_score:
+        if (ranked := score(mean, rates, self.held_out)) >= self.best_score:
             self.best_score = ranked
             self.save_best()
             line += " (new best: best_model saved)"

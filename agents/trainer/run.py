@@ -29,6 +29,7 @@ from agents.session.tracking import Tracker
 from agents.trainer.command import TRAIN_COMMAND, Command, command_parser
 from agents.trainer.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_run_folder, prepare_run
 from agents.trainer.training import Learner, QLearnerExtras, run_training, starting
+from ballenvs.reference import reference_for
 
 #: The flags that go to an algorithm's Learner, each taken by those whose ``learner_flags`` name it.
 LEARNER_FLAGS = ("amp", "compile", "address")
@@ -157,6 +158,7 @@ def make_milestones(
             console,
             save_best=best_model_saver(learner, setup.run_dir, setup.algo.suffix),
             on_evaluation=on_evaluation,
+            held_out=reference_for(setup.section.env_id).held_out_players if setup.self_play is not None else (),
         )
     return Milestones(learner, setup.run_dir, console, logger, setup.algo.suffix, args.save_freq, evaluator, eval_freq)
 

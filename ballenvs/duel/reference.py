@@ -13,7 +13,7 @@ from ballenvs.backend import NUMPY
 from ballenvs.duel.heuristics import no_observation
 from ballenvs.duel.observe import StateObserver, view_of_state
 from ballenvs.duel.physics import LEFT, RIGHT
-from ballenvs.duel.roster import BUILTIN_PLAYERS, YARDSTICK_PLAYERS, is_player, make_player
+from ballenvs.duel.roster import BUILTIN_PLAYERS, HELD_OUT_PLAYERS, YARDSTICK_PLAYERS, is_player, make_player
 from ballenvs.duel.search import Lookahead
 from ballenvs.duel.tournament import play_matches, play_pairs, registered_options
 from ballenvs.duel.two_player_game import DUEL_OPTIONS, TwoPlayerDuel
@@ -37,6 +37,10 @@ class DuelArena(Arena):
     @property
     def yardstick_players(self) -> tuple[str, ...]:
         return YARDSTICK_PLAYERS
+
+    @property
+    def held_out_players(self) -> tuple[str, ...]:
+        return HELD_OUT_PLAYERS
 
     def knows(self, name: str) -> bool:
         return is_player(name)

@@ -37,6 +37,9 @@ YARDSTICK_PLAYERS = (*SCRIPTED_PLAYERS, "champion", "dqn_champion")
 #: level, the seat deciding, and it adds nothing a yardstick does not), and the planner, which
 #: simulates thousands of branches every step (milliseconds a step per game).
 BUILTIN_PLAYERS = (*YARDSTICK_PLAYERS, "ppo_champion", "planner")
+#: The players at the planner's level: measures of a learner from nothing, never what trains it.
+#: Evaluations report them; the score that keeps a run's best model leaves them out.
+HELD_OUT_PLAYERS = ("champion", "ppo_champion", "planner")
 #: The planner holding its actions for steps of one's choosing: ``planner:2/5/10/20`` (the built-in
 #: planner's are ``planner:3/8/16``), a stronger teacher against pusher at twice its time a step
 #: (benchmarks/RESULTS.md, The planner).

@@ -364,6 +364,8 @@ def test_the_planner_is_an_opponent_by_name_and_no_yardstick():
     # The second champion, level with the champion, is played where it is named, as the planner is.
     assert "ppo_champion" in reference.players and "ppo_champion" not in reference.yardstick_players
     assert [y.name for y in reference.yardsticks] == [f"wins vs {name}" for name in reference.yardstick_players]
+    # The players at the planner's level measure a learner and never pick its best model.
+    assert reference.held_out_players == ("champion", "ppo_champion", "planner")
 
 
 def test_a_learned_leaf_value_scores_the_branches_still_running_at_their_end():

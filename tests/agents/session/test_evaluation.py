@@ -43,6 +43,8 @@ def evaluations_kept(monkeypatch, tmp_path, evaluations: list[dict[str, Episodes
 def test_a_player_is_scored_by_its_worst_match_and_a_game_without_winners_by_its_return():
     assert score(0.3, {"chaser": 1.0, "anchor": 0.5}) == 0.5
     assert score(0.3, {}) == 0.3
+    assert score(0.3, {"chaser": 1.0, "champion": 0.5}, held_out=("champion",)) == 1.0, "a held-out player never picks"
+    assert score(0.3, {"champion": 0.5}, held_out=("champion",)) == 0.3
 
 
 def test_the_best_model_is_the_later_of_evaluations_that_tie_and_never_one_with_a_weaker_worst_match(monkeypatch, tmp_path):

@@ -150,3 +150,26 @@ def test_a_run_whose_network_turns_nan_stops_in_one_line_keeping_its_last_finite
     kept = err.rsplit("the last finite model is ", 1)[1]
     assert load_checkpoint(kept)["progress"]["num_timesteps"] < 600  # it reads back: finite
     assert not (run / "final_model.pt").exists()
+
+
+def test_a_self_play_run_keeps_its_best_model_by_its_evaluations_without_the_held_out_players(tmp_path, monkeypatch):
+    """The champion and the planner measure a learner: its evaluations report them, and the score
+    that keeps its best model leaves them out (agents.session.evaluation.score)."""
+    from agents.session.evaluation import Evaluator
+    from agents.trainer import run
+
+    held_out: list = []
+
+    class Recording(Evaluator):
+        def __init__(self, *args, **kwargs):
+            held_out.append(kwargs["held_out"])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(run, "Evaluator", Recording)
+    argv = ["--algo", "ppo", "--env", "BallSumo-v0", "--timesteps", "256", "--log-dir", str(tmp_path), "--no-progress"]
+    argv += ["--eval-freq", "256", "--eval-episodes", "1", "--hyperparams", "n_envs=4", "rollout_steps=32", "n_minibatches=2"]
+    assert run_cli(train.main, argv) == 0
+    assert held_out == [("champion", "ppo_champion", "planner")]
+    progress = (next(tmp_path.glob("ppo/BallSumo-v0_1")) / "progress.csv").read_text().splitlines()[0]
+    assert "eval/win_rate_vs_champion" in progress, "still reported"
+
