@@ -35,9 +35,11 @@ RUNS = {
         + ["--hyperparams", "buffer_size=400", "learning_starts=60", "n_steps=3", SELF_PLAY],
         480,
     ),
-    # Our PPO by self-play: its sampling's generator, the critic and a rollout cut short.
+    # Our PPO by self-play: its sampling's generator, the critic and a rollout cut short; its copies
+    # in the pool sampling their moves too, as its shipped section's do (by the games' generators).
     "ppo": (
-        ["--env", "BallSumo-v0", "--algo", "ppo", "--n-envs", "4", "--hyperparams", "rollout_steps=16", SELF_PLAY],
+        ["--env", "BallSumo-v0", "--algo", "ppo", "--n-envs", "4", "--hyperparams", "rollout_steps=16"]
+        + [SELF_PLAY[:-1] + ", opponent_acts='sample')"],
         480,
     ),
     # The played network an average of the online one's (policy_averaging), snapshots taken of it.
