@@ -172,4 +172,3 @@ def test_a_self_play_run_keeps_its_best_model_by_its_evaluations_without_the_hel
     assert held_out == [("champion", "ppo_champion", "planner")]
     progress = (next(tmp_path.glob("ppo/BallSumo-v0_1")) / "progress.csv").read_text().splitlines()[0]
     assert "eval/win_rate_vs_champion" in progress, "still reported"
-
