@@ -108,8 +108,8 @@ class SelfPlayOpponent(QPlayer):
         generator (part of the env's state, so that a resumed run draws the same)."""
         probabilities = torch.softmax(self._q_values(seat).float(), dim=1).cpu().numpy()
         draws = np.array([rng.random() for rng in seat.rngs])[:, None]
-        cumulative = probabilities.cumsum(axis=1)
-        actions = np.minimum((cumulative < draws * cumulative[:, -1:]).sum(axis=1), probabilities.shape[1] - 1)
+        cumulative = probabilities.cumsum(axis=1)  # scaled draws stay below its last entry: never past the last action
+        actions = (cumulative < draws * cumulative[:, -1:]).sum(axis=1)
         return int(actions[0]) if seat.xp is SCALAR else actions
 
     def reset(self, games: np.ndarray | None) -> None:
