@@ -1,11 +1,10 @@
 """Our own algorithms, one file each, readable top to bottom: ``dqn.py`` (our DQN, ``--algo custom``),
 ``pqn.py``, ``distill.py`` (a pixel student of a teacher), ``kickstart.py`` (DQN kickstarted by
 one), ``finetune.py`` (DQN fine-tuned from a model that plays, without unlearning it), ``ppo.py``
-(PPO on PQN's loop, from nothing or fine-tuned from such a model). Beside
+(PPO's actor-critic on PQN's rollouts, from nothing or fine-tuned from such a model). Beside
 them, one concern a file: ``warm_start.py`` (the start, the evidence that releases its pull: finetune's
 and PPO's), ``rollouts.py`` (the rollouts PQN and PPO learn from, and their loop), ``contract.py`` (what an
-algorithm module offers),
-``qlearner.py`` (the network, optimiser and exploration they share), ``progress.py`` (counters and
-schedules), ``hooks.py`` (the loop's milestones and log), ``tensors.py`` (numpy to torch),
-``networks.py``, ``buffer.py``, ``checkpoint.py``. Imports ``agents.common``; never
-``agents.sb3`` or ``agents.twoplayer``."""
+algorithm module and its agent offer the run), ``qlearner.py`` (the Q-network, optimiser and exploration
+the Q-learners share), ``progress.py`` (counters and schedules), ``hooks.py`` (the loop's milestones and
+log), ``tensors.py`` (numpy to torch), ``networks.py``, ``buffer.py``, ``checkpoint.py``. Imports
+``agents.common``; never ``agents.sb3`` or ``agents.twoplayer``."""

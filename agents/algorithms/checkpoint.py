@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.algorithms.contract import AlgorithmAgent
 from agents.algorithms.networks import ACTIVATIONS
 from agents.algorithms.progress import Progress
-from agents.algorithms.qlearner import QLearner
 from agents.artifacts.runs import atomic_path
 from agents.common.configuration.registry import ALGORITHMS, MODULE_LEARNER
 from agents.common.errors import UsageError
@@ -23,13 +23,15 @@ from agents.common.readers import count, finite, mapping_of, torch_weights
 SUFFIX = ".pt"
 
 
-def agent_classes() -> dict[str, type[QLearner]]:
+def agent_classes() -> dict[str, type[AlgorithmAgent]]:
     """Checkpoint format -> the agent class that writes it, for every registered custom algorithm."""
     modules = [algo.implementation() for algo in ALGORITHMS.values() if algo.learner == MODULE_LEARNER]
     return {module.Agent.FORMAT: module.Agent for module in modules}
 
 
-def save_checkpoint(path: str | Path, agent: QLearner, progress: Progress, run_state: dict[str, Any] | None = None) -> None:
+def save_checkpoint(
+    path: str | Path, agent: AlgorithmAgent, progress: Progress, run_state: dict[str, Any] | None = None
+) -> None:
     """``run_state``: the run's games in progress, generators and the like
     (:meth:`agents.trainer.modules.ModuleLearner.run_state`), for a resume that goes on exactly."""
     state = {
@@ -133,10 +135,34 @@ def check_spec(spec: Any, what: str) -> None:
         raise UsageError(f"{what}: spec activation {spec['activation']!r}; valid: {', '.join(ACTIVATIONS)}")
 
 
-def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwargs: Any) -> tuple[QLearner, Progress]:
+def restore_agent(state: dict[str, Any], config: Any, device: str, **agent_kwargs: Any) -> tuple[AlgorithmAgent, Progress]:
     """The saved agent with ``config`` (its run's hyperparameters, resumable ones possibly changed)."""
     agent = agent_classes()[state["format"]](state["spec"], config, device, **agent_kwargs)
     agent.load_state_dict(state["agent"])
     progress = Progress(**state["progress"])
     agent.set_learning_rate(progress.progress_remaining())
     return agent, progress
+
+
+def check_optimizer(optimizer: torch.optim.Optimizer, own: list[dict[str, Any]]) -> None:
+    """An optimiser as a checkpoint restored it, before it takes a step: its settings the run's own
+    (``own``: its groups before the load; the step size aside, which the schedule sets), Adam's
+    moments tensors of its parameters' shapes, its step counts non-negative; else a ValueError
+    naming what (torch takes anything in, then fails or learns NaN at the first step)."""
+    for k, (group, expected) in enumerate(zip(optimizer.param_groups, own, strict=True)):
+        for key, value in expected.items():
+            if key not in ("lr", "initial_lr") and group.get(key) != value:
+                raise ValueError(f"state optimizer group {k} {key}: expected {value!r:.40}, got {group.get(key)!r:.40}")
+        lr = group.get("lr")
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0.0 <= lr < float("inf"):
+            raise ValueError(f"state optimizer group {k} lr: expected a number >= 0, got {lr!r:.40}")
+        for parameter in group["params"]:
+            for key, value in optimizer.state.get(parameter, {}).items():
+                if not isinstance(value, torch.Tensor):
+                    raise ValueError(f"state optimizer {key}: expected a tensor, got {type(value).__name__}")
+                if key == "step":
+                    if value.numel() != 1 or not bool((value >= 0).all()):
+                        raise ValueError(f"state optimizer step: expected a count >= 0, got {value!r:.40}")
+                elif value.shape != parameter.shape:
+                    shapes = f"shape {tuple(value.shape)}, its parameter's {tuple(parameter.shape)}"
+                    raise ValueError(f"state optimizer {key}: {shapes}")

@@ -1,17 +1,19 @@
 """The contract of an algorithm module of our own (:class:`AlgorithmModule`): what
 :class:`agents.trainer.modules.ModuleLearner` trains (``dqn.py``, ``pqn.py``, ``distill.py``,
 ``kickstart.py``, ``finetune.py``, ``ppo.py``, or one registered in :mod:`agents.common.configuration.registry`), and the
-defaults of what a module may leave out (:func:`settings_of` its ``Config``)."""
+defaults of what a module may leave out (:func:`settings_of` its ``Config``); what its ``Agent`` offers
+the run (:class:`AlgorithmAgent`)."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 from typing import Any, Protocol, runtime_checkable
 
+import torch
+
 from agents.algorithms.hooks import Hooks
-from agents.algorithms.networks import network_spec
+from agents.algorithms.networks import QNetwork, network_spec
 from agents.algorithms.progress import Progress
-from agents.algorithms.qlearner import QLearner
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig
 from agents.common.errors import UsageError
@@ -28,6 +30,63 @@ def settings_of(
     return config, network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)
 
 
+class AlgorithmAgent(Protocol):
+    """What an algorithm's agent offers the run (:class:`agents.trainer.modules.ModuleLearner`, the
+    checkpoints, self-play's pool): a Q-learner (:class:`agents.algorithms.qlearner.QLearner`) or our
+    PPO's actor-critic. Every network it plays is a :class:`QNetwork`, whose argmax is its move."""
+
+    #: The name its checkpoints carry (:mod:`agents.algorithms.checkpoint`): each algorithm's own.
+    FORMAT: str
+    spec: dict[str, Any]
+    config: Any
+    device: torch.device
+    n_updates: int
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer: ...
+
+    @property
+    def INEXACT_RESUME(self) -> str | None:  # noqa: N802 (a class constant of each agent)
+        """Why a resume of its run cannot go on exactly (None: it can, see :meth:`runtime_state`)."""
+        ...
+
+    def __init__(
+        self, spec: dict[str, Any], config: Any, device: str, seed: int = 0, amp: bool = False, compile: bool = False
+    ) -> None: ...
+
+    @property
+    def online(self) -> QNetwork:
+        """The network that acts and learns."""
+        ...
+
+    @property
+    def played(self) -> QNetwork:
+        """The network the run evaluates and saves as its model (the online one, or an average of it)."""
+        ...
+
+    @property
+    def snapshotted(self) -> QNetwork:
+        """The network self-play's pool takes snapshots of."""
+        ...
+
+    def set_learning_rate(self, progress_remaining: float) -> float:
+        """The learning rate for this point of training (1: start, 0: end)."""
+        ...
+
+    def runtime_state(self) -> dict[str, Any]:
+        """What it holds between steps besides its networks and optimiser (generators and the like),
+        for a resume that goes on exactly."""
+        ...
+
+    def load_runtime_state(self, state: dict[str, Any]) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps of it: the played network's weights under ``q`` (every model file's key)."""
+        ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
 @runtime_checkable
 class AlgorithmModule(Protocol):
     """What an algorithm module of our own offers :class:`agents.trainer.modules.ModuleLearner`
@@ -40,7 +99,7 @@ class AlgorithmModule(Protocol):
     STAGGER_ENVS: bool
 
     @property
-    def Agent(self) -> type[QLearner]:  # a class: the modules name it so
+    def Agent(self) -> type[AlgorithmAgent]:  # a class: the modules name it so
         """The learner, with its checkpoint ``FORMAT``."""
         ...
 
@@ -64,7 +123,7 @@ class _WithDefaults:
     def __init__(self, module: Any) -> None:
         self.module = module
         self.STAGGER_ENVS: bool = getattr(module, "STAGGER_ENVS", False)
-        self.Agent: type[QLearner] = module.Agent
+        self.Agent: type[AlgorithmAgent] = module.Agent
         self.learn = module.learn
 
     def settings(self, section: Section, observation_space: Any, action_space: Any) -> tuple[QConfig, dict[str, Any]]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 from stable_baselines3.common.logger import Logger
 
 from agents.algorithms.progress import Progress
-from agents.algorithms.qlearner import QLearner
 from agents.session.evaluation import Evaluation
 from agents.session.milestones import Milestones
 
@@ -61,12 +61,22 @@ class HooksAround(Hooks):
         return self.hooks.latest_evaluation()
 
 
+class LoggedAgent(Protocol):
+    """What the log reads of an agent (any :class:`agents.algorithms.contract.AlgorithmAgent`)."""
+
+    config: Any
+    n_updates: int
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer: ...
+
+
 class RunHooks(Hooks):
     """The hooks a run hands its loop: the run's milestones after every vector-env step, and every
     few episodes the rollout's figures in the logger under stable-baselines3's keys (one tool
     reads both trainers' progress.csv). Both go down a layer, to :mod:`agents.common`."""
 
-    def __init__(self, milestones: Milestones, logger: Logger, agent: QLearner) -> None:
+    def __init__(self, milestones: Milestones, logger: Logger, agent: LoggedAgent) -> None:
         self.milestones, self.logger, self.agent = milestones, logger, agent
         self.start_time = time.time()
 

@@ -4,9 +4,10 @@ nothing, or fine-tuned from a model that plays without unlearning what it knows.
 The rollouts PQN learns from too (:mod:`agents.algorithms.rollouts`): many vectorised envs play a
 short rollout, acting by sampling the policy; GAE's advantages (Schulman et al. 2016) are computed
 over it in one backward sweep; a few epochs of minibatch updates of the clipped surrogate, a
-critic's squared error and an entropy bonus follow, and the rollout is thrown away. The actor is
-the agent's ``policy`` network, whose outputs are the policy's logits (a distilled student's are):
-everything that plays a saved model plays its argmax. The critic is a second network of the same shape with one output.
+critic's squared error and an entropy bonus follow, and the rollout is thrown away. The agent is
+its own actor-critic (:class:`PPOAgent`): the ``actor``'s outputs are the policy's logits (a
+distilled student's are), and everything that plays a saved model plays their argmax; the
+``critic`` is a second network of the same shape with one output.
 
 **Fine-tuning** (``start_from``): where temporal-difference learning on a network that holds a
 policy rewrites its values before it improves on them (RESULTS: kickstarted self-play collapsed,
@@ -34,11 +35,12 @@ import torch
 import torch.nn.functional as F
 
 from agents.algorithms import rollouts
+from agents.algorithms.checkpoint import check_optimizer
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.progress import Progress
-from agents.algorithms.rollouts import STAGGER_ENVS, Rollout, RolloutAgent, check_minibatches, replay_buffer
+from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.tensors import rows_of
 from agents.algorithms.warm_start import (
     check_start,
@@ -59,8 +61,9 @@ from agents.common.configuration.hyperparameters import (
     key,
     redefault,
 )
+from agents.common.readers import count
 from agents.session.evaluation import Evaluation
-from ballenvs.state import parts
+from ballenvs.state import generator_state, parts, set_generator_state
 
 __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]  # replay_buffer: the rollouts', none
 
@@ -136,39 +139,71 @@ def gae(
     return advantages
 
 
-class PPOAgent(RolloutAgent):
-    """The actor (``policy``: its logits) and the critic, one Adam over both; the start and its pull
-    when fine-tuning. The actor is the network every learner of ours plays and saves (``q`` in the
-    learner and in checkpoints, whose readers play any of our models by its argmax): here it is
-    only ever called the policy."""
+class PPOAgent:
+    """The actor (the policy's logits) and the critic, two networks of the same body with one Adam
+    over both; the start and its pull when fine-tuning. A saved model is the actor: everything that
+    plays one plays its argmax."""
 
     FORMAT = "ballenvs-custom-ppo/1"
-    ROLLOUT = PPORollout
+    INEXACT_RESUME: str | None = None
 
     def __init__(
         self, spec: dict[str, Any], config: PPOConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
     ) -> None:
-        super().__init__(spec, config, device, seed, amp, compile)
-        self.policy, self._policy_fn = self.q, self._q_fn  # the actor: the logits of its actions
+        torch.manual_seed(seed)
+        self.spec, self.config, self.device = spec, config, torch.device(device)
+        self.n_actions = spec["n_actions"]
+        self.actor = QNetwork(spec).to(self.device)
         self.critic = QNetwork({**spec, "n_actions": 1}).to(self.device)
-        self._parameters = [*self.policy.parameters(), *self.critic.parameters()]
+        self._parameters = [*self.actor.parameters(), *self.critic.parameters()]
+        # One fused kernel for all parameters: the per-tensor default was 10x slower on the CPU.
         self.optimizer = torch.optim.Adam(self._parameters, lr=config.initial_learning_rate, fused=True)
+        self.n_updates = 0
+        self.rng = np.random.default_rng(seed)  # the epsilon share's uniform moves
+        self.kept = KeptRollout(PPORollout, seed)  # the rollout, and its minibatches' order
+        # bf16 autocast and torch.compile pay off on a GPU; on the CPU they were slower.
+        self.amp = amp and self.device.type == "cuda"
+        self._actor_fn: Any = torch.compile(self.actor) if compile and self.device.type == "cuda" else self.actor
+        # tail_averaging: over the run's last share, the uniform mean of the actor's weights is what
+        # is evaluated and saved (made at its first fold); the actor itself still acts and learns.
+        self.averaged: QNetwork | None = None
+        self.tail_updates = 0
         self.start: QNetwork | None = None  # the start's policy logits, frozen
         self.pull = 0.0  # the pull's weight, now
         self.start_level: Evaluation | None = None  # the start's evaluation, before the first step
         self.calibrating = False  # kept by Evidence as the steps go by
         self.kl_coef = config.kl_coef  # the KL penalty's weight, now (adapted after every rollout)
         if config.start_from:
-            load_start(self.policy, config.start_from)  # its values ...
-            last = self.policy.head[-1]
+            load_start(self.actor, config.start_from)  # its values ...
+            last = self.actor.head[-1]
             assert isinstance(last, torch.nn.Linear)  # a QNetwork's head ends in its actions' layer
             with torch.no_grad():  # ... as the logits of softmax(values / pull_temperature)
                 last.weight.div_(config.pull_temperature)
                 last.bias.div_(config.pull_temperature)
             self.start = QNetwork(spec).to(self.device).requires_grad_(False).eval()
-            self.start.load_state_dict(self.policy.state_dict())
+            self.start.load_state_dict(self.actor.state_dict())
             self.pull = config.pull_weight
             self.calibrating = config.calibration_steps > 0
+
+    @property
+    def online(self) -> QNetwork:
+        return self.actor
+
+    @property
+    def played(self) -> QNetwork:
+        """The actor, or over tail_averaging's share its weights' mean."""
+        return self.actor if self.averaged is None else self.averaged
+
+    @property
+    def snapshotted(self) -> QNetwork:
+        """The actor: self-play's pool faces the learner as it trains, not the tail's mean."""
+        return self.actor
+
+    def _autocast(self) -> Any:
+        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
+
+    def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
+        return self.kept.rollout_for(steps, n_envs, observation_space, self.device)
 
     def play(self, rollout: Rollout, t: int, observation: Any, epsilon: float) -> np.ndarray:
         """Actions sampled from the policy (a share ``epsilon`` uniform), their log-probabilities
@@ -176,10 +211,13 @@ class PPOAgent(RolloutAgent):
         assert isinstance(rollout, PPORollout)
         observation = rollout.store_observation(t, observation)
         with torch.inference_mode(), self._autocast():
-            probabilities = F.softmax(self._policy_fn(observation).float(), dim=1)
+            probabilities = F.softmax(self._actor_fn(observation).float(), dim=1)
             rollout.values[t] = self.critic(observation).float().squeeze(1)
-        sampled = torch.multinomial(probabilities.cpu(), 1, generator=self.generator).squeeze(1).numpy()
-        actions = self.explore(sampled, epsilon) if epsilon > 0 else sampled
+        sampled = torch.multinomial(probabilities.cpu(), 1, generator=self.kept.generator).squeeze(1).numpy()
+        actions = sampled
+        if epsilon > 0:  # a share of uniform moves
+            uniform = self.rng.random(len(sampled)) < epsilon
+            actions = np.where(uniform, self.rng.integers(self.n_actions, size=len(sampled)), sampled)
         played = probabilities.gather(1, torch.as_tensor(actions, device=self.device).unsqueeze(1)).squeeze(1)
         rollout.log_probs[t] = torch.log((1.0 - epsilon) * played + epsilon / self.n_actions)
         return actions
@@ -195,7 +233,7 @@ class PPOAgent(RolloutAgent):
             rollout.terminated,
             rollout.ended,
             rollout.values,
-            self.next_values(rollout, observation),
+            rollouts.next_values(self, rollout, observation),
             config.gamma,
             config.gae_lambda,
         )
@@ -214,7 +252,7 @@ class PPOAgent(RolloutAgent):
         loss = torch.zeros((), device=self.device)
         moved_all: list[torch.Tensor] = []  # every minibatch's KL, for the penalty's weight
         for _ in range(config.n_epochs):
-            order = torch.randperm(len(returns), generator=self.generator).to(self.device)
+            order = torch.randperm(len(returns), generator=self.kept.generator).to(self.device)
             moved = []
             for batch in order.tensor_split(config.n_minibatches):
                 rows = rows_of(observations, batch)
@@ -240,7 +278,7 @@ class PPOAgent(RolloutAgent):
         moved from the rollout's (an estimate of the KL, Schulman's k3)."""
         config = self.config
         with self._autocast():
-            log_policy = F.log_softmax(self._policy_fn(rows).float(), dim=1)
+            log_policy = F.log_softmax(self._actor_fn(rows).float(), dim=1)
         log_probs = log_policy.gather(1, actions.unsqueeze(1)).squeeze(1)
         log_ratio = log_probs - old_log_probs
         ratio = log_ratio.exp()
@@ -259,6 +297,33 @@ class PPOAgent(RolloutAgent):
             loss = loss + self.pull * -(start_policy * log_policy).sum(dim=1).mean()
         return loss, moved.mean().detach()
 
+    def gradient_step(self, loss: torch.Tensor) -> None:
+        """One clipped Adam step on ``loss``."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self._parameters, self.config.max_grad_norm)
+        self.optimizer.step()
+        self.n_updates += 1
+
+    def set_learning_rate(self, progress_remaining: float) -> float:
+        """The step size at this point of the run (1: its start, 0: its end), as SB3 sets it."""
+        config = self.config
+        rate = config.initial_learning_rate * (progress_remaining if config.linear_learning_rate else 1.0)
+        for group in self.optimizer.param_groups:
+            group["lr"] = rate
+        return rate
+
+    def average_tail(self) -> None:
+        """Fold the actor into tail_averaging's uniform mean (a copy of it on the first call)."""
+        if self.averaged is None:
+            self.averaged = QNetwork(self.spec).to(self.device).requires_grad_(False)
+            self.averaged.load_state_dict(self.actor.state_dict())
+        else:
+            with torch.no_grad():
+                weight = 1.0 / (self.tail_updates + 1)
+                torch._foreach_lerp_(list(self.averaged.parameters()), list(self.actor.parameters()), weight)
+        self.tail_updates += 1
+
     def weigh(self, evaluation: Evaluation) -> None:
         """The pull after an evaluation, weighed on the evidence (:mod:`agents.algorithms.warm_start`)."""
         if self.start_level is None:
@@ -271,25 +336,41 @@ class PPOAgent(RolloutAgent):
         return {"train/pull_weight": self.pull}
 
     def runtime_state(self) -> dict[str, Any]:
+        """What it holds between steps besides its networks and optimiser, for a resume that goes on
+        exactly: its generators, the rollout cut short, the pull, the start's level, the penalty's weight."""
         level = None if self.start_level is None else self.start_level._asdict()
-        return {**super().runtime_state(), "pull": self.pull, "start_level": level, "kl_coef": self.kl_coef}
+        own = {"rng": generator_state(self.rng), "pull": self.pull, "start_level": level, "kl_coef": self.kl_coef}
+        return {**own, **self.kept.get_state()}
 
     def load_runtime_state(self, state: dict[str, Any]) -> None:
-        state = parts(state, ("pull", "start_level"), "agent")
-        own = ("pull", "start_level", "kl_coef")
-        super().load_runtime_state({k: v for k, v in state.items() if k not in own})
+        state = parts(state, ("rng", "pull", "start_level"), "agent")
+        set_generator_state(self.rng, state["rng"], "agent rng")
+        self.kept.set_state(state)
         self.pull = saved_amount(state["pull"], self.config.pull_weight, "pull")
         # A checkpoint from before the penalty existed ran without one: its run's kl_coef is 0.
         self.kl_coef = saved_amount(state.get("kl_coef", self.config.kl_coef), MAX_KL_COEF, "kl_coef")
         self.start_level = saved_level(state["start_level"])
 
     def state_dict(self) -> dict[str, Any]:
+        """The actor under ``q``, the key every model file names the network it plays by (its argmax)."""
+        averaged = {} if self.averaged is None else {"averaged": self.averaged.state_dict(), "tail_updates": self.tail_updates}
         start = {} if self.start is None else {"start": self.start.state_dict()}
-        return {**super().state_dict(), "critic": self.critic.state_dict(), **start}
+        return {
+            "q": self.actor.state_dict(), "critic": self.critic.state_dict(), "optimizer": self.optimizer.state_dict(),
+            "n_updates": self.n_updates, **averaged, **start,
+        }  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        super().load_state_dict(state)
+        self.actor.load_state_dict(state["q"])
         self.critic.load_state_dict(state["critic"])
+        own = [{key: value for key, value in group.items() if key != "params"} for group in self.optimizer.param_groups]
+        self.optimizer.load_state_dict(state["optimizer"])
+        check_optimizer(self.optimizer, own)
+        self.n_updates = count(state["n_updates"], "state agent n_updates")
+        self.tail_updates = count(state.get("tail_updates", 0), "state agent tail_updates")
+        if self.tail_updates:
+            self.averaged = QNetwork(self.spec).to(self.device).requires_grad_(False)
+            self.averaged.load_state_dict(state.get("averaged", state["q"]))
         if self.start is not None:
             self.start.load_state_dict(state["start"])
 

@@ -23,7 +23,8 @@ from agents.algorithms import rollouts
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.hooks import Hooks
 from agents.algorithms.progress import Progress
-from agents.algorithms.rollouts import STAGGER_ENVS, Rollout, RolloutAgent, check_minibatches, replay_buffer
+from agents.algorithms.qlearner import QLearner
+from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.tensors import rows_of
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import PQNConfig
@@ -65,10 +66,27 @@ def q_lambda_targets(
     return returns
 
 
-class PQNAgent(RolloutAgent):
-    """A LayerNorm Q-network, its optimiser, and epsilon-greedy acting. ``config``: a :class:`PQNConfig`."""
+class PQNAgent(QLearner):
+    """A LayerNorm Q-network, its optimiser, epsilon-greedy acting, and the rollout it fills.
+    ``config``: a :class:`PQNConfig`."""
 
     FORMAT = "ballenvs-custom-pqn/1"
+
+    def __init__(
+        self, spec: dict[str, Any], config: PQNConfig, device: str, seed: int = 0, amp: bool = False, compile: bool = False
+    ) -> None:
+        super().__init__(spec, config, device, seed, amp, compile)
+        self.kept = KeptRollout(Rollout, seed)
+
+    def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
+        return self.kept.rollout_for(steps, n_envs, observation_space, self.device)
+
+    def runtime_state(self) -> dict[str, Any]:
+        return {**super().runtime_state(), **self.kept.get_state()}
+
+    def load_runtime_state(self, state: dict[str, Any]) -> None:
+        super().load_runtime_state(state)
+        self.kept.set_state(state)
 
     def act(self, observation: Any, epsilon: float) -> tuple[np.ndarray, torch.Tensor]:
         """Epsilon-greedy actions for a batch, and each observation's value max_a Q(s, a), from one forward pass."""
@@ -88,7 +106,7 @@ class PQNAgent(RolloutAgent):
     def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
         """The updates on a full rollout (``observation``: the envs' after it). Returns the last loss."""
         config = self.config
-        next_values = self.next_values(rollout, observation)
+        next_values = rollouts.next_values(self, rollout, observation)
         returns = q_lambda_targets(
             rollout.rewards, rollout.terminated, rollout.ended, next_values, config.gamma, config.q_lambda
         )
@@ -101,7 +119,7 @@ class PQNAgent(RolloutAgent):
         observations, actions, targets = rollout.flat(), rollout.actions.flatten(), returns.flatten()
         loss = torch.zeros((), device=self.device)
         for _ in range(config.n_epochs):
-            order = torch.randperm(len(targets), generator=self.generator).to(self.device)
+            order = torch.randperm(len(targets), generator=self.kept.generator).to(self.device)
             for batch in order.tensor_split(config.n_minibatches):
                 with self._autocast():
                     q_taken = (

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.algorithms.checkpoint import check_optimizer
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.tensors import to_tensor
 from agents.common.readers import count
@@ -22,9 +23,7 @@ class QLearner:
 
     ``config`` has ``initial_learning_rate``, ``linear_learning_rate`` and ``max_grad_norm``."""
 
-    #: Why a resume of this agent's run cannot go on exactly (None: it can, see :meth:`runtime_state`).
-    INEXACT_RESUME: str | None = None
-    #: The name its checkpoints carry (:mod:`agents.algorithms.checkpoint`): each algorithm's own.
+    INEXACT_RESUME: str | None = None  # agents.algorithms.contract.AlgorithmAgent's
     FORMAT: str
 
     def __init__(self, spec: dict[str, Any], config: Any, device: str, seed: int, amp: bool, compile: bool) -> None:
@@ -50,6 +49,11 @@ class QLearner:
         # policy_averaging's (dqn's, from the start).
         self.averaged: QNetwork | None = None
         self.tail_updates = 0  # updates tail_averaging's mean is over
+
+    @property
+    def online(self) -> QNetwork:
+        """The network that acts and learns: its Q-network."""
+        return self.q
 
     @property
     def played(self) -> QNetwork:
@@ -163,27 +167,3 @@ class QLearner:
             self.start_averaging()
         if self.averaged is not None:
             self.averaged.load_state_dict(state.get("averaged", state["q"]))  # a run before averaging: from its network
-
-
-def check_optimizer(optimizer: torch.optim.Optimizer, own: list[dict[str, Any]]) -> None:
-    """An optimiser as a checkpoint restored it, before it takes a step: its settings the run's own
-    (``own``: its groups before the load; the step size aside, which the schedule sets), Adam's
-    moments tensors of its parameters' shapes, its step counts non-negative; else a ValueError
-    naming what (torch takes anything in, then fails or learns NaN at the first step)."""
-    for k, (group, expected) in enumerate(zip(optimizer.param_groups, own, strict=True)):
-        for key, value in expected.items():
-            if key not in ("lr", "initial_lr") and group.get(key) != value:
-                raise ValueError(f"state optimizer group {k} {key}: expected {value!r:.40}, got {group.get(key)!r:.40}")
-        lr = group.get("lr")
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0.0 <= lr < float("inf"):
-            raise ValueError(f"state optimizer group {k} lr: expected a number >= 0, got {lr!r:.40}")
-        for parameter in group["params"]:
-            for key, value in optimizer.state.get(parameter, {}).items():
-                if not isinstance(value, torch.Tensor):
-                    raise ValueError(f"state optimizer {key}: expected a tensor, got {type(value).__name__}")
-                if key == "step":
-                    if value.numel() != 1 or not bool((value >= 0).all()):
-                        raise ValueError(f"state optimizer step: expected a count >= 0, got {value!r:.40}")
-                elif value.shape != parameter.shape:
-                    shapes = f"shape {tuple(value.shape)}, its parameter's {tuple(parameter.shape)}"
-                    raise ValueError(f"state optimizer {key}: {shapes}")

@@ -9,7 +9,7 @@ real last observation (``Rollout.finals``), not on the next episode's first one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -17,7 +17,6 @@ from gymnasium import spaces
 
 from agents.algorithms.hooks import EpisodeLog, Hooks
 from agents.algorithms.progress import Progress
-from agents.algorithms.qlearner import QLearner
 from agents.algorithms.tensors import observation_parts, rows_of, to_tensor, torch_dtype
 from agents.common.configuration.config import Section
 from agents.common.errors import UsageError
@@ -105,63 +104,72 @@ class Rollout:
         return parts if self._dict else parts[""]
 
 
-class RolloutAgent(QLearner):
-    """A learner that learns from rollouts (PQN's, our PPO's): its network and optimiser
-    (:class:`QLearner`), the rollout it fills, kept in its checkpoints when cut short, and its
-    minibatches' order. Subclasses act on a step (``play``), value observations (``values``) and
-    learn from a full rollout (``learn_rollout``)."""
+class KeptRollout:
+    """The rollout an agent fills (PQN's, our PPO's), kept in its checkpoints when cut short, and the
+    generator of its minibatches' order."""
 
-    ROLLOUT: type[Rollout] = Rollout  # what it stores of a step (our PPO's keeps log-probabilities too)
-
-    def __init__(
-        self, spec: dict[str, Any], config: Any, device: str, seed: int = 0, amp: bool = False, compile: bool = False
-    ) -> None:
-        super().__init__(spec, config, device, seed, amp, compile)
+    def __init__(self, rollout_class: type[Rollout], seed: int) -> None:
+        self.rollout_class = rollout_class  # what it stores of a step (our PPO's keeps log-probabilities too)
         self.generator = torch.Generator().manual_seed(seed)  # minibatch order
-        self.rollout: Rollout | None = None  # the agent's, so that a checkpoint holds one cut short
-        self._restored_rollout: dict[str, Any] | None = None  # a checkpoint's, for the first rollout made
+        self.rollout: Rollout | None = None
+        self._restored: dict[str, Any] | None = None  # a checkpoint's, for the first rollout made
 
-    def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
+    def rollout_for(self, steps: int, n_envs: int, observation_space: Any, device: torch.device) -> Rollout:
         """The rollout the loop fills: a checkpoint's cut short when the agent was restored from one."""
         if self.rollout is None or self.rollout.actions.shape != (steps, n_envs):
-            self.rollout = self.ROLLOUT(steps, n_envs, observation_space, self.device)
-        if self._restored_rollout is not None:
-            self.rollout.set_state(self._restored_rollout)
-            self._restored_rollout = None
+            self.rollout = self.rollout_class(steps, n_envs, observation_space, device)
+        if self._restored is not None:
+            self.rollout.set_state(self._restored)
+            self._restored = None
         return self.rollout
 
-    def runtime_state(self) -> dict[str, Any]:
-        rollout = None if self.rollout is None else self.rollout.get_state()
-        return {**super().runtime_state(), "generator": self.generator.get_state(), "rollout": rollout}
+    def get_state(self) -> dict[str, Any]:
+        """The agent's runtime state's part (:meth:`agents.algorithms.contract.AlgorithmAgent.runtime_state`)."""
+        return {"generator": self.generator.get_state(), "rollout": None if self.rollout is None else self.rollout.get_state()}
 
-    def load_runtime_state(self, state: dict[str, Any]) -> None:
+    def set_state(self, state: dict[str, Any]) -> None:
         state = parts(state, ("generator", "rollout"), "agent")
-        super().load_runtime_state(state)
         try:
             self.generator.set_state(state["generator"])
         except (TypeError, RuntimeError) as error:
             raise ValueError(f"state agent generator: not a torch generator's state ({error})") from None
-        self._restored_rollout = state["rollout"]
+        self._restored = state["rollout"]
+
+
+class RolloutAgent(Protocol):
+    """What the loop asks of a learner from rollouts (PQN's, our PPO's)."""
+
+    config: Any
+    device: torch.device
+
+    def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
+        """Its :class:`KeptRollout`'s."""
+        ...
 
     def play(self, rollout: Rollout, t: int, observation: Any, epsilon: float) -> np.ndarray:
         """The actions for step ``t`` of ``rollout``, its observations and what the updates need stored."""
-        raise NotImplementedError
+        ...
 
     def values(self, observation: Any) -> torch.Tensor:
         """Each observation's value, as the targets bootstrap on it."""
-        raise NotImplementedError
-
-    def next_values(self, rollout: Rollout, observation: Any) -> torch.Tensor:
-        """V'_t of every step: the next step's value, or that of the real last observation where an
-        episode ended; after the rollout's last step, that of ``observation`` (the envs' now)."""
-        next_values = torch.cat([rollout.values[1:], self.values(to_tensor(observation, self.device))[None]])
-        for t, envs, rows in rollout.finals:
-            next_values[t, torch.as_tensor(envs)] = self.values(to_tensor(rows, self.device))
-        return next_values
+        ...
 
     def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
         """The updates on a full rollout (``observation``: the envs' after it). Returns the last loss."""
-        raise NotImplementedError
+        ...
+
+    def set_learning_rate(self, progress_remaining: float) -> float: ...
+
+    def average_tail(self) -> None: ...
+
+
+def next_values(agent: RolloutAgent, rollout: Rollout, observation: Any) -> torch.Tensor:
+    """V'_t of every step: the next step's value, or that of the real last observation where an
+    episode ended; after the rollout's last step, that of ``observation`` (the envs' now)."""
+    next_values = torch.cat([rollout.values[1:], agent.values(to_tensor(observation, agent.device))[None]])
+    for t, envs, rows in rollout.finals:
+        next_values[t, torch.as_tensor(envs)] = agent.values(to_tensor(rows, agent.device))
+    return next_values
 
 
 def learn(agent: RolloutAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:

@@ -14,11 +14,10 @@ from stable_baselines3.common.logger import Logger
 
 from agents.algorithms.checkpoint import SUFFIX as CHECKPOINT_SUFFIX
 from agents.algorithms.checkpoint import load_checkpoint, restore_agent, save_checkpoint, tensors_as_arrays
-from agents.algorithms.contract import AlgorithmModule, algorithm_module
+from agents.algorithms.contract import AlgorithmAgent, AlgorithmModule, algorithm_module
 from agents.algorithms.hooks import RunHooks
 from agents.algorithms.policy import QNetworkPolicy
 from agents.algorithms.progress import Progress
-from agents.algorithms.qlearner import QLearner
 from agents.artifacts.models import SNAPSHOTS, section_of, spaces_of
 from agents.artifacts.runs import CHECKPOINTS, checkpoints, read_config
 from agents.common.configuration.config import Section
@@ -88,7 +87,7 @@ class ModuleLearner:
         section, run_dir = setup.section, setup.run_dir
         self.config, spec, checkpoint = setup.checked.config, setup.checked.spec, setup.checked.checkpoint
         kwargs: dict[str, Any] = {"seed": setup.seed, **self.agent_kwargs}
-        self.agent: QLearner
+        self.agent: AlgorithmAgent
         if checkpoint is not None:
             self.agent, self.progress = restore_agent(checkpoint, self.config, setup.device, **kwargs)
             self.progress.exploration_horizon = self.progress.num_timesteps + setup.timesteps  # see Progress
@@ -188,7 +187,7 @@ class ModuleLearner:
         """Before every evaluation and every model saved (never in the step loop, which would wait on
         the device): a network gone NaN or infinite stops the run in one line, its last finite
         model kept, rather than training and saving NaN to its end."""
-        networks = {"the played network": self.agent.played, "the online network": self.agent.q}
+        networks = {"the played network": self.agent.played, "the online network": self.agent.online}
         for name, network in networks.items():
             if all(bool(torch.isfinite(weight).all()) for weight in network.state_dict().values()):
                 continue

@@ -36,9 +36,10 @@ RUNS = {
         480,
     ),
     # Our PPO by self-play: its sampling's generator, the critic and a rollout cut short; its copies
-    # in the pool sampling their moves too, as its shipped section's do (by the games' generators).
+    # in the pool sampling their moves too, as its shipped section's do (by the games' generators);
+    # the mean of its actor's weights over the second half evaluated and saved (tail_averaging).
     "ppo": (
-        ["--env", "BallSumo-v0", "--algo", "ppo", "--n-envs", "4", "--hyperparams", "rollout_steps=16"]
+        ["--env", "BallSumo-v0", "--algo", "ppo", "--n-envs", "4", "--hyperparams", "rollout_steps=16", "tail_averaging=0.5"]
         + [SELF_PLAY[:-1] + ", opponent_acts='sample')"],
         480,
     ),

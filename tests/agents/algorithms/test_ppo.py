@@ -60,8 +60,8 @@ def test_actions_are_sampled_from_the_policy_and_their_probability_is_the_one_th
     agent = agent_from(start)
     rollout = agent.rollout_for(2, 256, space_of(agent))
     with torch.no_grad():  # a policy that plays action 8 or 7, half and half
-        agent.q.head[-1].weight.zero_()
-        agent.q.head[-1].bias.copy_(torch.tensor([-50.0] * 7 + [0.0, 0.0]))
+        agent.actor.head[-1].weight.zero_()
+        agent.actor.head[-1].bias.copy_(torch.tensor([-50.0] * 7 + [0.0, 0.0]))
     observations = observations_of(agent, 256, 0).numpy()
     actions = agent.play(rollout, 0, observations, epsilon=0.0)
     assert set(actions.tolist()) == {7, 8} and 0.35 < float(np.mean(actions == 8)) < 0.65
@@ -80,8 +80,8 @@ def test_the_start_becomes_the_policy_it_plays(start):
     start_q = QNetwork(agent.spec)
     start_q.load_state_dict(load_checkpoint(start / "final_model.pt")["agent"]["q"])
     with torch.no_grad():
-        torch.testing.assert_close(agent.q(observations), start_q(observations) / agent.config.pull_temperature)
-        assert torch.equal(agent.start(observations), agent.q(observations))
+        torch.testing.assert_close(agent.actor(observations), start_q(observations) / agent.config.pull_temperature)
+        assert torch.equal(agent.start(observations), agent.actor(observations))
 
 
 def test_while_the_critic_warms_up_the_policy_does_not_move(start):
@@ -91,26 +91,26 @@ def test_while_the_critic_warms_up_the_policy_does_not_move(start):
     for t in range(8):
         rollout.actions[t] = torch.as_tensor(agent.play(rollout, t, observations_of(agent, 16, t).numpy(), 0.0))
         rollout.rewards[t] = torch.as_tensor(rng.normal(size=16), dtype=torch.float32)
-    policy = [p.clone() for p in agent.q.parameters()]
+    policy = [p.clone() for p in agent.actor.parameters()]
     critic = [p.clone() for p in agent.critic.parameters()]
     agent.calibrating = True
     agent.learn_rollout(rollout, observations_of(agent, 16, 9).numpy())
-    assert all(torch.equal(a, b) for a, b in zip(policy, agent.q.parameters(), strict=True))
+    assert all(torch.equal(a, b) for a, b in zip(policy, agent.actor.parameters(), strict=True))
     assert not all(torch.equal(a, b) for a, b in zip(critic, agent.critic.parameters(), strict=True))
     agent.calibrating = False
     agent.learn_rollout(rollout, observations_of(agent, 16, 9).numpy())
-    assert not all(torch.equal(a, b) for a, b in zip(policy, agent.q.parameters(), strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(policy, agent.actor.parameters(), strict=True))
 
 
 def test_the_pull_draws_the_policy_back_to_the_starts(start):
     agent = agent_from(start, pull_weight=1.0, ent_coef=0.0, learning_rate=1e-3)
     with torch.no_grad():
-        agent.q.head[-1].bias.add_(torch.arange(9.0) * 20)  # moved away from the start
+        agent.actor.head[-1].bias.add_(torch.arange(9.0) * 20)  # moved away from the start
     observations = observations_of(agent, 256, 3)
 
     def disagreement() -> float:
         with torch.no_grad():
-            return float((agent.q(observations).argmax(1) != agent.start(observations).argmax(1)).float().mean())
+            return float((agent.actor(observations).argmax(1) != agent.start(observations).argmax(1)).float().mean())
 
     before = disagreement()
     actions, zeros = torch.zeros(256, dtype=torch.long), torch.zeros(256)
@@ -157,6 +157,22 @@ def test_a_run_from_nothing_writes_a_model_that_resume_continues(tmp_path):
     assert resumed["progress"]["num_timesteps"] == 320 and resumed["agent"]["n_updates"] > state["agent"]["n_updates"]
 
 
+def test_tail_averaging_plays_the_mean_of_the_actors_weights_while_the_pool_faces_the_actor(start):
+    agent = agent_from(start)
+    agent.average_tail()  # the first fold: a copy of the actor
+    first = [p.clone() for p in agent.actor.parameters()]
+    with torch.no_grad():
+        for p in agent.actor.parameters():
+            p.add_(1.0)
+    agent.average_tail()
+    for mean, was, now in zip(agent.played.parameters(), first, agent.actor.parameters(), strict=True):
+        torch.testing.assert_close(mean, (was + now) / 2)
+    assert agent.snapshotted is agent.actor and agent.played is not agent.actor
+    resumed = agent_from(start)
+    resumed.load_state_dict(agent.state_dict())
+    assert all(torch.equal(a, b) for a, b in zip(resumed.played.parameters(), agent.played.parameters(), strict=True))
+
+
 def test_the_kl_penalty_weight_follows_its_target_as_rllibs_does():
     assert ppo.adapted_kl_coef(0.2, kl=0.03, target=0.01) == pytest.approx(0.3)  # past twice the target
     assert ppo.adapted_kl_coef(0.2, kl=0.004, target=0.01) == pytest.approx(0.1)  # under half
@@ -172,14 +188,14 @@ def test_the_kl_penalty_holds_the_policy_nearer_the_rollouts_and_its_weight_resu
         agent.calibrating, agent.start, agent.pull = False, None, 0.0
         observations = observations_of(agent, 256, 4) if observations is None else observations
         with torch.no_grad():
-            old = torch.log_softmax(agent.q(observations), dim=1)
+            old = torch.log_softmax(agent.actor(observations), dim=1)
         actions = torch.arange(256) % 9
         advantages = torch.linspace(-1.0, 1.0, 256)
         for _ in range(30):
             loss, _ = agent.policy_loss(observations, actions, old.gather(1, actions[:, None]).squeeze(1), advantages)
             agent.gradient_step(loss)
         with torch.no_grad():
-            now = torch.log_softmax(agent.q(observations), dim=1)
+            now = torch.log_softmax(agent.actor(observations), dim=1)
         moved[kl_coef] = float((old.exp() * (old - now)).sum(1).mean())
         agent.kl_coef = 0.45
         resumed = agent_from(start, kl_coef=kl_coef)
