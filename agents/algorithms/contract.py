@@ -81,7 +81,8 @@ class AlgorithmAgent(Protocol):
     def load_runtime_state(self, state: dict[str, Any]) -> None: ...
 
     def state_dict(self) -> dict[str, Any]:
-        """What a checkpoint keeps of it: the played network's weights under ``q`` (every model file's key)."""
+        """What a checkpoint keeps of it: the online network's weights under ``q``, every model file's
+        key (a mean it plays instead under ``averaged``)."""
         ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
