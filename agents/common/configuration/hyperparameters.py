@@ -102,7 +102,7 @@ class QConfig:
 
 @dataclass
 class TailAveraging:
-    """A key of every Q-learning algorithm that keeps one network (both DQN trainers, PQN)."""
+    """A key of every learner that keeps one network it plays (both DQN trainers, PQN, our PPO's actor)."""
 
     # Stochastic weight averaging (Izmailov et al., 2018; in deep RL, Nikishin et al., 2018): late in a run the
     # greedy policy still swings with small updates; the uniform mean of the weights over its last stretch does not.
