@@ -22,14 +22,14 @@ import torch
 
 from agents.algorithms.checkpoint import save_checkpoint
 from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
-from agents.algorithms.hooks import Hooks
-from agents.algorithms.progress import Progress
 from agents.common.configuration.config import build_section
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
 from agents.environments.envs import make_vec
 from agents.environments.steps import VecEnvSteps
 from agents.session.cli import Parser, run_cli
+from agents.session.hooks import Hooks
+from agents.session.progress import Progress
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 
 ENV_ID = "BallDuel-v0"

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.algorithms.dqn import DQNAgent, gradient_steps_per_train, learn, replay_buffer, settings
-from agents.algorithms.hooks import Hooks
-from agents.algorithms.progress import Progress
 from agents.environments.ids import check_env_id
 from agents.environments.steps import make_steps
 from agents.session.cli import Parser, add_device_flags, resolve_device, run_cli
+from agents.session.hooks import Hooks
+from agents.session.progress import Progress
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag
 from benchmarks.floor import section_of
 

@@ -30,14 +30,14 @@ import numpy as np
 
 from agents.algorithms import pqn
 from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
-from agents.algorithms.hooks import Hooks
-from agents.algorithms.progress import Progress
 from agents.common.errors import note
 from agents.environments.envs import VEC_ENVS, make_vec
 from agents.environments.ids import check_env_id
 from agents.environments.steps import make_steps
 from agents.sb3.sb3_dqn import build_dqn
 from agents.session.cli import Parser, add_device_flags, resolve_device, run_cli
+from agents.session.hooks import Hooks
+from agents.session.progress import Progress
 from benchmarks.common import Measurements, check_ranges, machine, progress_flag, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of, whole_rollouts
 from benchmarks.peers import SBX_POLICIES, sbx_available, sbx_rate

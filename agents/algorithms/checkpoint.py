@@ -14,11 +14,11 @@ import torch
 
 from agents.algorithms.contract import AlgorithmAgent
 from agents.algorithms.networks import ACTIVATIONS
-from agents.algorithms.progress import Progress
 from agents.artifacts.runs import atomic_path
 from agents.common.configuration.registry import ALGORITHMS, MODULE_LEARNER
 from agents.common.errors import UsageError
 from agents.common.readers import count, finite, mapping_of, torch_weights
+from agents.session.progress import Progress
 
 SUFFIX = ".pt"
 

@@ -11,12 +11,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
-from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork, network_spec
-from agents.algorithms.progress import Progress
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig
 from agents.common.errors import UsageError
+from agents.session.hooks import Hooks
+from agents.session.progress import Progress
 
 
 def settings_of(

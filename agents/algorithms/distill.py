@@ -31,13 +31,13 @@ import numpy as np
 import torch
 
 from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.hooks import EpisodeLog, Hooks
-from agents.algorithms.progress import Progress, linear_epsilon
 from agents.algorithms.qlearner import QLearner
 from agents.algorithms.teachers import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig, Teaching, key, redefault
 from agents.common.networks.augment import draw_shifts, shift_images
+from agents.session.hooks import EpisodeLog, Hooks
+from agents.session.progress import Progress, linear_epsilon
 
 #: Envs that all start together stay as they are: the buffer of labels mixes their phases.
 STAGGER_ENVS = False

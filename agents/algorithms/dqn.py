@@ -2,7 +2,7 @@
 clipping, a linear epsilon schedule, and a training loop that batches everything it can. Its
 replay buffer is :mod:`agents.algorithms.buffer`, its network :mod:`agents.algorithms.networks`, its
 optimiser and exploration :mod:`agents.algorithms.qlearner` (shared with PQN), its counters
-:mod:`agents.algorithms.progress` and its hooks :mod:`agents.algorithms.hooks`.
+:mod:`agents.session.progress` and its hooks :mod:`agents.session.hooks`.
 
 Hyperparameters mean exactly what they mean to stable-baselines3's DQN (the counts are env
 steps summed over all envs; ``train_freq`` counts vector-env steps), so a comparison with
@@ -23,13 +23,13 @@ import torch.nn.functional as F
 
 from agents.algorithms.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
 from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.hooks import EpisodeLog, Hooks
 from agents.algorithms.networks import QNetwork
-from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig
 from agents.common.networks.augment import draw_shifts, shift_images
+from agents.session.hooks import EpisodeLog, Hooks
+from agents.session.progress import Progress
 
 #: Envs that all start together stay as they are: the replay buffer mixes their phases.
 STAGGER_ENVS = False

@@ -50,9 +50,7 @@ import torch.nn.functional as F
 from agents.algorithms import dqn
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
-from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
-from agents.algorithms.progress import Progress
 from agents.algorithms.tensors import to_tensor
 from agents.algorithms.warm_start import (
     check_start,
@@ -67,6 +65,8 @@ from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, StartedFrom, key
 from agents.common.errors import UsageError
 from agents.session.evaluation import Evaluation
+from agents.session.hooks import Hooks
+from agents.session.progress import Progress
 from ballenvs.state import parts
 
 if TYPE_CHECKING:

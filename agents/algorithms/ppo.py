@@ -37,9 +37,7 @@ import torch.nn.functional as F
 from agents.algorithms import rollouts
 from agents.algorithms.checkpoint import check_optimizer
 from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.hooks import Hooks
 from agents.algorithms.networks import QNetwork
-from agents.algorithms.progress import Progress
 from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.tensors import rows_of
 from agents.algorithms.warm_start import (
@@ -63,6 +61,8 @@ from agents.common.configuration.hyperparameters import (
 )
 from agents.common.readers import count
 from agents.session.evaluation import Evaluation
+from agents.session.hooks import Hooks
+from agents.session.progress import Progress
 from ballenvs.state import generator_state, parts, set_generator_state
 
 __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]  # replay_buffer: the rollouts', none

@@ -15,11 +15,11 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from agents.algorithms.hooks import EpisodeLog, Hooks
-from agents.algorithms.progress import Progress
 from agents.algorithms.tensors import observation_parts, rows_of, to_tensor, torch_dtype
 from agents.common.configuration.config import Section
 from agents.common.errors import UsageError
+from agents.session.hooks import EpisodeLog, Hooks
+from agents.session.progress import Progress
 from ballenvs.state import parts
 
 #: A short rollout of envs that all started together would hold one phase of their episodes only.

@@ -25,13 +25,13 @@ from typing import Any, Protocol
 import torch
 
 from agents.algorithms.checkpoint import load_checkpoint
-from agents.algorithms.hooks import Hooks, HooksAround
 from agents.algorithms.networks import QNetwork
-from agents.algorithms.progress import Progress
 from agents.artifacts.models import find_model
 from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
 from agents.common.errors import UsageError
 from agents.session.evaluation import Evaluation
+from agents.session.hooks import Hooks, HooksAround
+from agents.session.progress import Progress
 from ballenvs.state import parts
 
 

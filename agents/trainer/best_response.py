@@ -8,14 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
-from agents.algorithms.hooks import Hooks
-from agents.algorithms.progress import Progress
 from agents.artifacts.model_players import QPlayer, arena_of
 from agents.common.configuration.config import Section, build_section
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
 from agents.environments.steps import make_steps
 from agents.session.console import Console
+from agents.session.hooks import Hooks
+from agents.session.progress import Progress
 
 
 def best_response_section(env_id: str, overrides: dict[str, Any]) -> Section:

@@ -15,9 +15,7 @@ from stable_baselines3.common.logger import Logger
 from agents.algorithms.checkpoint import SUFFIX as CHECKPOINT_SUFFIX
 from agents.algorithms.checkpoint import load_checkpoint, restore_agent, save_checkpoint, tensors_as_arrays
 from agents.algorithms.contract import AlgorithmAgent, AlgorithmModule, algorithm_module
-from agents.algorithms.hooks import RunHooks
 from agents.algorithms.policy import QNetworkPolicy
-from agents.algorithms.progress import Progress
 from agents.artifacts.models import SNAPSHOTS, section_of, spaces_of
 from agents.artifacts.runs import CHECKPOINTS, checkpoints, read_config
 from agents.common.configuration.config import Section
@@ -25,7 +23,9 @@ from agents.common.configuration.hyperparameters import QConfig
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError, note
 from agents.environments.steps import VecEnvSteps, make_steps
+from agents.session.hooks import RunHooks
 from agents.session.milestones import Milestones
+from agents.session.progress import Progress
 from agents.trainer.setup import RunSetup, make_train_env
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class ModuleRunChecked:
 
 class ModuleLearner:
     """The algorithm's agent, its envs, replay buffer and counters; its loop feeds the milestones
-    through :class:`agents.algorithms.hooks.RunHooks`."""
+    through :class:`agents.session.hooks.RunHooks`."""
 
     def __init__(self, algo: Algorithm, amp: bool = False, compile: bool = False) -> None:
         self.algorithm: AlgorithmModule = algorithm_module(algo.implementation(), algo.name)

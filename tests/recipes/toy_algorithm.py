@@ -11,11 +11,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.algorithms.hooks import EpisodeLog, Hooks
-from agents.algorithms.progress import Progress
 from agents.algorithms.qlearner import QLearner
 from agents.algorithms.tensors import to_tensor
 from agents.common.configuration.hyperparameters import QConfig
+from agents.session.hooks import EpisodeLog, Hooks
+from agents.session.progress import Progress
 
 
 @dataclass

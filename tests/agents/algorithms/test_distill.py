@@ -11,11 +11,11 @@ import torch
 from agents import train
 from agents.algorithms import distill
 from agents.algorithms.networks import network_spec
-from agents.algorithms.progress import Progress
 from agents.algorithms.teachers import LabelBuffer, make_teacher
 from agents.artifacts.runs import read_config
 from agents.common.configuration.registry import ALGORITHMS
 from agents.session.cli import run_cli
+from agents.session.progress import Progress
 from ballenvs.duel.physics import RIGHT
 from ballenvs.duel.two_player_game import TwoPlayerDuel
 from tests.agents.algorithms.teaching import LEAN, QUICK, SUMO, SUMO_RULES, config, stacked_env, trained

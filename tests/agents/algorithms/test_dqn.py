@@ -13,7 +13,6 @@ from agents.algorithms.checkpoint import load_checkpoint, restore_agent, save_ch
 from agents.algorithms.dqn import DQNAgent, gradient_steps_per_train, td_targets
 from agents.algorithms.networks import network_spec
 from agents.algorithms.policy import QNetworkPolicy, load_policy
-from agents.algorithms.progress import Progress, linear_epsilon
 from agents.artifacts.runs import read_config
 from agents.common.configuration.config import ConfigError, build_section
 from agents.common.configuration.hyperparameters import OurDQNConfig
@@ -22,6 +21,7 @@ from agents.common.errors import UsageError
 from agents.environments.steps import real_next_observations
 from agents.session.cli import run_cli
 from agents.session.evaluation import evaluate
+from agents.session.progress import Progress, linear_epsilon
 from ballenvs.uav.reference import episode_returns
 from tests import n_step_case
 from tests.helpers import FAST, assert_run_layout, saved_mean_played

@@ -11,9 +11,9 @@ import numpy as np
 import torch
 from stable_baselines3.common.logger import Logger
 
-from agents.algorithms.progress import Progress
 from agents.session.evaluation import Evaluation
 from agents.session.milestones import Milestones
+from agents.session.progress import Progress
 
 
 class Hooks:
