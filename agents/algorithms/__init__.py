@@ -5,6 +5,6 @@ one), ``finetune.py`` (DQN fine-tuned from a model that plays, without unlearnin
 them, one concern a file: ``warm_start.py`` (the start, the evidence that releases its pull: finetune's
 and PPO's), ``rollouts.py`` (the rollouts PQN and PPO learn from, and their loop), ``contract.py`` (what an
 algorithm module and its agent offer the run), ``qlearner.py`` (the Q-network, optimiser and exploration
-the Q-learners share), ``progress.py`` (counters and schedules), ``hooks.py`` (the loop's milestones and
-log), ``tensors.py`` (numpy to torch), ``networks.py``, ``buffer.py``, ``checkpoint.py``. Imports
-``agents.common``; never ``agents.sb3`` or ``agents.twoplayer``."""
+the Q-learners share), ``networks.py``, ``buffer.py``, ``policy.py``. What every algorithm hands the run
+and the run hands it (its counters, the loop's hooks, checkpoints) is the session's, below. Imports
+``agents.common``, ``agents.session``; never ``agents.sb3`` or ``agents.twoplayer``."""

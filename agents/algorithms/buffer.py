@@ -11,11 +11,11 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from agents.algorithms.tensors import observation_parts, torch_dtype
 from agents.artifacts.runs import atomic_path
 from agents.common.errors import UsageError
 from agents.common.nstep_returns import n_step_returns
 from agents.common.readers import count, npz_arrays
+from agents.common.tensors import observation_parts, torch_dtype
 from ballenvs.state import generator_state, set_generator_state
 
 Observation = Any  # an array, or a dict of arrays for Dict spaces

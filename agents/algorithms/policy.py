@@ -13,10 +13,10 @@ import torch
 from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.contract import algorithm_module
 from agents.algorithms.networks import QNetwork
-from agents.algorithms.tensors import to_tensor
 from agents.artifacts.models import read_snapshot, section_of, spaces_of
 from agents.common.configuration.registry import algorithm
 from agents.common.errors import UsageError
+from agents.common.tensors import to_tensor
 
 
 class QNetworkPolicy:

@@ -39,7 +39,6 @@ from agents.algorithms.checkpoint import check_optimizer
 from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
-from agents.algorithms.tensors import rows_of
 from agents.algorithms.warm_start import (
     check_start,
     evidence_from_the_start,
@@ -60,6 +59,7 @@ from agents.common.configuration.hyperparameters import (
     redefault,
 )
 from agents.common.readers import count
+from agents.common.tensors import rows_of
 from agents.session.evaluation import Evaluation
 from agents.session.hooks import Hooks
 from agents.session.progress import Progress

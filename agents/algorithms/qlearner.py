@@ -13,8 +13,8 @@ import torch
 
 from agents.algorithms.checkpoint import check_optimizer
 from agents.algorithms.networks import QNetwork
-from agents.algorithms.tensors import to_tensor
 from agents.common.readers import count
+from agents.common.tensors import to_tensor
 from ballenvs.state import copied, fitting_or_none, generator_state, parts, set_generator_state
 
 

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from agents.algorithms.tensors import observation_parts, rows_of, to_tensor, torch_dtype
 from agents.common.configuration.config import Section
 from agents.common.errors import UsageError
+from agents.common.tensors import observation_parts, rows_of, to_tensor, torch_dtype
 from agents.session.hooks import EpisodeLog, Hooks
 from agents.session.progress import Progress
 from ballenvs.state import parts

@@ -3,7 +3,7 @@
 
 - the ground, here: errors.py (UsageError), readers.py (hostile files read safely), stops.py
   (signals), threads.py and hardware.py (the machine), nstep_returns.py (the multi-step returns
-  every replay buffer sums);
+  every replay buffer sums), tensors.py (observations between numpy and torch, for our learners);
 - networks/: the network pieces a config section names, for SB3's DQN and ours;
 - configuration/: config sections, hyperparameters, the algorithm registry, the memory a section takes.
 

@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from agents.algorithms.qlearner import QLearner
-from agents.algorithms.tensors import to_tensor
 from agents.common.configuration.hyperparameters import QConfig
+from agents.common.tensors import to_tensor
 from agents.session.hooks import EpisodeLog, Hooks
 from agents.session.progress import Progress
 

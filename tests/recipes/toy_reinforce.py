@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 from agents.algorithms.qlearner import QLearner
-from agents.algorithms.tensors import rows_of, to_tensor
 from agents.common.configuration.hyperparameters import QConfig
+from agents.common.tensors import rows_of, to_tensor
 from agents.session.hooks import EpisodeLog, Hooks
 from agents.session.progress import Progress
 
