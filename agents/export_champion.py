@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.policy import load_policy
 from agents.artifacts.models import find_model
 from agents.artifacts.runs import FINAL_MODEL, atomic_path, check_output_file, read_config
 from agents.common.errors import UsageError
+from agents.session.checkpoint import load_checkpoint
 from agents.session.cli import Parser, run_cli
 
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "ballenvs" / "duel" / "champion.npz"

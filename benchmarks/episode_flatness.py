@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.algorithms.checkpoint import save_checkpoint
 from agents.algorithms.dqn import DQNAgent, learn, replay_buffer, settings
 from agents.common.configuration.config import build_section
 from agents.common.configuration.config_files import load_section, shipped_config
 from agents.common.configuration.registry import ALGORITHMS
 from agents.environments.envs import make_vec
 from agents.environments.steps import VecEnvSteps
+from agents.session.checkpoint import save_checkpoint
 from agents.session.cli import Parser, run_cli
 from agents.session.hooks import Hooks
 from agents.session.progress import Progress

@@ -36,9 +36,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.algorithms.contract import settings_of
 from agents.algorithms.dqn import gradient_steps_per_train
-from agents.algorithms.networks import QNetwork
+from agents.algorithms.networks import QNetwork, settings_of
 from agents.algorithms.pqn import settings as pqn_settings
 from agents.common.configuration.config import Section, build_section
 from agents.common.configuration.config_files import load_section, shipped_config

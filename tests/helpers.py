@@ -140,9 +140,9 @@ def saved_mean_played(run_dir: Path) -> dict:
     (``averaged``), which is not its online one (``q``)."""
     import torch
 
-    from agents.algorithms.checkpoint import load_checkpoint
     from agents.algorithms.policy import load_policy
     from agents.artifacts.runs import read_config
+    from agents.session.checkpoint import load_checkpoint
 
     saved = load_checkpoint(run_dir / "final_model.pt")["agent"]
     played = load_policy(run_dir / "final_model.pt", read_config(run_dir)).q_net.state_dict()

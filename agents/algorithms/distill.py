@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from agents.algorithms.contract import AlgorithmModule, settings_of
+from agents.algorithms.networks import settings_of
 from agents.algorithms.qlearner import QLearner
 from agents.algorithms.teachers import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import QConfig, Teaching, key, redefault
 from agents.common.networks.augment import draw_shifts, shift_images
+from agents.session.contract import AlgorithmModule
 from agents.session.hooks import EpisodeLog, Hooks
 from agents.session.progress import Progress, linear_epsilon
 

@@ -22,12 +22,12 @@ import torch
 import torch.nn.functional as F
 
 from agents.algorithms.buffer import Batch, DeviceReplayBuffer, ReplayBuffer
-from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.networks import QNetwork
+from agents.algorithms.networks import QNetwork, settings_of
 from agents.algorithms.qlearner import QLearner
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig
 from agents.common.networks.augment import draw_shifts, shift_images
+from agents.session.contract import AlgorithmModule
 from agents.session.hooks import EpisodeLog, Hooks
 from agents.session.progress import Progress
 

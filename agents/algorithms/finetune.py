@@ -48,9 +48,8 @@ import torch
 import torch.nn.functional as F
 
 from agents.algorithms import dqn
-from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
-from agents.algorithms.networks import QNetwork
+from agents.algorithms.networks import QNetwork, settings_of
 from agents.algorithms.warm_start import (
     check_start,
     evidence_from_the_start,
@@ -64,6 +63,7 @@ from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, StartedFrom, key
 from agents.common.errors import UsageError
 from agents.common.tensors import to_tensor
+from agents.session.contract import AlgorithmModule
 from agents.session.evaluation import Evaluation
 from agents.session.hooks import Hooks
 from agents.session.progress import Progress

@@ -22,13 +22,14 @@ import torch
 
 from agents.algorithms import dqn
 from agents.algorithms.buffer import Batch
-from agents.algorithms.contract import AlgorithmModule, settings_of
 from agents.algorithms.dqn import STAGGER_ENVS, replay_buffer
+from agents.algorithms.networks import settings_of
 from agents.algorithms.teachers import LabelBuffer, check_teaching, make_teacher, policy_cross_entropy, state_of
 from agents.algorithms.warm_start import check_start, load_start
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import OurDQNConfig, Teaching, key
 from agents.environments.steps import Step
+from agents.session.contract import AlgorithmModule
 from agents.session.hooks import Hooks, HooksAround
 from agents.session.progress import Progress, linear_epsilon
 

@@ -9,11 +9,13 @@ checkpoint can rebuild them.
 
 Defaults follow stable-baselines3's DQN policies so that the same ``policy_kwargs`` mean the
 same network: ``net_arch`` is the hidden layers after the features (none for CnnPolicy,
-[64, 64] otherwise).
+[64, 64] otherwise). An algorithm's config and its network's spec come from a section together
+(:func:`settings_of`).
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -21,15 +23,17 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
+from agents.common.configuration.config import Section
+from agents.common.configuration.hyperparameters import QConfig
 from agents.common.errors import UsageError
 from agents.common.networks.lean_cnn import LEAN_FEATURES, LeanCNN
-from agents.common.networks.policies import CNN_FEATURES, DEFAULT_NET_ARCH, check_net_arch, check_policy, is_image
+from agents.common.networks.policies import ACTIVATIONS, CNN_FEATURES, DEFAULT_NET_ARCH, check_net_arch, check_policy, is_image
 
 #: The policy_kwargs the custom networks take.
 POLICY_KWARGS = ("net_arch", "activation_fn", "layer_norm", "features_extractor_class", "features_extractor_kwargs")
 #: The hidden layers' activations, by the name a spec holds (a spec without one: relu, as every
-#: spec written before the choice existed).
-ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
+#: spec written before the choice existed; the names a file may hold: ACTIVATIONS).
+ACTIVATION_LAYERS: dict[str, type[nn.Module]] = {name: getattr(nn, layer) for name, layer in ACTIVATIONS.items()}
 #: The image extractors they build, by the class stable-baselines3 would take for the same network.
 EXTRACTORS = {"NatureCNN": "nature", "LeanCNN": "lean"}
 
@@ -77,7 +81,7 @@ def network_spec(
 
 def activation_name(activation: Any) -> str:
     """The spec's name of a hidden activation given as the zoo writes it (nn.ReLU, nn.Tanh) or by name."""
-    names = {cls: name for name, cls in ACTIVATIONS.items()}
+    names = {cls: name for name, cls in ACTIVATION_LAYERS.items()}
     name = names.get(activation, activation)
     if name not in ACTIVATIONS:
         shown = getattr(activation, "__name__", activation)
@@ -174,7 +178,7 @@ class QNetwork(nn.Module):
         super().__init__()
         self.spec = spec
         layer_norm = spec.get("layer_norm", False)
-        activation = ACTIVATIONS[spec.get("activation", "relu")]
+        activation = ACTIVATION_LAYERS[spec.get("activation", "relu")]
         encoders, width = {}, 0
         for key, part in spec["parts"].items():
             encoders[key or "observation"], size = _encoder(part, layer_norm)
@@ -193,3 +197,14 @@ class QNetwork(nn.Module):
             return self.head(self.encoders["observation"](observation))
         features = [self.encoders[key](observation[key]) for key in self.spec["parts"]]
         return self.head(torch.cat(features, dim=1))
+
+
+def settings_of(
+    config_class: type[QConfig], section: Section, observation_space: Any, action_space: Any, **policy_defaults: Any
+) -> tuple[Any, dict[str, Any]]:
+    """An agent's config and network spec from a (checked) config section and the spaces it will
+    see; ``policy_defaults``: the algorithm's own ``policy_kwargs`` defaults (PQN's LayerNorm)."""
+    policy_kwargs = {**policy_defaults, **section.network}
+    names = {f.name for f in fields(config_class)} - {"policy_kwargs"}  # the network's, in the spec
+    config = config_class(**{k: v for k, v in section.algo_kwargs.items() if k in names})
+    return config, network_spec(observation_space, int(action_space.n), section.policy, policy_kwargs)

@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.algorithms.checkpoint import load_checkpoint
-from agents.algorithms.contract import algorithm_module
 from agents.algorithms.networks import QNetwork
+from agents.algorithms.registered import algorithm_module
 from agents.artifacts.models import read_snapshot, section_of, spaces_of
 from agents.common.configuration.registry import algorithm
 from agents.common.errors import UsageError
 from agents.common.tensors import to_tensor
+from agents.session.checkpoint import load_checkpoint
 
 
 class QNetworkPolicy:

@@ -35,9 +35,7 @@ import torch
 import torch.nn.functional as F
 
 from agents.algorithms import rollouts
-from agents.algorithms.checkpoint import check_optimizer
-from agents.algorithms.contract import AlgorithmModule, settings_of
-from agents.algorithms.networks import QNetwork
+from agents.algorithms.networks import QNetwork, settings_of
 from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.warm_start import (
     check_start,
@@ -60,6 +58,8 @@ from agents.common.configuration.hyperparameters import (
 )
 from agents.common.readers import count
 from agents.common.tensors import rows_of
+from agents.session.checkpoint import check_optimizer
+from agents.session.contract import AlgorithmModule
 from agents.session.evaluation import Evaluation
 from agents.session.hooks import Hooks
 from agents.session.progress import Progress

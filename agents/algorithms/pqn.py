@@ -20,12 +20,13 @@ import torch
 import torch.nn.functional as F
 
 from agents.algorithms import rollouts
-from agents.algorithms.contract import AlgorithmModule, settings_of
+from agents.algorithms.networks import settings_of
 from agents.algorithms.qlearner import QLearner
 from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import PQNConfig
 from agents.common.tensors import rows_of
+from agents.session.contract import AlgorithmModule
 from agents.session.hooks import Hooks
 from agents.session.progress import Progress
 

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.algorithms.checkpoint import check_optimizer
 from agents.algorithms.networks import QNetwork
 from agents.common.readers import count
 from agents.common.tensors import to_tensor
+from agents.session.checkpoint import check_optimizer
 from ballenvs.state import copied, fitting_or_none, generator_state, parts, set_generator_state
 
 
@@ -23,7 +23,7 @@ class QLearner:
 
     ``config`` has ``initial_learning_rate``, ``linear_learning_rate`` and ``max_grad_norm``."""
 
-    INEXACT_RESUME: str | None = None  # agents.algorithms.contract.AlgorithmAgent's
+    INEXACT_RESUME: str | None = None  # agents.session.contract.AlgorithmAgent's
     FORMAT: str
 
     def __init__(self, spec: dict[str, Any], config: Any, device: str, seed: int, amp: bool, compile: bool) -> None:

@@ -124,7 +124,7 @@ class KeptRollout:
         return self.rollout
 
     def get_state(self) -> dict[str, Any]:
-        """The agent's runtime state's part (:meth:`agents.algorithms.contract.AlgorithmAgent.runtime_state`)."""
+        """The agent's runtime state's part (:meth:`agents.session.contract.AlgorithmAgent.runtime_state`)."""
         return {"generator": self.generator.get_state(), "rollout": None if self.rollout is None else self.rollout.get_state()}
 
     def set_state(self, state: dict[str, Any]) -> None:

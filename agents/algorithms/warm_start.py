@@ -24,11 +24,11 @@ from typing import Any, Protocol
 
 import torch
 
-from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.networks import QNetwork
 from agents.artifacts.models import find_model
 from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
 from agents.common.errors import UsageError
+from agents.session.checkpoint import load_checkpoint
 from agents.session.evaluation import Evaluation
 from agents.session.hooks import Hooks, HooksAround
 from agents.session.progress import Progress

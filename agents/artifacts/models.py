@@ -6,7 +6,7 @@ from there and the file supplies weights only (see the loaders of :mod:`agents.c
 so a model file never runs code, and one without a run folder is refused. Self-play snapshots
 (``snapshots/snapshot_<steps>_steps.pt``) are a Q-network's weights (and, for our own networks,
 their spec), read the same way. Each algorithm's own file format lives with it
-(:mod:`agents.algorithms.checkpoint`, :mod:`agents.sb3.sb3_dqn`), behind its registry entry.
+(:mod:`agents.session.checkpoint`, :mod:`agents.sb3.sb3_dqn`), behind its registry entry.
 """
 
 from __future__ import annotations

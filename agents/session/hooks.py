@@ -62,7 +62,7 @@ class HooksAround(Hooks):
 
 
 class LoggedAgent(Protocol):
-    """What the log reads of an agent (any :class:`agents.algorithms.contract.AlgorithmAgent`)."""
+    """What the log reads of an agent (any :class:`agents.session.contract.AlgorithmAgent`)."""
 
     config: Any
     n_updates: int

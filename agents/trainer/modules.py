@@ -1,5 +1,5 @@
 """Our own agents as ``python -m agents.train`` drives them: any algorithm module that is an
-:class:`agents.algorithms.contract.AlgorithmModule` (DQN, PQN, distill, kickstart, one registered in
+:class:`agents.session.contract.AlgorithmModule` (DQN, PQN, distill, kickstart, one registered in
 :mod:`agents.common.configuration.registry`) behind one :class:`agents.trainer.training.Learner`."""
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any
 import torch
 from stable_baselines3.common.logger import Logger
 
-from agents.algorithms.checkpoint import SUFFIX as CHECKPOINT_SUFFIX
-from agents.algorithms.checkpoint import load_checkpoint, restore_agent, save_checkpoint, tensors_as_arrays
-from agents.algorithms.contract import AlgorithmAgent, AlgorithmModule, algorithm_module
+from agents.algorithms.networks import QNetwork
 from agents.algorithms.policy import QNetworkPolicy
+from agents.algorithms.registered import algorithm_module
 from agents.artifacts.models import SNAPSHOTS, section_of, spaces_of
 from agents.artifacts.runs import CHECKPOINTS, checkpoints, read_config
 from agents.common.configuration.config import Section
@@ -23,6 +22,9 @@ from agents.common.configuration.hyperparameters import QConfig
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError, note
 from agents.environments.steps import VecEnvSteps, make_steps
+from agents.session.checkpoint import SUFFIX as CHECKPOINT_SUFFIX
+from agents.session.checkpoint import AlgorithmAgent, load_checkpoint, restore_agent, save_checkpoint, tensors_as_arrays
+from agents.session.contract import AlgorithmModule
 from agents.session.hooks import RunHooks
 from agents.session.milestones import Milestones
 from agents.session.progress import Progress
@@ -181,7 +183,9 @@ class ModuleLearner:
 
     def policy(self) -> QNetworkPolicy:
         self.check_finite()
-        return QNetworkPolicy(self.agent.played, 0.0, str(self.agent.device))
+        played = self.agent.played
+        assert isinstance(played, QNetwork)  # every network our agents play is one (AlgorithmAgent)
+        return QNetworkPolicy(played, 0.0, str(self.agent.device))
 
     def check_finite(self) -> None:
         """Before every evaluation and every model saved (never in the step loop, which would wait on

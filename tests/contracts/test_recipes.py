@@ -143,6 +143,6 @@ def test_a_registered_module_that_is_not_an_algorithm_is_named_with_what_it_lack
     err = capsys.readouterr().err
     assert err == (
         "error: algorithm 'toy': its module json lacks Agent, learn, settings (or Config) "
-        "(agents.algorithms.contract.AlgorithmModule)\n"
+        "(agents.session.contract.AlgorithmModule)\n"
     )
     assert not any(tmp_path.iterdir())

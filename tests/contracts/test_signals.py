@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from agents import custom_train, sb3_train
-from agents.algorithms.checkpoint import load_checkpoint
 from agents.artifacts.runs import read_config
 from agents.common.stops import exit_on_stops_while_starting, how_stopped
+from agents.session.checkpoint import load_checkpoint
 from agents.session.cli import run_cli
 from agents.trainer import modules as module_learner
 from agents.trainer import sb3 as sb3_learner

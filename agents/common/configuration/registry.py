@@ -11,7 +11,7 @@ aliases ``agents.sb3_train`` and ``agents.custom_train``) trains it too.
 
 Adding an algorithm is its module (its hyperparameters' dataclass in it), one entry in
 :data:`ALGORITHMS` and a config file; for our own agents the module is an
-:class:`agents.algorithms.contract.AlgorithmModule`, which :class:`agents.trainer.modules.ModuleLearner`
+:class:`agents.session.contract.AlgorithmModule`, which :class:`agents.trainer.modules.ModuleLearner`
 trains; an algorithm of another family brings its own Learner (CONTRIBUTING, "Add an algorithm").
 """
 
@@ -147,7 +147,7 @@ register(
         learner_flags=(),
     )
 )
-#: Our own agents: ModuleLearner trains any module that keeps agents.algorithms.contract.AlgorithmModule.
+#: Our own agents: ModuleLearner trains any module that keeps agents.session.contract.AlgorithmModule.
 _OURS: dict[str, Any] = {
     "alias": CUSTOM_TRAINER,
     "suffix": ".pt",

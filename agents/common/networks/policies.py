@@ -14,6 +14,9 @@ POLICIES = ("CnnPolicy", "MlpPolicy", "MultiInputPolicy")
 CNN_FEATURES = 512
 #: SB3's default net_arch per policy: the hidden layers after the features.
 DEFAULT_NET_ARCH = {"CnnPolicy": [], "MlpPolicy": [64, 64], "MultiInputPolicy": [64, 64]}
+#: The hidden activations our networks build (agents.algorithms.networks): the name a spec and a
+#: checkpoint hold -> the torch.nn layer.
+ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh"}
 
 
 def is_image(space: spaces.Space) -> bool:

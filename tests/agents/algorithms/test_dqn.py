@@ -9,7 +9,6 @@ from gymnasium import spaces
 
 from agents import custom_train
 from agents.algorithms.buffer import ReplayBuffer
-from agents.algorithms.checkpoint import load_checkpoint, restore_agent, save_checkpoint
 from agents.algorithms.dqn import DQNAgent, gradient_steps_per_train, td_targets
 from agents.algorithms.networks import network_spec
 from agents.algorithms.policy import QNetworkPolicy, load_policy
@@ -19,6 +18,7 @@ from agents.common.configuration.hyperparameters import OurDQNConfig
 from agents.common.configuration.registry import ALGORITHMS
 from agents.common.errors import UsageError
 from agents.environments.steps import real_next_observations
+from agents.session.checkpoint import load_checkpoint, restore_agent, save_checkpoint
 from agents.session.cli import run_cli
 from agents.session.evaluation import evaluate
 from agents.session.progress import Progress, linear_epsilon

@@ -11,9 +11,9 @@ import numpy as np
 import torch
 
 from agents import train
-from agents.algorithms.checkpoint import load_checkpoint, tensors_as_arrays
 from agents.algorithms.finetune import FinetuneAgent, FinetuneConfig, holds
 from agents.algorithms.networks import QNetwork
+from agents.session.checkpoint import load_checkpoint, tensors_as_arrays
 from agents.session.cli import run_cli
 from agents.session.evaluation import Evaluation
 from tests.agents.algorithms.teaching import STATE, fine_tuned

@@ -8,12 +8,12 @@ import torch
 
 from agents import train
 from agents.algorithms import kickstart
-from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.dqn import replay_buffer
 from agents.algorithms.kickstart import KickstartConfig
 from agents.algorithms.networks import QNetwork
 from agents.algorithms.policy import load_policy
 from agents.common.configuration.hyperparameters import TeacherGame
+from agents.session.checkpoint import load_checkpoint
 from agents.session.cli import run_cli
 from agents.session.hooks import Hooks
 from agents.session.progress import Progress

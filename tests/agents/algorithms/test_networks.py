@@ -8,9 +8,9 @@ import pytest
 from gymnasium import spaces
 from torch import nn
 
-from agents.algorithms.checkpoint import check_spec
 from agents.algorithms.networks import QNetwork, network_spec
 from agents.common.errors import UsageError
+from agents.session.checkpoint import check_spec
 
 STATE = spaces.Box(-1.0, 1.0, (11,), np.float32)
 

@@ -11,10 +11,10 @@ from gymnasium import spaces
 
 from agents import train
 from agents.algorithms import ppo
-from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.finetune import FinetuneAgent, FinetuneConfig
 from agents.algorithms.networks import QNetwork
 from agents.evaluate import main as evaluate_main
+from agents.session.checkpoint import load_checkpoint
 from agents.session.cli import run_cli
 from agents.session.evaluation import Evaluation
 from tests.agents.algorithms.teaching import STATE, fine_tuned

@@ -9,13 +9,13 @@ from gymnasium import spaces
 
 from agents import custom_train
 from agents.algorithms import pqn
-from agents.algorithms.checkpoint import load_checkpoint
 from agents.algorithms.networks import QNetwork, network_spec
 from agents.artifacts.runs import read_config
 from agents.common.configuration.config import ConfigError, build_section
 from agents.common.configuration.hyperparameters import PQNConfig
 from agents.common.configuration.registry import ALGORITHMS
 from agents.evaluate import main as evaluate_main
+from agents.session.checkpoint import load_checkpoint
 from agents.session.cli import run_cli
 from tests.helpers import refused, saved_mean_played
 

@@ -130,8 +130,8 @@ def test_a_shortened_run_plays_no_final_games_unless_asked(tmp_path):
 def test_a_run_whose_network_turns_nan_stops_in_one_line_keeping_its_last_finite_model(tmp_path, capsys, monkeypatch):
     import torch
 
-    from agents.algorithms.checkpoint import load_checkpoint
     from agents.algorithms.qlearner import QLearner
+    from agents.session.checkpoint import load_checkpoint
 
     step = QLearner.gradient_step
 

@@ -313,9 +313,9 @@ def test_v1_self_play_with_pfsp_and_every_script_ships_a_champion(tmp_path, caps
     players, evaluated against every built-in, exported as a numpy champion that chooses the
     model's actions."""
     from agents import custom_train
-    from agents.algorithms.checkpoint import load_checkpoint
     from agents.algorithms.networks import QNetwork
     from agents.export_champion import main as export_main
+    from agents.session.checkpoint import load_checkpoint
     from ballenvs.duel.champion import q_values
 
     scripted = "chaser,pusher,anchor,sprinter"

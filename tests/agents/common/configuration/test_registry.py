@@ -29,6 +29,6 @@ def test_every_registered_reference_resolves_to_a_loader_of_model_run_config_and
 
 @pytest.mark.parametrize("name", [n for n in SHIPPED if ALGORITHMS[n].alias == "agents.custom_train"])
 def test_our_registered_modules_are_custom_algorithms(name):
-    from agents.algorithms.contract import AlgorithmModule
+    from agents.session.contract import AlgorithmModule
 
     assert isinstance(ALGORITHMS[name].implementation(), AlgorithmModule)

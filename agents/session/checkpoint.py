@@ -1,7 +1,8 @@
-"""Weights-only checkpoints of our agents (DQN, PQN, any registered custom algorithm): state dicts and
-plain numbers, written to a temporary file and renamed into place, read back with
-``torch.load(weights_only=True)``. Each agent class names its checkpoint format (``FORMAT``);
-every one holds a QNetwork ``spec``."""
+"""Weights-only checkpoints of our agents (DQN, PQN, PPO, any registered custom algorithm: each an
+:class:`agents.session.contract.AlgorithmAgent`): state dicts and plain numbers, written to a
+temporary file and renamed into place, read back with ``torch.load(weights_only=True)``. Each agent
+class names its checkpoint format (``FORMAT``); every one holds a network ``spec``
+(:func:`agents.algorithms.networks.network_spec`)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.algorithms.contract import AlgorithmAgent
-from agents.algorithms.networks import ACTIVATIONS
 from agents.artifacts.runs import atomic_path
 from agents.common.configuration.registry import ALGORITHMS, MODULE_LEARNER
 from agents.common.errors import UsageError
+from agents.common.networks.policies import ACTIVATIONS
 from agents.common.readers import count, finite, mapping_of, torch_weights
+from agents.session.contract import AlgorithmAgent
 from agents.session.progress import Progress
 
 SUFFIX = ".pt"
