@@ -6,6 +6,7 @@ import functools
 import hashlib
 import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -149,3 +150,13 @@ def saved_mean_played(run_dir: Path) -> dict:
     assert all(torch.equal(played[k], saved["averaged"][k]) for k in played)
     assert not all(torch.equal(saved["q"][k], saved["averaged"][k]) for k in played)
     return saved
+
+
+class StoppedWhileFinalised:
+    """Sends ``signum`` from its finalizer, where the handler's exception is printed and dropped."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+    def __del__(self) -> None:
+        signal.raise_signal(self.signum)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -45,8 +46,16 @@ class Interrupted(Exception):
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1") if hasattr(signal, name))
 
 
+#: The stops :func:`_stop` raised in the command now running. Raised where Python drops exceptions
+#: (in a finalizer or a weakref callback, where it prints "Exception ignored in ...") a stop would be
+#: lost and the command would run on: the next training loop (:func:`stopping_between_steps`) starts
+#: with it noted, and :func:`stopping_on_signals` keeps it off stderr.
+_raised_stops: list[int] = []
+
+
 def _stop(signum: int, frame: Any) -> None:
-    raise Stopped(signum)
+    _raised_stops.append(signum)
+    raise KeyboardInterrupt if signum == signal.SIGINT else Stopped(signum)
 
 
 def _exit_while_starting(signum: int, frame: Any) -> None:
@@ -74,18 +83,28 @@ def ignore_stops() -> None:
 @contextlib.contextmanager
 def stopping_on_signals() -> Iterator[None]:
     """SIGTERM and SIGUSR1 raise :class:`Stopped` while the block runs (in the main thread), and
-    Ctrl-C its KeyboardInterrupt."""
+    Ctrl-C its KeyboardInterrupt (unless a shell that started us in the background ignores it)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS}
-    if signal.getsignal(signal.SIGINT) is _exit_while_starting:
-        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGINT) in (_exit_while_starting, signal.default_int_handler):
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, _stop)
+    raised_before, unraisable_hook = list(_raised_stops), sys.unraisablehook
+
+    def quiet_about_stops(unraisable: Any) -> None:  # a stop dropped there is noted, and answered later
+        ours = _raised_stops and unraisable.exc_type and issubclass(unraisable.exc_type, KeyboardInterrupt)
+        if not ours:
+            unraisable_hook(unraisable)
+
+    sys.unraisablehook = quiet_about_stops
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        _raised_stops[:] = raised_before
+        sys.unraisablehook = unraisable_hook
 
 
 class DeferredStop:
@@ -142,8 +161,11 @@ def stopping_between_steps() -> Iterator[DeferredStop]:
     """A training loop's stops, at the end of a step: the first Ctrl-C or stop signal is noted in
     the yielded :class:`DeferredStop`, which the loop reads after each step (everything it holds
     then is whole, so the interrupted model goes on exactly); a second one stops at once, for a
-    step that never ends (a hung worker process)."""
+    step that never ends (a hung worker process). A stop raised earlier in the command and lost on
+    the way (see :data:`_raised_stops`) is noted from the start."""
     seen = DeferredStop()
+    if _raised_stops:
+        seen.signum = _raised_stops[-1]
     if threading.current_thread() is not threading.main_thread():
         yield seen
         return

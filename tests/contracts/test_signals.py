@@ -20,7 +20,7 @@ from agents.session.checkpoint import load_checkpoint
 from agents.session.cli import run_cli
 from agents.trainer import modules as module_learner
 from agents.trainer import sb3 as sb3_learner
-from tests.helpers import UAV
+from tests.helpers import UAV, StoppedWhileFinalised
 
 #: Real processes, trainer runs and studies: the unit tier (-m "not slow") leaves them out.
 pytestmark = pytest.mark.slow
@@ -213,6 +213,26 @@ def test_a_stop_during_a_checkpoint_write_waits_for_the_checkpoint(name, tmp_pat
     assert not list(run.rglob(".*tmp-*")), "no temporary file left"
     assert any(run.glob("interrupted_model.*"))
     assert "stopped by SIGTERM" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", TRAINERS)
+def test_a_stop_python_drops_before_the_first_step_stops_the_run_after_it(name, tmp_path, monkeypatch, capsys):
+    """SIGTERM whose exception is raised where Python prints it and drops it ("Exception ignored
+    in ...": a finalizer, as once inside Ray's start) stopped nothing, and the run trained on:
+    it now stops after its first step, its model saved, exit 143."""
+    real_make_train_env = LEARNERS[name].make_train_env
+
+    def dropped_stop_then_envs(*args, **kwargs):
+        StoppedWhileFinalised(signal.SIGTERM)
+        return real_make_train_env(*args, **kwargs)
+
+    monkeypatch.setattr(LEARNERS[name], "make_train_env", dropped_stop_then_envs)
+    argv = [*UAV, "--timesteps", "3000", "--eval-freq", "0", "--no-progress", "--log-dir", str(tmp_path)]
+    argv += ["--hyperparams", "buffer_size=500", "learning_starts=100"]  # had the stop been lost, it ends in 3000 steps
+    assert run_cli(TRAINERS[name].main, argv) == 128 + signal.SIGTERM
+    err = capsys.readouterr().err
+    assert stop_line(err).startswith("stopped by SIGTERM: model saved to") and "Exception ignored" not in err, err
+    assert any(next(tmp_path.glob("*/UAVGrid-v0_1")).glob("interrupted_model.*"))
 
 
 def _processes_naming(text: str) -> list[int]:
