@@ -46,10 +46,11 @@ class Interrupted(Exception):
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1") if hasattr(signal, name))
 
 
-#: The stops :func:`_stop` raised in the command now running. Raised where Python drops exceptions
-#: (in a finalizer or a weakref callback, where it prints "Exception ignored in ...") a stop would be
-#: lost and the command would run on: the next training loop (:func:`stopping_between_steps`) starts
-#: with it noted, and :func:`stopping_on_signals` keeps it off stderr.
+#: The stops :func:`_stop` raised in the command now running. Raised where its exception is dropped
+#: (a finalizer or a weakref callback, where Python prints "Exception ignored in ...", or C code that
+#: clears errors, as some imports do) a stop would be lost and the command would run on: the next
+#: training loop (:func:`stopping_between_steps`) starts with it noted, and
+#: :func:`stopping_on_signals` keeps it off stderr.
 _raised_stops: list[int] = []
 
 
