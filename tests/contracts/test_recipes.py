@@ -1,5 +1,5 @@
-"""CONTRIBUTING's three recipes, followed: a new game, a new algorithm and a new command need only
-the pieces the recipes name, and every tool then knows them."""
+"""CONTRIBUTING's recipes, followed: a new game, a new algorithm, a new command and a new benchmark
+need only the pieces the recipes name, and every tool then knows them."""
 
 from __future__ import annotations
 
@@ -146,3 +146,29 @@ def test_a_registered_module_that_is_not_an_algorithm_is_named_with_what_it_lack
         "(agents.session.contract.AlgorithmModule)\n"
     )
     assert not any(tmp_path.iterdir())
+
+
+def test_a_new_benchmark_is_its_module_an_entry_and_a_block_in_its_study_page(monkeypatch, tmp_path, capsys):
+    """Recipe "add a benchmark": its module (recipes/toy_benchmark.py) and one entry in
+    ``benchmarks/__main__.py``'s table; ``python -m benchmarks`` then writes its table, with the
+    command and the machine, into the study page that holds its block, and the rest of the page stays."""
+    import toy_benchmark
+
+    import benchmarks.__main__ as runner
+
+    monkeypatch.setitem(sys.modules, "benchmarks.toy_benchmark", toy_benchmark)  # as benchmarks/toy_benchmark.py would be
+    monkeypatch.setitem(runner.BENCHMARKS, "toy_benchmark", (["--rounds", "3", "--size", "1000"], ["--rounds", "1"]))
+    monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Results\n")
+    (tmp_path / "studies").mkdir()
+    study = tmp_path / "studies" / "2026-12-07-toy.md"
+    block = "<!-- results:toy_benchmark -->\n<!-- /results:toy_benchmark -->"
+    study.write_text(f"# Toy\n\nWhy we measured it.\n\n{block}\n\nWhat it means.\n")
+    assert set(runner.main(["--only", "toy_benchmark", "--results", str(results)])) == {"toy_benchmark"}
+    text = study.read_text()
+    assert "`python -m benchmarks.toy_benchmark --rounds 3 --size 1000` on" in text
+    assert "| a sum of 1000 numbers |" in text and text.startswith("# Toy\n\nWhy") and text.endswith("What it means.\n")
+    assert (tmp_path / "toy_benchmark.json").is_file() and results.read_text() == "# Results\n"
+    assert run_cli(toy_benchmark.main, ["--rounds", "0"]) == 2  # counts out of range: one line, exit 2
+    assert "--rounds must be in 1..100000, got 0" in capsys.readouterr().err
