@@ -46,16 +46,29 @@ class Interrupted(Exception):
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGUSR1") if hasattr(signal, name))
 
 
-#: The stops :func:`_stop` raised in the command now running. Raised where its exception is dropped
-#: (a finalizer or a weakref callback, where Python prints "Exception ignored in ...", or C code that
-#: clears errors, as some imports do) a stop would be lost and the command would run on: the next
-#: training loop (:func:`stopping_between_steps`) starts with it noted, and
+class DeferredStop:
+    """What :func:`deferring_stops` saw: the first stop signal that came during its block, if any."""
+
+    signum: int | None = None
+
+    def raise_if_stopped(self) -> None:
+        """Stop the command as the signal seen would have: Ctrl-C's KeyboardInterrupt, or :class:`Stopped`."""
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        if self.signum is not None:
+            raise Stopped(self.signum)
+
+
+#: The last stop :func:`_stop` raised in the command now running. Raised where its exception is
+#: dropped (a finalizer or a weakref callback, where Python prints "Exception ignored in ...", or C
+#: code that clears errors, as some imports do) a stop would be lost and the command would run on:
+#: the next training loop (:func:`stopping_between_steps`) starts with it noted, and
 #: :func:`stopping_on_signals` keeps it off stderr.
-_raised_stops: list[int] = []
+_raised_stop = DeferredStop()
 
 
 def _stop(signum: int, frame: Any) -> None:
-    _raised_stops.append(signum)
+    _raised_stop.signum = signum
     raise KeyboardInterrupt if signum == signal.SIGINT else Stopped(signum)
 
 
@@ -91,11 +104,11 @@ def stopping_on_signals() -> Iterator[None]:
     previous = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS}
     if signal.getsignal(signal.SIGINT) in (_exit_while_starting, signal.default_int_handler):
         previous[signal.SIGINT] = signal.signal(signal.SIGINT, _stop)
-    raised_before, unraisable_hook = list(_raised_stops), sys.unraisablehook
+    raised_before, unraisable_hook = _raised_stop.signum, sys.unraisablehook
 
     def quiet_about_stops(unraisable: Any) -> None:  # a stop dropped there is noted, and answered later
-        ours = _raised_stops and unraisable.exc_type and issubclass(unraisable.exc_type, KeyboardInterrupt)
-        if not ours:
+        dropped = unraisable.exc_type
+        if _raised_stop.signum is None or dropped is None or not issubclass(dropped, KeyboardInterrupt):
             unraisable_hook(unraisable)
 
     sys.unraisablehook = quiet_about_stops
@@ -104,21 +117,8 @@ def stopping_on_signals() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        _raised_stops[:] = raised_before
+        _raised_stop.signum = raised_before
         sys.unraisablehook = unraisable_hook
-
-
-class DeferredStop:
-    """What :func:`deferring_stops` saw: the first stop signal that came during its block, if any."""
-
-    signum: int | None = None
-
-    def raise_if_stopped(self) -> None:
-        """Stop the command as the signal seen would have: Ctrl-C's KeyboardInterrupt, or :class:`Stopped`."""
-        if self.signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        if self.signum is not None:
-            raise Stopped(self.signum)
 
 
 @contextlib.contextmanager
@@ -163,10 +163,9 @@ def stopping_between_steps() -> Iterator[DeferredStop]:
     the yielded :class:`DeferredStop`, which the loop reads after each step (everything it holds
     then is whole, so the interrupted model goes on exactly); a second one stops at once, for a
     step that never ends (a hung worker process). A stop raised earlier in the command and lost on
-    the way (see :data:`_raised_stops`) is noted from the start."""
+    the way (see :data:`_raised_stop`) is noted from the start."""
     seen = DeferredStop()
-    if _raised_stops:
-        seen.signum = _raised_stops[-1]
+    seen.signum = _raised_stop.signum
     if threading.current_thread() is not threading.main_thread():
         yield seen
         return
