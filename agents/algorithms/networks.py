@@ -184,6 +184,7 @@ class QNetwork(nn.Module):
             encoders[key or "observation"], size = _encoder(part, layer_norm)
             width += size
         self.encoders = nn.ModuleDict(encoders)
+        self.features_width = width  # what the encoders hand the head
         layers: list[nn.Module] = []
         for hidden in spec["net_arch"]:
             layers += [nn.Linear(width, hidden), *([nn.LayerNorm(hidden)] if layer_norm else []), activation()]
@@ -192,11 +193,14 @@ class QNetwork(nn.Module):
         self.head = nn.Sequential(*layers)
         self._single = list(spec["parts"]) == [""]
 
-    def forward(self, observation: torch.Tensor | dict[str, torch.Tensor]) -> torch.Tensor:
+    def features(self, observation: torch.Tensor | dict[str, torch.Tensor]) -> torch.Tensor:
+        """What the encoders make of an observation, before the head (``features_width`` wide)."""
         if self._single:
-            return self.head(self.encoders["observation"](observation))
-        features = [self.encoders[key](observation[key]) for key in self.spec["parts"]]
-        return self.head(torch.cat(features, dim=1))
+            return self.encoders["observation"](observation)
+        return torch.cat([self.encoders[key](observation[key]) for key in self.spec["parts"]], dim=1)
+
+    def forward(self, observation: torch.Tensor | dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.head(self.features(observation))
 
 
 def settings_of(

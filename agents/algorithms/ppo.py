@@ -27,6 +27,7 @@ Hyperparameters come from ``zoo_configs/ppo.yml`` (ours: the RL Zoo does not rea
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,8 @@ import torch
 import torch.nn.functional as F
 
 from agents.algorithms import rollouts
-from agents.algorithms.networks import QNetwork, settings_of
+from agents.algorithms.networks import QNetwork, network_spec, settings_of
+from agents.algorithms.privileged import FRAMES, STATE, StateSteps, check_state_game, state_space
 from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.warm_start import (
     check_start,
@@ -53,6 +55,7 @@ from agents.common.configuration.hyperparameters import (
     Rollouts,
     StartedFrom,
     TailAveraging,
+    TeacherGame,
     key,
     redefault,
 )
@@ -92,15 +95,38 @@ class PPOConfig(StartedFrom, ClippedPolicy, Rollouts, TailAveraging, QConfig):
         0.01, "the KL the penalty's weight follows: after every rollout's updates, x1.5 if their mean KL passed twice "
         "it, x0.5 if under half (RLlib's kl_target)", low=0, high=10, low_open=True,
     )  # fmt: skip
+    critic_reads_state: bool = key(
+        False, "the critic reads the game's state (what obs_type=state shows; env_kwargs state_info: true), the actor "
+        "the observation: an asymmetric actor-critic, whose saved model is the actor alone",
+    )  # fmt: skip
+    state_prediction: float = key(
+        0.0, "the weight of an auxiliary loss: the actor's features predict the game's state (squared error on what "
+        "obs_type=state shows; env_kwargs state_info: true); 0: none", low=0, high=100,
+    )  # fmt: skip
+    # Set from the run's section when a key above reads the state (not keys): where, and its space.
+    game: TeacherGame = dataclasses.field(default_factory=TeacherGame)
+    state_space: Any = None
+
+    @property
+    def reads_state(self) -> bool:
+        """Whether training reads the game's state beside the observation (privileged information)."""
+        return self.critic_reads_state or self.state_prediction > 0
 
 
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[PPOConfig, dict[str, Any]]:
     """The config and the policy's network spec; a start, if named, fitting that network."""
     config, spec = settings_of(PPOConfig, section, observation_space, action_space)
     check_minibatches(config, section)
+    if config.reads_state:
+        config.game = check_state_game(section, "critic_reads_state and state_prediction")
+        config.state_space = state_space(config.game)
     if config.start_from:
         check_start(config.start_from, spec)
     return config, spec
+
+
+#: The critic's hidden layers where it reads the state: the state section's network (ppo.yml).
+STATE_CRITIC_NET_ARCH = [256, 256]
 
 
 class PPORollout(Rollout):
@@ -154,8 +180,16 @@ class PPOAgent:
         self.spec, self.config, self.device = spec, config, torch.device(device)
         self.n_actions = spec["n_actions"]
         self.actor = QNetwork(spec).to(self.device)
-        self.critic = QNetwork({**spec, "n_actions": 1}).to(self.device)
-        self._parameters = [*self.actor.parameters(), *self.critic.parameters()]
+        critic_spec = {**spec, "n_actions": 1}
+        if config.critic_reads_state:
+            critic_spec = network_spec(config.state_space, 1, "MlpPolicy", {"net_arch": STATE_CRITIC_NET_ARCH})
+        self.critic = QNetwork(critic_spec).to(self.device)
+        # The auxiliary head: the game's state from the actor's features (not part of the saved actor).
+        self.state_head: torch.nn.Linear | None = None
+        if config.state_prediction > 0:
+            self.state_head = torch.nn.Linear(self.actor.features_width, config.state_space.shape[0]).to(self.device)
+        heads = [] if self.state_head is None else list(self.state_head.parameters())
+        self._parameters = [*self.actor.parameters(), *self.critic.parameters(), *heads]
         # One fused kernel for all parameters: the per-tensor default was 10x slower on the CPU.
         self.optimizer = torch.optim.Adam(self._parameters, lr=config.initial_learning_rate, fused=True)
         self.n_updates = 0
@@ -202,6 +236,13 @@ class PPOAgent:
     def _autocast(self) -> Any:
         return torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.amp)
 
+    def _frames(self, observation: Any) -> Any:
+        """What the actor reads: the observation, less the state a privileged run stores beside it."""
+        return observation[FRAMES] if self.config.reads_state else observation
+
+    def _critic_input(self, observation: Any) -> Any:
+        return observation[STATE] if self.config.critic_reads_state else self._frames(observation)
+
     def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
         return self.kept.rollout_for(steps, n_envs, observation_space, self.device)
 
@@ -211,8 +252,8 @@ class PPOAgent:
         assert isinstance(rollout, PPORollout)
         observation = rollout.store_observation(t, observation)
         with torch.inference_mode(), self._autocast():
-            probabilities = F.softmax(self._actor_fn(observation).float(), dim=1)
-            rollout.values[t] = self.critic(observation).float().squeeze(1)
+            probabilities = F.softmax(self._actor_fn(self._frames(observation)).float(), dim=1)
+            rollout.values[t] = self.critic(self._critic_input(observation)).float().squeeze(1)
         sampled = torch.multinomial(probabilities.cpu(), 1, generator=self.kept.generator).squeeze(1).numpy()
         actions = sampled
         if epsilon > 0:  # a share of uniform moves
@@ -224,7 +265,7 @@ class PPOAgent:
 
     def values(self, observation: Any) -> torch.Tensor:
         with torch.inference_mode(), self._autocast():
-            return self.critic(observation).float().squeeze(1)
+            return self.critic(self._critic_input(observation)).float().squeeze(1)
 
     def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
         config = self.config
@@ -257,7 +298,7 @@ class PPOAgent:
             for batch in order.tensor_split(config.n_minibatches):
                 rows = rows_of(observations, batch)
                 with self._autocast():
-                    values = self.critic(rows).float().squeeze(1)
+                    values = self.critic(self._critic_input(rows)).float().squeeze(1)
                 loss = config.vf_coef * F.mse_loss(values, returns[batch])
                 if not self.calibrating:
                     policy_loss, kl = self.policy_loss(rows, actions[batch], old_log_probs[batch], advantages[batch])
@@ -274,11 +315,18 @@ class PPOAgent:
     def policy_loss(
         self, rows: Any, actions: torch.Tensor, old_log_probs: torch.Tensor, advantages: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The clipped surrogate, less the entropy bonus, plus the pull; and how far the policy has
-        moved from the rollout's (an estimate of the KL, Schulman's k3)."""
+        """The clipped surrogate, less the entropy bonus, plus the pull and the state's prediction;
+        and how far the policy has moved from the rollout's (an estimate of the KL, Schulman's k3)."""
         config = self.config
+        frames = self._frames(rows)
+        predicted = None
         with self._autocast():
-            log_policy = F.log_softmax(self._actor_fn(rows).float(), dim=1)
+            if self.state_head is None:
+                logits = self._actor_fn(frames)
+            else:  # one pass through the encoder for both heads
+                features = self.actor.features(frames)
+                logits, predicted = self.actor.head(features), self.state_head(features)
+            log_policy = F.log_softmax(logits.float(), dim=1)
         log_probs = log_policy.gather(1, actions.unsqueeze(1)).squeeze(1)
         log_ratio = log_probs - old_log_probs
         ratio = log_ratio.exp()
@@ -291,9 +339,11 @@ class PPOAgent:
         loss = surrogate - config.ent_coef * entropy
         if self.kl_coef > 0:
             loss = loss + self.kl_coef * moved.mean()
+        if predicted is not None:
+            loss = loss + config.state_prediction * F.mse_loss(predicted.float(), rows[STATE])
         if self.start is not None and self.pull > 0:
             with torch.no_grad(), self._autocast():
-                start_policy = F.softmax(self.start(rows).float(), dim=1)
+                start_policy = F.softmax(self.start(frames).float(), dim=1)
             loss = loss + self.pull * -(start_policy * log_policy).sum(dim=1).mean()
         return loss, moved.mean().detach()
 
@@ -355,14 +405,17 @@ class PPOAgent:
         """The actor under ``q``, the key every model file names the network it plays by (its argmax)."""
         averaged = {} if self.averaged is None else {"averaged": self.averaged.state_dict(), "tail_updates": self.tail_updates}
         start = {} if self.start is None else {"start": self.start.state_dict()}
+        head = {} if self.state_head is None else {"state_head": self.state_head.state_dict()}
         return {
             "q": self.actor.state_dict(), "critic": self.critic.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "n_updates": self.n_updates, **averaged, **start,
+            "n_updates": self.n_updates, **averaged, **start, **head,
         }  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.actor.load_state_dict(state["q"])
         self.critic.load_state_dict(state["critic"])
+        if self.state_head is not None:
+            self.state_head.load_state_dict(state["state_head"])
         own = [{key: value for key, value in group.items() if key != "params"} for group in self.optimizer.param_groups]
         self.optimizer.load_state_dict(state["optimizer"])
         check_optimizer(self.optimizer, own)
@@ -394,7 +447,10 @@ Agent = PPOAgent
 
 def learn(agent: PPOAgent, env: Any, progress: Progress, timesteps: int, hooks: Hooks, buffer: None = None) -> None:
     """The rollouts' loop (:func:`agents.algorithms.rollouts.learn`) with PPO's acting and updates; a
-    fine-tuning run evaluates its start first and weighs the pull on every evaluation after."""
+    fine-tuning run evaluates its start first and weighs the pull on every evaluation after. A run
+    that reads the game's state sees it beside its observations (:class:`StateSteps`)."""
+    if agent.config.reads_state:
+        env = StateSteps(env, agent.config.game)
     if agent.start is None:
         rollouts.learn(agent, env, progress, timesteps, hooks)
         return

@@ -199,6 +199,7 @@ class NativeSteps:
         if self._stagger:
             cut = (self._lengths + 1 == self._first_ends) & ~(terminated | truncated)
             if cut.any():  # these envs' first episodes end here, as if their time limit had come
+                info = with_final_info(info, cut)
                 observations, restarted = self.env.reset(options={"reset_mask": cut})
                 for key in info.keys() & restarted.keys():  # the restarted envs' infos are their new episodes'
                     if not key.startswith("_") and isinstance(info[key], np.ndarray):
@@ -224,6 +225,19 @@ class NativeSteps:
         self.env.close()
         if self._writer is not None:
             self._writer.close()
+
+
+def with_final_info(info: dict[str, Any], ended: np.ndarray) -> dict[str, Any]:
+    """``info`` with the values of the ``ended`` envs kept as their ``final_info``, as a SAME_STEP
+    vector env keeps those of the envs it reset (a learner that reads the state needs the last one)."""
+    final = dict(info.get("final_info", {}))
+    for key, value in info.items():
+        if key.startswith(("_", "final_")) or not isinstance(value, np.ndarray):
+            continue
+        earlier = final.get(key)
+        mask = ended.reshape(-1, *(1,) * (value.ndim - 1))
+        final[key] = value.copy() if earlier is None else np.where(mask, value, earlier)
+    return {**info, "final_info": final, "_final_info": info.get("_final_info", np.zeros_like(ended)) | ended}
 
 
 class StackedSteps:
