@@ -22,6 +22,11 @@ and learns values beside it. So, from a start (a distilled student, an earlier r
    supervised policy), **released on evidence** (:mod:`agents.algorithms.warm_start`, as
    finetune's), by evaluations that hold the start's level, taken back by ones that fall.
 
+**From pixels, with the state in training only** (``critic_reads_state``, ``state_prediction``): the
+critic reads the game's state while the actor reads the frames, and the actor's features learn to
+predict the state beside the policy (:mod:`agents.algorithms.privileged`); a saved model is the
+actor, which plays from the frames alone.
+
 Hyperparameters come from ``zoo_configs/ppo.yml`` (ours: the RL Zoo does not read it).
 """
 
@@ -34,10 +39,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 import torch.nn.functional as F
+from gymnasium import spaces
 
 from agents.algorithms import rollouts
 from agents.algorithms.networks import QNetwork, network_spec, settings_of
-from agents.algorithms.privileged import FRAMES, STATE, StateSteps, check_state_game, state_space
+from agents.algorithms.privileged import FRAMES, STATE, StateSteps, check_state_game, state_space, with_state
 from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.warm_start import (
     check_start,
@@ -103,9 +109,9 @@ class PPOConfig(StartedFrom, ClippedPolicy, Rollouts, TailAveraging, QConfig):
         0.0, "the weight of an auxiliary loss: the actor's features predict the game's state (squared error on what "
         "obs_type=state shows; env_kwargs state_info: true); 0: none", low=0, high=100,
     )  # fmt: skip
-    # Set from the run's section when a key above reads the state (not keys): where, and its space.
+    # Set from the run's section when a key above reads the state (not keys): where, and its length.
     game: TeacherGame = dataclasses.field(default_factory=TeacherGame)
-    state_space: Any = None
+    state_size: int = 0
 
     @property
     def reads_state(self) -> bool:
@@ -119,7 +125,7 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
     check_minibatches(config, section)
     if config.reads_state:
         config.game = check_state_game(section, "critic_reads_state and state_prediction")
-        config.state_space = state_space(config.game)
+        config.state_size = state_space(config.game).shape[0]
     if config.start_from:
         check_start(config.start_from, spec)
     return config, spec
@@ -182,12 +188,13 @@ class PPOAgent:
         self.actor = QNetwork(spec).to(self.device)
         critic_spec = {**spec, "n_actions": 1}
         if config.critic_reads_state:
-            critic_spec = network_spec(config.state_space, 1, "MlpPolicy", {"net_arch": STATE_CRITIC_NET_ARCH})
+            state = spaces.Box(-np.inf, np.inf, (config.state_size,), np.float32)
+            critic_spec = network_spec(state, 1, "MlpPolicy", {"net_arch": STATE_CRITIC_NET_ARCH})
         self.critic = QNetwork(critic_spec).to(self.device)
         # The auxiliary head: the game's state from the actor's features (not part of the saved actor).
         self.state_head: torch.nn.Linear | None = None
         if config.state_prediction > 0:
-            self.state_head = torch.nn.Linear(self.actor.features_width, config.state_space.shape[0]).to(self.device)
+            self.state_head = torch.nn.Linear(self.actor.features_width, config.state_size).to(self.device)
         heads = [] if self.state_head is None else list(self.state_head.parameters())
         self._parameters = [*self.actor.parameters(), *self.critic.parameters(), *heads]
         # One fused kernel for all parameters: the per-tensor default was 10x slower on the CPU.
@@ -244,6 +251,9 @@ class PPOAgent:
         return observation[STATE] if self.config.critic_reads_state else self._frames(observation)
 
     def rollout_for(self, steps: int, n_envs: int, observation_space: Any) -> Rollout:
+        """The rollout for the envs' observations, and the state beside them where training reads it."""
+        if self.config.reads_state and not isinstance(observation_space, spaces.Dict):
+            observation_space = with_state(observation_space, self.config.state_size)
         return self.kept.rollout_for(steps, n_envs, observation_space, self.device)
 
     def play(self, rollout: Rollout, t: int, observation: Any, epsilon: float) -> np.ndarray:

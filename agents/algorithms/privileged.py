@@ -52,6 +52,11 @@ def state_space(game: TeacherGame) -> spaces.Box:
     return spaces.Box(-np.inf, np.inf, (size,), np.float32)
 
 
+def with_state(frames: spaces.Space, size: int) -> spaces.Dict:
+    """The space of a privileged learner's training observations: ``frames`` and a state of ``size`` numbers."""
+    return spaces.Dict({FRAMES: frames, STATE: spaces.Box(-np.inf, np.inf, (size,), np.float32)})
+
+
 class StateSteps:
     """Training envs (:mod:`agents.environments.steps`) whose observations carry the game's state
     beside the frames the learner plays from."""
@@ -59,11 +64,11 @@ class StateSteps:
     def __init__(self, steps: Any, game: TeacherGame) -> None:
         self.steps, self.game, self.arena = steps, game, arena_of(game)
         self.num_envs, self.action_space = steps.num_envs, steps.action_space
-        self.observation_space = spaces.Dict({FRAMES: steps.observation_space, STATE: state_space(game)})
+        self.observation_space = with_state(steps.observation_space, state_space(game).shape[0])
 
     def _state(self, info: dict[str, Any] | None) -> np.ndarray:
         if not info or STATE_KEY not in info:
-            raise UsageError(f"the state is read from info[{STATE_KEY!r}]: the env must be a native vector env with {STATE_OPTION}=true")
+            raise UsageError(f"the state is read from info[{STATE_KEY!r}]: a native vector env with {STATE_OPTION}=true")
         return self.arena.state_observation(info[STATE_KEY], self.game.env_kwargs)
 
     def first_observations(self) -> dict[str, np.ndarray]:

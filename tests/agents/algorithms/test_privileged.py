@@ -1,0 +1,104 @@
+"""Our PPO reading the game's state in training only (agents.algorithms.privileged): the state
+beside the frames, the one an ended game ended in; a pixel run whose critic reads the state and
+whose actor predicts it, saved as an actor that plays from the frames alone, and resumed; refused
+in one line where the env does not report the state."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from agents import train
+from agents.algorithms import ppo
+from agents.algorithms.privileged import FRAMES, STATE, StateSteps
+from agents.common.configuration.hyperparameters import TeacherGame
+from agents.evaluate import main as evaluate_main
+from agents.session.checkpoint import load_checkpoint
+from agents.session.cli import run_cli
+from ballenvs.reference import reference_for
+from tests.agents.algorithms.teaching import QUICK, stacked_env
+from tests.helpers import refused
+
+PIXELS = {"obs_type": "pixels", "obs_size": 36, "subpixel": True, "state_info": True, "opponent": "chaser"}
+#: The study's section (benchmarks/configs/ppo_pixels_from_nothing.yml), tiny: the teaching tests'
+#: flags, rollouts of 8 steps, one epoch, a narrow head.
+CONFIG = "benchmarks/configs/ppo_pixels_from_nothing.yml"
+RUN = [*QUICK[: QUICK.index("--hyperparams") + 1], QUICK[-1], "rollout_steps=8", "n_minibatches=2", "n_epochs=1"]
+RUN += ["policy_kwargs=dict(features_extractor_class=LeanCNN, net_arch=[32])"]
+RUN = ["--config", CONFIG, *RUN]
+
+
+def test_the_state_beside_the_frames_is_what_obs_type_state_shows_and_an_ended_game_keeps_its_last():
+    game = TeacherGame("BallSumo-v0", PIXELS)
+    steps = StateSteps(stacked_env(4, seed=3), game)
+    first = steps.first_observations()
+    arena = reference_for("BallSumo-v0").arena
+    np.testing.assert_array_equal(first[STATE], arena.state_observation(steps.reset_info["state"], PIXELS))
+    assert first[FRAMES].shape == (4, 4, 36, 36) and first[STATE].shape == (4, 11)
+    for _ in range(200):  # every game ends within the clock's 100 steps
+        step = steps.step(np.zeros(4, dtype=np.int64))
+        if step.ended.any():
+            break
+    ended = step.ended
+    assert ended.any()
+    # The state an ended game ended in: a ball out of the ring (positions in ring radii) or the clock
+    # (the last number, the share of the game left) run out; the next game's first has all its clock.
+    last = step.next_observations[STATE][ended]
+    out = np.maximum(np.hypot(last[:, 0], last[:, 1]), np.hypot(last[:, 4], last[:, 5])) >= 1.0
+    assert (out | (last[:, -1] == 0.0)).all()
+    assert (step.observations[STATE][ended, -1] == 1.0).all()
+    np.testing.assert_array_equal(step.next_observations[STATE][~ended], step.observations[STATE][~ended])
+    steps.close()
+
+
+def test_a_privileged_run_saves_an_actor_that_plays_from_frames_and_resumes(tmp_path, capsys):
+    argv = ["--algo", "ppo", *RUN, "--timesteps", "64", "--log-dir", str(tmp_path)]
+    assert run_cli(train.main, argv) == 0
+    run = tmp_path / "ppo" / "BallSumo-v0_1"
+    saved = load_checkpoint(run / "final_model.pt")
+    agent = saved["agent"]
+    assert set(saved["spec"]["parts"][""]) >= {"kind", "shape"} and saved["spec"]["parts"][""]["kind"] == "image"
+    assert agent["critic"]["head.0.weight"].shape[1] == 11  # the critic reads the state's 11 numbers
+    assert agent["state_head"]["weight"].shape == (11, saved["spec"]["parts"][""]["features"])
+    capsys.readouterr()
+    assert run_cli(evaluate_main, [str(run / "final_model.pt"), "--episodes", "2", "--deterministic"]) == 0
+    assert "BallSumo-v0: 2 episodes, return" in capsys.readouterr().out
+    argv = ["--resume", str(run), "--timesteps", "32", "--log-dir", str(tmp_path), "--no-progress"]
+    assert run_cli(train.main, argv) == 0
+    resumed = load_checkpoint(tmp_path / "ppo" / "BallSumo-v0_2" / "final_model.pt")
+    assert resumed["progress"]["num_timesteps"] == 96 and resumed["agent"]["n_updates"] > agent["n_updates"]
+
+
+def test_the_state_prediction_trains_the_actors_features():
+    game = TeacherGame("BallSumo-v0", PIXELS)
+    steps = StateSteps(stacked_env(8, seed=4), game)
+    config = ppo.PPOConfig(state_prediction=1.0, game=game, state_size=11, learning_rate=1e-3)
+    from agents.algorithms.networks import network_spec
+    from agents.common.networks.lean_cnn import LeanCNN
+
+    policy_kwargs = {"features_extractor_class": LeanCNN, "net_arch": [32]}
+    spec = network_spec(steps.observation_space[FRAMES], 9, "CnnPolicy", policy_kwargs)
+    agent = ppo.PPOAgent(spec, config, "cpu", seed=0)
+    observation = steps.first_observations()
+    frames, states = torch.as_tensor(observation[FRAMES]), torch.as_tensor(observation[STATE])
+    assert agent.state_head is not None
+
+    def error() -> float:
+        with torch.no_grad():
+            return float(torch.nn.functional.mse_loss(agent.state_head(agent.actor.features(frames)), states))
+
+    before = error()
+    encoder = [p.detach().clone() for p in agent.actor.encoders.parameters()]
+    rows = {FRAMES: frames, STATE: states}
+    for _ in range(30):
+        loss, _ = agent.policy_loss(rows, torch.zeros(8, dtype=torch.long), torch.zeros(8), torch.zeros(8))
+        agent.gradient_step(loss)
+    assert error() < 0.5 * before
+    assert any(not torch.equal(a, b) for a, b in zip(encoder, agent.actor.encoders.parameters()))
+    steps.close()
+
+
+def test_reading_the_state_without_state_info_is_refused_before_any_folder(tmp_path, capsys):
+    argv = ["--algo", "ppo", *RUN, "--env-kwargs", "state_info=false", "--log-dir", str(tmp_path)]
+    err = refused(capsys, train.main, argv, tmp_path)
+    assert "critic_reads_state and state_prediction read the game's state" in err and "state_info=true" in err
