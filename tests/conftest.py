@@ -3,6 +3,7 @@
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 
 import pytest
@@ -20,6 +21,23 @@ _SCRATCH = tempfile.mkdtemp(prefix="ballenvs-tests-")
 atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
 os.environ.setdefault("XDG_RUNTIME_DIR", _SCRATCH)
 os.environ.setdefault("SB3_LOGDIR", os.path.join(_SCRATCH, "sb3"))
+
+
+#: The signals the commands stop on. A command stopped in-process ignores further stops on its way out
+#: (agents.common.stops.ignore_stops); left so, the next test in the worker would never see its own.
+_STOP_SIGNALS = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGUSR1") if hasattr(signal, name)]
+
+
+@pytest.fixture(autouse=True)
+def _stop_handlers_restored():
+    """Every test starts with the stop signals' handlers Python starts with, and leaves them so."""
+    before = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for signum in _STOP_SIGNALS[1:]:
+        signal.signal(signum, signal.SIG_DFL)
+    yield
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
 
 
 #: A tiny custom run on BallSumo-v0's state vector (the sumo_run fixture), but its --log-dir.

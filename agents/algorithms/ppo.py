@@ -33,6 +33,7 @@ Hyperparameters come from ``zoo_configs/ppo.yml`` (ours: the RL Zoo does not rea
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -277,7 +278,9 @@ class PPOAgent:
         with torch.inference_mode(), self._autocast():
             return self.critic(self._critic_input(observation)).float().squeeze(1)
 
-    def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
+    def learn_rollout(
+        self, rollout: Rollout, observation: Any, stop_asked: Callable[[], bool] = rollouts.never
+    ) -> torch.Tensor | None:
         config = self.config
         advantages = gae(
             rollout.rewards,
@@ -288,9 +291,11 @@ class PPOAgent:
             config.gamma,
             config.gae_lambda,
         )
-        return self.update(rollout, advantages)
+        return rollouts.update_or_undo(self, lambda: self.update(rollout, advantages, stop_asked))
 
-    def update(self, rollout: Rollout, advantages: torch.Tensor) -> torch.Tensor:
+    def update(
+        self, rollout: Rollout, advantages: torch.Tensor, stop_asked: Callable[[], bool] = rollouts.never
+    ) -> torch.Tensor:
         """``n_epochs`` passes over the rollout in ``n_minibatches`` shuffled minibatches, each one
         gradient step on the clipped surrogate (advantages normalised within the minibatch), the
         critic's error, the entropy bonus and the pull; while calibrating, the critic's error alone.
@@ -306,6 +311,7 @@ class PPOAgent:
             order = torch.randperm(len(returns), generator=self.kept.generator).to(self.device)
             moved = []
             for batch in order.tensor_split(config.n_minibatches):
+                rollouts.check_stop(stop_asked)
                 rows = rows_of(observations, batch)
                 with self._autocast():
                     values = self.critic(self._critic_input(rows)).float().squeeze(1)

@@ -13,6 +13,7 @@ The rollouts, their loop and how an episode's end inside one is read are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -104,16 +105,19 @@ class PQNAgent(QLearner):
         with torch.inference_mode(), self._autocast():
             return self._q_fn(observation).float().max(dim=1).values
 
-    def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
-        """The updates on a full rollout (``observation``: the envs' after it). Returns the last loss."""
+    def learn_rollout(
+        self, rollout: Rollout, observation: Any, stop_asked: Callable[[], bool] = rollouts.never
+    ) -> torch.Tensor | None:
+        """The updates on a full rollout (``observation``: the envs' after it). Returns the last loss;
+        None, the agent as before them, where a stop was asked for inside them."""
         config = self.config
         next_values = rollouts.next_values(self, rollout, observation)
         returns = q_lambda_targets(
             rollout.rewards, rollout.terminated, rollout.ended, next_values, config.gamma, config.q_lambda
         )
-        return self.update(rollout, returns)
+        return rollouts.update_or_undo(self, lambda: self.update(rollout, returns, stop_asked))
 
-    def update(self, rollout: Rollout, returns: torch.Tensor) -> torch.Tensor:
+    def update(self, rollout: Rollout, returns: torch.Tensor, stop_asked: Callable[[], bool] = rollouts.never) -> torch.Tensor:
         """``n_epochs`` passes over the rollout in ``n_minibatches`` shuffled minibatches, each
         one gradient step on the squared error to the Q(lambda) targets. Returns the last loss."""
         config = self.config
@@ -122,6 +126,7 @@ class PQNAgent(QLearner):
         for _ in range(config.n_epochs):
             order = torch.randperm(len(targets), generator=self.kept.generator).to(self.device)
             for batch in order.tensor_split(config.n_minibatches):
+                rollouts.check_stop(stop_asked)
                 with self._autocast():
                     q_taken = (
                         self._q_fn(rows_of(observations, batch)).float().gather(1, actions[batch].unsqueeze(1)).squeeze(1)

@@ -9,6 +9,8 @@ real last observation (``Rollout.finals``), not on the next episode's first one.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -136,6 +138,34 @@ class KeptRollout:
         self._restored = state["rollout"]
 
 
+class StopInUpdate(Exception):
+    """A stop asked for between two minibatches of a rollout's updates."""
+
+
+def never() -> bool:
+    """No stop is ever asked for (updates called outside a run)."""
+    return False
+
+
+def check_stop(stop_asked: Callable[[], bool]) -> None:
+    """Between two minibatches: a stop asked for ends the updates here (:func:`update_or_undo`)."""
+    if stop_asked():
+        raise StopInUpdate
+
+
+def update_or_undo(agent: Any, update: Callable[[], torch.Tensor]) -> torch.Tensor | None:
+    """``update()``'s loss; or None where a stop came inside it (:func:`check_stop`), the agent then
+    as it was before the update (its networks, optimiser, counts and the generator of its minibatches'
+    order), so that the interrupted model, saved with its full rollout, resumes with this same update."""
+    before = copy.deepcopy(agent.state_dict()), agent.kept.generator.get_state()
+    try:
+        return update()
+    except StopInUpdate:
+        agent.load_state_dict(before[0])
+        agent.kept.generator.set_state(before[1])
+        return None
+
+
 class RolloutAgent(Protocol):
     """What the loop asks of a learner from rollouts (PQN's, our PPO's)."""
 
@@ -154,8 +184,9 @@ class RolloutAgent(Protocol):
         """Each observation's value, as the targets bootstrap on it."""
         ...
 
-    def learn_rollout(self, rollout: Rollout, observation: Any) -> torch.Tensor:
-        """The updates on a full rollout (``observation``: the envs' after it). Returns the last loss."""
+    def learn_rollout(self, rollout: Rollout, observation: Any, stop_asked: Callable[[], bool]) -> torch.Tensor | None:
+        """The updates on a full rollout (``observation``: the envs' after it). Returns the last loss;
+        None where ``stop_asked()`` turned true between two minibatches (:func:`update_or_undo`)."""
         ...
 
     def set_learning_rate(self, progress_remaining: float) -> float: ...
@@ -202,7 +233,10 @@ def learn(agent: RolloutAgent, env: Any, progress: Progress, timesteps: int, hoo
                 return
         if config.linear_learning_rate:
             agent.set_learning_rate(progress.progress_remaining())
-        loss = agent.learn_rollout(rollout, observation)
+        updated = agent.learn_rollout(rollout, observation, hooks.stop_asked)
+        if updated is None:  # stopped inside the updates: the agent as before them, the rollout kept whole
+            return
+        loss = updated
         if progress.progress_remaining() < config.tail_averaging:
             agent.average_tail()
         rollout.filled = 0

@@ -26,6 +26,10 @@ class Hooks:
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         """After every ``log_every_episodes`` finished episodes."""
 
+    def stop_asked(self) -> bool:
+        """Whether a stop was asked for (cheap: read between the minibatches of a long update)."""
+        return False
+
     def record(self, key: str, value: float) -> None:
         """A figure of the algorithm's own, written with the next log line."""
 
@@ -47,6 +51,9 @@ class HooksAround(Hooks):
 
     def on_step(self, progress: Progress) -> bool:
         return self.hooks.on_step(progress)
+
+    def stop_asked(self) -> bool:
+        return self.hooks.stop_asked()
 
     def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
         self.hooks.on_episodes(progress, returns, lengths, loss, fps)
@@ -84,6 +91,9 @@ class RunHooks(Hooks):
         # Every row carries the exploration rate, an evaluation's too, as stable-baselines3's do.
         self.logger.record("rollout/exploration_rate", progress.epsilon(self.agent.config))
         return self.milestones.on_step(progress.num_timesteps)
+
+    def stop_asked(self) -> bool:
+        return self.milestones.stop.signum is not None
 
     def record(self, key: str, value: float) -> None:
         self.logger.record(key, value)
