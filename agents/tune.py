@@ -158,7 +158,10 @@ def main(argv: list[str] | None = None) -> Path:
     _same_study(study, plan)
     fail_orphaned_trials(study)
     trials = args.seeds if fixed is not None else args.trials
-    note(f"study {study_name}: {len(study.trials)} trials so far; {trials} more, on {args.workers} worker(s) -> {study_dir}")
+    workers = f"{plan['workers']} worker(s)"
+    if plan["workers"] < args.workers:
+        workers += f" (--workers {args.workers}: one a trial)"
+    note(f"study {study_name}: {len(study.trials)} trials so far; {trials} more, on {workers} -> {study_dir}")
     start = time.perf_counter()
     try:
         run_workers(plan, trials, train.main)
@@ -185,6 +188,7 @@ def _plan(
     """What every worker needs to run the study's trials (a plain dict: it crosses to spawned processes)."""
     extra = [*(["--config", args.config] if args.config else []), *(["--n-envs", str(args.n_envs)] if args.n_envs else [])]
     extra += ["--env-kwargs", *args.env_kwargs]
+    workers = min(args.workers, args.seeds if fixed is not None else args.trials)  # a worker with no trial is none
     return {
         "env": args.env,
         "trainer": args.algo,  # the name studies have recorded it under since --algo was --trainer
@@ -193,13 +197,13 @@ def _plan(
         "eval_freq": args.eval_freq or max(args.timesteps // 10, 1),
         "eval_episodes": args.eval_episodes,
         "device": args.device,
-        "threads": trial_threads(args.threads, args.workers),
+        "threads": trial_threads(args.threads, workers),
         "extra": extra,
         "hyperparams": list(args.hyperparams),
         "storage": args.storage,
         "study": study_name,
         "study_dir": str(study_dir),
-        "workers": args.workers,
+        "workers": workers,
         "heartbeat": args.heartbeat,
         "pruner": "none" if fixed is not None else args.pruner,
         "max_total_trials": args.max_total_trials,

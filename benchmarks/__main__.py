@@ -12,7 +12,6 @@ table; the notes around those markers are kept.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import importlib
 import os
@@ -20,6 +19,8 @@ import re
 import sys
 from pathlib import Path
 
+from agents.common.errors import UsageError
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import RESULTS_DIR, machine
 
 #: name -> (full-size arguments, quick arguments)
@@ -81,12 +82,28 @@ def record(path: Path, name: str, command: str, where: str, text: str) -> None:
     update_results(results_file(path, name), name, f"`{command}` on {datetime.date.today()}, {where}:\n\n{text}")
 
 
+def check_results_file(path: Path) -> None:
+    """The results file a full run updates: a file (or none yet) in a folder that exists; said before
+    any benchmark runs, not after the last."""
+    if path.is_dir():
+        raise UsageError(f"--results {str(path)!r} is a folder; give the results file (a .md) to update")
+    if not path.parent.is_dir():
+        raise UsageError(f"--results {str(path)!r}: its folder {str(path.parent)!r} does not exist")
+
+
 def main(argv: list[str] | None = None) -> dict[str, dict]:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and not argv[0].startswith("-"):  # python -m benchmarks NAME: --only NAME, or the module, was meant
+        name = argv[0]
+        alone = f"; python -m benchmarks.{name} runs it alone" if (Path(__file__).parent / f"{name}.py").is_file() else ""
+        raise UsageError(f"python -m benchmarks takes flags only, got {name!r}{alone}; --only takes: {', '.join(BENCHMARKS)}")
+    parser = Parser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, a smoke pass; RESULTS.md is not touched")
     parser.add_argument("--only", nargs="+", choices=list(BENCHMARKS), default=list(BENCHMARKS))
     parser.add_argument("--results", default=str(RESULTS_DIR / "RESULTS.md"), help="the results file to update")
     args = parser.parse_args(argv)
+    if not args.quick:
+        check_results_file(Path(args.results))
     results = {}
     for k, name in enumerate(args.only, 1):
         bench_args = BENCHMARKS[name][1 if args.quick else 0]
@@ -102,4 +119,4 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(run_cli(main))

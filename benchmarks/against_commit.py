@@ -12,13 +12,13 @@ must cost BallDuel-v0 nothing while they are off.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from agents.session.cli import Parser, run_cli
 from benchmarks.common import Measurements, machine, progress_flag
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +60,7 @@ def worktrees() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m benchmarks.against_commit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--commit", default="46d5471", help="the earlier commit (default: 46d5471, before BallSumo)")
     parser.add_argument("--pairs", type=int, default=12, help="processes of each tree, in turn")
     parser.add_argument("--envs", type=int, default=256)
@@ -100,4 +100,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -15,15 +15,15 @@ a minute or less on a CPU (the tests run it).
 
 from __future__ import annotations
 
-import argparse
 import importlib
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from agents.common.errors import note
-from agents.session.cli import add_device_flags, describe_device, resolve_device
+from agents.session.cli import Parser, add_device_flags, describe_device, resolve_device, run_cli
 from benchmarks.common import RESULTS_DIR, Measurements, machine, progress_flag, row, write_json
 from benchmarks.floor import dqn_floor, pqn_floor, section_of
 from benchmarks.train_throughput import custom_rate, pqn_rate, sb3_rate
@@ -131,12 +131,16 @@ def format_result(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m benchmarks.gpu", description=__doc__.splitlines()[0])
     add_device_flags(parser)
     parser.add_argument("--quick", action="store_true", help="a smoke pass with tiny sizes; RESULTS.md is not touched")
     parser.add_argument("--results", default=str(RESULTS_DIR / "RESULTS.md"), help="the results file to update")
     progress_flag(parser)
     args = parser.parse_args(argv)
+    if not args.quick:
+        from benchmarks.__main__ import check_results_file
+
+        check_results_file(Path(args.results))
     device, threads = resolve_device(args.device, args.threads)
     note(f"device: {describe_device(device, threads)}")
     steps, learning_starts = (200, 64) if args.quick else (4000, 1000)
@@ -164,4 +168,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -68,7 +68,7 @@ from agents.common.configuration.hyperparameters import (
 )
 from agents.common.readers import count
 from agents.common.tensors import rows_of
-from agents.session.checkpoint import check_optimizer
+from agents.session.checkpoint import check_optimizer, check_tail_mean
 from agents.session.contract import AlgorithmModule
 from agents.session.evaluation import Evaluation
 from agents.session.hooks import Hooks
@@ -437,9 +437,10 @@ class PPOAgent:
         check_optimizer(self.optimizer, own)
         self.n_updates = count(state["n_updates"], "state agent n_updates")
         self.tail_updates = count(state.get("tail_updates", 0), "state agent tail_updates")
+        check_tail_mean(state, self.tail_updates)
         if self.tail_updates:
             self.averaged = QNetwork(self.spec).to(self.device).requires_grad_(False)
-            self.averaged.load_state_dict(state.get("averaged", state["q"]))
+            self.averaged.load_state_dict(state["averaged"])
         if self.start is not None:
             self.start.load_state_dict(state["start"])
 

@@ -14,7 +14,7 @@ import torch
 from agents.algorithms.networks import QNetwork
 from agents.common.readers import count
 from agents.common.tensors import to_tensor
-from agents.session.checkpoint import check_optimizer
+from agents.session.checkpoint import check_optimizer, check_tail_mean
 from ballenvs.state import copied, fitting_or_none, generator_state, parts, set_generator_state
 
 
@@ -163,6 +163,7 @@ class QLearner:
         check_optimizer(self.optimizer, own)
         self.n_updates = count(state["n_updates"], "state agent n_updates")
         self.tail_updates = count(state.get("tail_updates", 0), "state agent tail_updates")
+        check_tail_mean(state, self.tail_updates)
         if self.averaged is None and self.tail_updates:
             self.start_averaging()
         if self.averaged is not None:

@@ -24,6 +24,13 @@ from agents.session.progress import Progress
 SUFFIX = ".pt"
 
 
+def check_tail_mean(state: dict[str, Any], tail_updates: int) -> None:
+    """A checkpoint's tail mean is whole: the weights of the mean it counts updates of are there. A
+    resume that took the latest weights in their place would go on from something that was not stopped."""
+    if tail_updates and "averaged" not in state:
+        raise ValueError(f"state agent: its tail mean counts {tail_updates} update(s) but its weights (averaged) are missing")
+
+
 def agent_classes() -> dict[str, type[AlgorithmAgent]]:
     """Checkpoint format -> the agent class that writes it, for every registered custom algorithm."""
     modules = [algo.implementation() for algo in ALGORITHMS.values() if algo.learner == MODULE_LEARNER]

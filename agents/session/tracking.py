@@ -11,6 +11,8 @@ disk (``wandb sync`` uploads it later). wandb is the optional ``wandb`` extra.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +26,8 @@ VIDEO_NAME = "final_model.mp4"
 
 #: W&B's run modes (``WANDB_MODE``), as its settings take them.
 WANDB_MODES = ("online", "offline", "shared", "disabled", "dryrun", "run")
+#: The modes that keep a run on this machine: no API key needed.
+LOCAL_MODES = ("offline", "disabled", "dryrun")
 
 
 def check_tracking(args: argparse.Namespace) -> None:
@@ -41,6 +45,14 @@ def check_tracking(args: argparse.Namespace) -> None:
     except Exception as error:  # wandb's UsageError or pydantic's ValidationError, by version
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UsageError(f"--track: {first_line}") from None
+    if mode not in LOCAL_MODES:
+        with contextlib.redirect_stderr(io.StringIO()):  # its note on where it found the key: ours is the one line
+            logged_in = wandb.login(prompt=False, verify=False)
+        if not logged_in:
+            raise UsageError(
+                "--track: no W&B API key configured; set WANDB_API_KEY or run `wandb login`, or WANDB_MODE=offline to "
+                "keep the run on disk (`wandb sync` uploads it later)"
+            )
 
 
 def record_final_model(run_dir: Path, episodes: int = 1) -> Path:

@@ -80,6 +80,24 @@ class Checks(Protocol[Checked_co]):
     ) -> Checked_co: ...
 
 
+def check_run_length(section: Section, timesteps: int) -> None:
+    """A run long enough to learn at all: past its ``learning_starts``, and (a learner from rollouts)
+    at least one rollout long; else one line, before anything is written."""
+    starts = section.algo_kwargs.get("learning_starts")
+    if isinstance(starts, int) and not isinstance(starts, bool) and timesteps <= starts:
+        raise UsageError(
+            f"--timesteps {timesteps} is not past learning_starts={starts}: the run would end before its first update; "
+            f"valid: more than {starts} steps, or learning_starts below {timesteps}"
+        )
+    steps = section.algo_kwargs.get("rollout_steps")
+    if isinstance(steps, int) and not isinstance(steps, bool) and steps * section.n_envs > timesteps:
+        raise UsageError(
+            f"rollout_steps={steps} x {section.n_envs} envs is {steps * section.n_envs} steps a rollout, past this run's "
+            f"{timesteps}: it would end before its first update; valid: --timesteps of at least {steps * section.n_envs}, "
+            f"or rollout_steps up to {max(timesteps // section.n_envs, 1)}"
+        )
+
+
 def prepare_run(
     args: argparse.Namespace, algo: Algorithm, learner: Checks[Checked], resumed: Resumed | None = None
 ) -> RunSetup[Checked]:
@@ -109,6 +127,8 @@ def prepare_run(
     model = None if resumed is None else resumed.model
     checked = learner.check(section, observation_space, action_space, model, device)
     timesteps, seed = args.timesteps or timesteps, seed if args.seed is None else args.seed
+    if resumed is None:
+        check_run_length(section, timesteps)
     notes = () if resumed is None else resumed.notes
     if eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
         notes += (f"--eval-freq {eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end",)

@@ -112,8 +112,9 @@ def test_a_trial_shows_a_line_now_and_then_while_it_runs_and_no_progress_silence
     shown = capsys.readouterr()
     assert lines.search(shown.err) and not lines.search(shown.out), shown  # progress on stderr, results on stdout
     assert "[worker 0] trial 0: complete" in shown.out
-    assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1", "--no-progress")) == 0
-    out = capsys.readouterr().out
+    assert run_cli(tune.main, tiny(tmp_path, space_file, "--trials", "1", "--no-progress", "--workers", "100000")) == 0
+    out, err = capsys.readouterr()
+    assert "1 more, on 1 worker(s) (--workers 100000: one a trial)" in err
     assert not re.search(r"^\[worker 0\] trial 1: \d+ s in", out, re.M)
     assert "[worker 0] trial 1: complete" in out
 

@@ -115,6 +115,13 @@ def commands(block: Block) -> list[tuple[list[str], int]]:
     return found
 
 
+#: A documented run's learning_starts within its budget: a run that would end before its first update
+#: is refused (agents/trainer/setup.py), and the budget's 1,500 steps are below the sections' 5,000.
+LEARNING_STARTS = "learning_starts=500"
+#: The algorithm each training command runs without --algo.
+DEFAULT_ALGOS = {"agents.train": "dqn", "agents.sb3_train": "dqn", "agents.custom_train": "custom"}
+
+
 def budgeted(module: str, argv: list[str]) -> list[str]:
     """``argv`` with the module's budgets (:data:`BUDGETS`)."""
     budget, argv = BUDGETS.get(module, {}), list(argv)
@@ -124,6 +131,13 @@ def budgeted(module: str, argv: list[str]) -> list[str]:
                 argv[argv.index(flag) + 1] = value
         elif flag in budget.get("set", {}):
             argv += [flag] if value is None else [flag, value]
+    if budget is TRAINER and "--resume" not in argv:
+        from agents.common.configuration.registry import ALGORITHMS
+
+        algo = argv[argv.index("--algo") + 1] if "--algo" in argv else DEFAULT_ALGOS[module]
+        if algo in ALGORITHMS and "learning_starts" in ALGORITHMS[algo].schema.keys:
+            at = argv.index("--hyperparams") + 1 if "--hyperparams" in argv else len(argv)
+            argv[at:at] = [LEARNING_STARTS] if "--hyperparams" in argv else ["--hyperparams", LEARNING_STARTS]
     return argv
 
 

@@ -298,3 +298,23 @@ def test_rllib_learners_refuses_an_env_without_an_rllib_section_before_any_clust
 
     err = refused(capsys, rllib_learners.main, ["--env", "UAVGrid-v0", "--no-progress"])
     assert "has no section for 'UAVGrid-v0'; it has: BallSumo-v0, BallDuel-v0, UAVGridImage-v0" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["nosuch"], "python -m benchmarks takes flags only, got 'nosuch'; --only takes: env_throughput"),
+        (["time_to_skill", "--seeds", "1"], "python -m benchmarks.time_to_skill runs it alone"),
+        (["--only", "nosuch"], "argument --only: invalid choice: 'nosuch'"),
+        (["--only", "naive_vs_batched", "--results", "{tmp}"], "is a folder; give the results file (a .md) to update"),
+        (["--only", "naive_vs_batched", "--results", "{tmp}/no/RESULTS.md"], "/no' does not exist"),
+    ],
+)
+def test_the_benchmarks_front_door_refuses_in_one_line_before_any_benchmark(argv, message, tmp_path, monkeypatch, capsys):
+    from tests.helpers import refused
+
+    measured = []
+    monkeypatch.setattr(runner.importlib, "import_module", lambda name: measured.append(name))
+    argv = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
+    assert message in refused(capsys, runner.main, argv)
+    assert measured == [], "refused before any benchmark ran"

@@ -642,6 +642,8 @@ def test_a_video_name_too_long_for_the_file_system_is_refused_before_any_game(tm
 TRACKING = [
     ({"WANDB_MODE": "bogus"}, [], "WANDB_MODE='bogus' is not a W&B mode"),
     ({"WANDB_MODE": "offline"}, ["--wandb-project", "a/b?c"], "Invalid project name 'a/b?c'"),
+    # No key: none in the environment, and a home with no .netrc or W&B settings.
+    ({"WANDB_MODE": "online", "WANDB_API_KEY": None, "HOME": "/nonexistent"}, [], "--track: no W&B API key configured"),
 ]
 
 
@@ -651,7 +653,30 @@ def test_tracking_settings_wandb_refuses_are_refused_before_the_run_folder(
 ):
     pytest.importorskip("wandb")
     for key, value in environ.items():
-        monkeypatch.setenv(key, value)
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
     argv = [*UAV, "--timesteps", "300", "--log-dir", str(tmp_path), *TINY, "--track", *flags]
     assert message in refused(capsys, custom_train.main, argv, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+SUMO_PPO = ["--algo", "ppo", "--env", "BallSumo-v0"]
+#: What a run was given that it could not use: refused in one line before any folder.
+UNUSABLE = [
+    ([*SUMO_PPO, "--hyperparams", "rollout_steps=100000000000"], "rollout_steps=100000000000 x n_envs=8 needs about"),
+    (["--algo", "pqn", *UAV, "--hyperparams", "rollout_steps=10000000000"], "rollout_steps=10000000000 x n_envs=2 needs"),
+    ([*SUMO_PPO, "--hyperparams", "n_epochs=1000000000"], "n_epochs=1000000000 must be an integer in [1, 1000]"),
+    ([*SUMO_PPO, "--timesteps", "1024", "--hyperparams", "rollout_steps=4096"], "past this run's 1024: it would end before"),
+    (["--timesteps", "2000"], "--timesteps 2000 is not past learning_starts=5000: the run would end before its first update"),
+    ([*SUMO_PPO, "--hyperparams", "self_play=dict(scripted='chaser,pusher,chaser')"], "names chaser more than once"),
+]
+
+
+@pytest.mark.parametrize("argv,message", UNUSABLE, ids=[m[:40] for _, m in UNUSABLE])
+def test_what_a_run_could_not_use_is_refused_in_one_line_before_any_folder(tmp_path, capsys, argv, message):
+    from agents import train
+
+    assert message in refused(capsys, train.main, [*argv, "--log-dir", str(tmp_path)], tmp_path)
     assert list(tmp_path.iterdir()) == []

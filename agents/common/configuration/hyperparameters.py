@@ -168,7 +168,7 @@ class Rollouts:
     """What every learner that trains on short rollouts and throws them away takes (PQN, our PPO)."""
 
     rollout_steps: int = key(32, "steps each env plays between updates", low=1)
-    n_epochs: int = key(2, "passes over each rollout", low=1)
+    n_epochs: int = key(2, "passes over each rollout", low=1, high=1000)
     n_minibatches: int = key(4, "minibatches each pass is cut into", low=1)
 
 
@@ -349,4 +349,10 @@ class SelfPlay:
             )
         if checked.opponent_acts not in cls.OPPONENT_ACTS:
             raise ConfigError(f"self_play opponent_acts={checked.opponent_acts!r}; valid: {', '.join(cls.OPPONENT_ACTS)}")
+        for key in ("scripted", "evaluated"):  # a name twice would silently take two players' games
+            names = names_in(getattr(checked, key))
+            twice = sorted({name for name in names if names.count(name) > 1})
+            if twice:
+                listed = getattr(checked, key)
+                raise ConfigError(f"self_play {key}={listed!r} names {', '.join(twice)} more than once; name each once")
         return checked

@@ -56,7 +56,8 @@ def check_memory(
         check_replay_memory(section.algo_kwargs.get("buffer_size", 1_000_000), observation_space)
     observation = observation_bytes(observation_space)  # already frame-stacked
     batch = int(section.algo_kwargs.get("batch_size", 32))
-    costs = {
+    costs = rollout_costs(section, observation)
+    costs |= {
         f"net_arch of policy_kwargs ({section.algo_kwargs.get('policy_kwargs')})": network_bytes(
             section, observation_space, int(getattr(action_space, "n", 1))
         ),
@@ -70,6 +71,21 @@ def check_memory(
                 f"{what} needs about {needed / 2**30:,.1f} GiB of memory for these observations; "
                 f"this machine has {available / 2**30:,.1f} GiB"
             )
+
+
+def rollout_costs(section: Section, observation: int) -> dict[str, int]:
+    """What a learner from rollouts (PQN, our PPO) holds: every step's observations of every env as
+    the envs give them, and a few numbers each (action, reward, flags, value, log-probability); then a
+    minibatch of them as float32. Nothing for a learner that keeps no rollout."""
+    steps = section.algo_kwargs.get("rollout_steps")
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+        return {}  # none, or malformed: the config's check names it
+    minibatches = section.algo_kwargs.get("n_minibatches", 1)
+    minibatches = minibatches if isinstance(minibatches, int) and minibatches >= 1 else 1
+    rollout = steps * section.n_envs
+    minibatch = -(-rollout // minibatches)
+    held = f"rollout_steps={steps} x n_envs={section.n_envs}"
+    return {held: rollout * (observation + 32), f"{held} / n_minibatches={minibatches}": minibatch * observation * 4}
 
 
 def check_replay_memory(buffer_size: int, observation_space: spaces.Space) -> None:

@@ -266,6 +266,7 @@ def _tampered(run, tmp_path, change):
     "change, message",
     [
         (lambda s: s["agent"].pop("critic"), "its agent does not fit this run's ballenvs-custom-ppo/1: 'critic'"),
+        (lambda s: s["agent"].pop("averaged"), "its tail mean counts 1 update(s) but its weights (averaged) are missing"),
         (lambda s: s["agent"]["critic"]["head.0.weight"].fill_(float("nan")), "agent critic head.0.weight holds NaN"),
         (lambda s: s["agent"]["optimizer"].pop("param_groups"), "its agent does not fit"),
         (lambda s: s["agent"]["critic"].update({"head.0.weight": torch.zeros(64, 11, 4000)}), "its agent does not fit"),
@@ -283,6 +284,7 @@ def _tampered(run, tmp_path, change):
     ],
     ids=[
         "no-critic",
+        "no-tail-mean",
         "nan-critic",
         "no-param-groups",
         "critic-shape",
