@@ -91,6 +91,11 @@ def check_results_file(path: Path) -> None:
         raise UsageError(f"--results {str(path)!r}: its folder {str(path.parent)!r} does not exist")
 
 
+def measure(name: str, bench_args: list[str]) -> dict:
+    """One benchmark's run: what its module's main returns."""
+    return importlib.import_module(f"benchmarks.{name}").main(bench_args)
+
+
 def main(argv: list[str] | None = None) -> dict[str, dict]:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and not argv[0].startswith("-"):  # python -m benchmarks NAME: --only NAME, or the module, was meant
@@ -109,10 +114,10 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         bench_args = BENCHMARKS[name][1 if args.quick else 0]
         command = " ".join(["python -m benchmarks." + name, *bench_args])
         print(f"\n[{k}/{len(args.only)}] {command}", flush=True)
-        module = importlib.import_module(f"benchmarks.{name}")
-        results[name] = result = module.main(bench_args)
+        results[name] = result = measure(name, bench_args)
         if not args.quick:
-            record(Path(args.results), name, command, result.get("machine", machine()), module.format_result(result))
+            table = importlib.import_module(f"benchmarks.{name}").format_result(result)
+            record(Path(args.results), name, command, result.get("machine", machine()), table)
     if not args.quick:
         print(f"\nupdated {args.results}")
     return results

@@ -314,7 +314,7 @@ def test_the_benchmarks_front_door_refuses_in_one_line_before_any_benchmark(argv
     from tests.helpers import refused
 
     measured = []
-    monkeypatch.setattr(runner.importlib, "import_module", lambda name: measured.append(name))
+    monkeypatch.setattr(runner, "measure", lambda name, args: measured.append(name))
     argv = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
     assert message in refused(capsys, runner.main, argv)
     assert measured == [], "refused before any benchmark ran"

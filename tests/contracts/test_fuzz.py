@@ -56,6 +56,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.rllib_learners": ["--runners", "1", "--learners", "1", "--iterations", "2", "--n-steps", "32"],
     "benchmarks.silence": ["--only", "ballenvs.uav.baselines", "--limit", "30"],
     "benchmarks.time_to_skill": ["--learners", "custom", "--seeds", "0", "--timesteps", "1000", "--eval-freq", "500"],
+    "benchmarks": ["--only", "naive_vs_batched", "--results", "RESULTS.md"],
     "ballenvs.duel.match": ["chaser", "pusher", "--games", "2", "--no-progress"],
     "ballenvs.uav.baselines": ["--episodes", "1"],
     "agents.tune": ["--env", "UAVGrid-v0", "--algo", "custom", "--timesteps", "400", "--eval-freq", "200"]
@@ -91,6 +92,7 @@ WORK: dict[str, list[tuple[str, str]]] = {
     "benchmarks.silence": [("benchmarks.silence", "silence")],
     "benchmarks.time_to_skill": [("benchmarks.time_to_skill", "train_once")],
     "agents.tune": [("agents.tune", "run_workers")],
+    "benchmarks": [("benchmarks.__main__", "measure")],
     "ballenvs.duel.match": [("ballenvs.duel.match", name) for name in ("play_matches", "play_pairs", "round_robin")],
     "ballenvs.uav.baselines": [("ballenvs.uav.baselines", "episode_returns")],
 }
@@ -146,8 +148,14 @@ def parser_of(main: Callable[[list[str]], Any], argv: list[str]) -> argparse.Arg
     return caught[0]
 
 
+def main_of(command: str) -> Callable[[list[str]], Any]:
+    """``python -m COMMAND``'s main (a package's is in its __main__)."""
+    module = importlib.import_module(command)
+    return getattr(module, "main", None) or importlib.import_module(f"{command}.__main__").main
+
+
 def fuzzed_flags(command: str) -> list[argparse.Action]:
-    parser = parser_of(importlib.import_module(command).main, [])
+    parser = parser_of(main_of(command), [])
     return [
         action
         for action in parser._actions
@@ -177,7 +185,7 @@ def files_under(folder: Path) -> set[Path]:
 def test_a_hostile_value_for_any_flag_is_run_or_refused_in_one_line_leaving_nothing(command, run, monkeypatch):
     for module, name in WORK[command]:
         monkeypatch.setattr(importlib.import_module(module), name, stop_here)
-    main = importlib.import_module(command).main
+    main = main_of(command)
     flags = fuzzed_flags(command)
     codes: list[int] = []  # each invocation's exit status, for the record (-s shows the counts)
 
@@ -241,3 +249,56 @@ def test_a_name_too_long_for_the_file_system_is_bad_input_and_other_os_errors_ar
 
     with pytest.raises(OSError, match="Input/output error"):
         run_cli(broken_disk, [])
+
+
+#: The learners from rollouts (sizes they allocate as they start: a rollout of steps x envs x observation),
+#: a small valid run each, fuzzed key by key; stopped once its rollout is allocated and its first step is stored.
+KEYED: dict[str, list[str]] = {
+    algo: ["--algo", algo, *env, "--n-envs", "2", "--timesteps", "64", "--eval-freq", "0", "--save-freq", "0"]
+    + ["--no-progress", "--threads", "1", "--hyperparams", "rollout_steps=8", "n_minibatches=2"]
+    for algo, env in (("ppo", ["--env", "BallSumo-v0"]), ("pqn", ["--env", "UAVGrid-v0"]))
+}
+
+
+def key_values(key: Any) -> st.SearchStrategy[str]:
+    """Values for one key: at, just past and far past its bounds, and what it does not take."""
+    edges: list[float] = []
+    for bound in (key.low, key.high):
+        if bound is not None:
+            edges += [bound, bound - 1, bound + 1, bound * 10, bound - 1e-9, bound + 1e-9]
+    words = ["10**12", "4096", "1000000", "100000000000", "lin_3e-4", "lin_nan", "lin_-1", "true", "False", "dict()"]
+    drawn = [repr(edge) for edge in edges] + [value for value in NUMBERS + WORDS if "=" not in value] + words
+    return st.one_of(st.sampled_from(drawn), st.integers(-(2**70), 2**70).map(str), st.floats().map(repr))
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("algo", sorted(KEYED))
+def test_every_key_of_a_learner_from_rollouts_in_and_out_of_range_is_run_or_refused_in_one_line(algo, monkeypatch):
+    from agents.algorithms import rollouts
+    from agents.common.configuration.registry import ALGORITHMS
+
+    monkeypatch.setattr(rollouts.Rollout, "store_observation", stop_here)
+    main = importlib.import_module("agents.train").main
+    keys = ALGORITHMS[algo].schema.keys
+
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=EXAMPLES <= 20)
+    @given(data=st.data())
+    def invoke(data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(sorted(keys)), label="key")
+        value = data.draw(key_values(keys[name]), label="value")
+        with tempfile.TemporaryDirectory() as scratch:
+            argv = [*KEYED[algo], f"{name}={value}", "--log-dir", scratch]
+            stderr = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+                    code = run_cli(main, argv)
+            except Checked:
+                code = 0
+            said = stderr.getvalue()
+            assert code in (0, 2) and "Traceback" not in said, f"python -m agents.train {argv}: exit {code}\n{said}"
+            if code == 2:
+                lines = said.strip().splitlines()
+                assert len(lines) == 1 and lines[0].startswith("error: "), f"python -m agents.train {argv}\n{said}"
+                assert not any(Path(scratch).iterdir()), f"python -m agents.train {argv} refused, and left a folder"
+
+    invoke()
