@@ -71,7 +71,7 @@ from agents.common.tensors import rows_of
 from agents.session.checkpoint import check_optimizer, check_tail_mean
 from agents.session.contract import AlgorithmModule
 from agents.session.evaluation import Evaluation
-from agents.session.hooks import Hooks
+from agents.session.hooks import Figures, Hooks
 from agents.session.progress import Progress
 from ballenvs.state import generator_state, parts, set_generator_state
 
@@ -134,6 +134,8 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
 
 #: The critic's hidden layers where it reads the state: the state section's network (ppo.yml).
 STATE_CRITIC_NET_ARCH = [256, 256]
+#: The least spread a state number's prediction error is divided by (one that never moves: the clock at a start).
+STATE_SCALE_FLOOR = 1e-3
 
 
 class PPORollout(Rollout):
@@ -194,6 +196,10 @@ class PPOAgent:
         self.critic = QNetwork(critic_spec).to(self.device)
         # The auxiliary head: the game's state from the actor's features (not part of the saved actor).
         self.state_head: torch.nn.Linear | None = None
+        # The state's spread over the rollout being learned (its prediction's error is in its units),
+        # and that error at the last minibatch (train/state_error, against 1 for predicting the mean).
+        self.state_scale = torch.ones(config.state_size, device=self.device)
+        self.state_error = torch.full((), float("nan"), device=self.device)
         if config.state_prediction > 0:
             self.state_head = torch.nn.Linear(self.actor.features_width, config.state_size).to(self.device)
         heads = [] if self.state_head is None else list(self.state_head.parameters())
@@ -305,6 +311,8 @@ class PPOAgent:
         observations, actions = rollout.flat(), rollout.actions.flatten()
         old_log_probs, advantages = rollout.log_probs.flatten(), advantages.flatten()
         returns = advantages + rollout.values.flatten()
+        if self.state_head is not None:  # each number of the state weighed alike: velocities vary a tenth as much
+            self.state_scale = observations[STATE].std(dim=0).clamp_min(STATE_SCALE_FLOOR)
         loss = torch.zeros((), device=self.device)
         moved_all: list[torch.Tensor] = []  # every minibatch's KL, for the penalty's weight
         for _ in range(config.n_epochs):
@@ -356,7 +364,9 @@ class PPOAgent:
         if self.kl_coef > 0:
             loss = loss + self.kl_coef * moved.mean()
         if predicted is not None:
-            loss = loss + config.state_prediction * F.mse_loss(predicted.float(), rows[STATE])
+            error = ((predicted.float() - rows[STATE]) / self.state_scale).square().mean()
+            self.state_error = error.detach()
+            loss = loss + config.state_prediction * error
         if self.start is not None and self.pull > 0:
             with torch.no_grad(), self._autocast():
                 start_policy = F.softmax(self.start(frames).float(), dim=1)
@@ -400,6 +410,10 @@ class PPOAgent:
 
     def schedules(self) -> dict[str, float]:
         return {"train/pull_weight": self.pull}
+
+    def figures(self) -> dict[str, float]:
+        """What the log shows of the agent's own every few episodes (a device sync: not per step)."""
+        return {} if self.state_head is None else {"train/state_error": float(self.state_error)}
 
     def runtime_state(self) -> dict[str, Any]:
         """What it holds between steps besides its networks and optimiser, for a resume that goes on
@@ -468,6 +482,7 @@ def learn(agent: PPOAgent, env: Any, progress: Progress, timesteps: int, hooks: 
     that reads the game's state sees it beside its observations (:class:`StateSteps`)."""
     if agent.config.reads_state:
         env = StateSteps(env, agent.config.game)
+        hooks = Figures(hooks, agent.figures)
     if agent.start is None:
         rollouts.learn(agent, env, progress, timesteps, hooks)
         return

@@ -19,7 +19,6 @@ distilled student, an earlier run's DQN): :mod:`agents.algorithms.finetune`, our
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Any, Protocol
 
 import torch
@@ -30,7 +29,7 @@ from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
 from agents.common.errors import UsageError
 from agents.session.checkpoint import load_checkpoint
 from agents.session.evaluation import Evaluation
-from agents.session.hooks import Hooks, HooksAround
+from agents.session.hooks import Figures, Hooks
 from agents.session.progress import Progress
 from ballenvs.state import parts
 
@@ -130,12 +129,12 @@ class Weighed(Protocol):
         ...
 
 
-class Evidence(HooksAround):
+class Evidence(Figures):
     """The run's hooks, and after each of its evaluations the pull weighed on it; what the evidence
     sets is logged with every row (``train/pull_weight``, the roll-in's ``train/roll_in_steps``)."""
 
     def __init__(self, hooks: Hooks, agent: Weighed) -> None:
-        super().__init__(hooks)
+        super().__init__(hooks, agent.schedules)
         self.agent = agent
         self.seen = None if agent.start_level is None else agent.start_level.steps
 
@@ -147,11 +146,6 @@ class Evidence(HooksAround):
             self.seen = latest.steps
             self.agent.weigh(latest)
         return go_on
-
-    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
-        for name, value in self.agent.schedules().items():
-            self.hooks.record(name, value)
-        self.hooks.on_episodes(progress, returns, lengths, loss, fps)
 
 
 def evidence_from_the_start(hooks: Hooks, agent: Weighed, progress: Progress) -> Evidence:

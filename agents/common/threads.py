@@ -12,7 +12,12 @@ torch's defaults against 8.0 s with one thread each. So:
   later costs its share, not a collapse;
 - ``--threads auto`` (every command's default) uses ``OMP_NUM_THREADS`` when set, else the cores
   free to this process when it starts: the cores it may run on less those other processes keep
-  busy, at least one.
+  busy, at least one;
+- and no more than the work pays for: where a command knows the multiply-adds of its largest call
+  (a training run: one update's forward and backward passes over a minibatch), a second thread is
+  taken only from :data:`SECOND_THREAD_FROM` on. Below it, handing each operation's halves to a
+  second thread costs more than the half it saves: the main command ran in 0.74x the time on one
+  thread than on two (benchmarks/RESULTS.md, "Threads that pay").
 """
 
 from __future__ import annotations
@@ -78,6 +83,9 @@ def cores_busy_elsewhere(seconds: float = _SAMPLE_SECONDS) -> float:
 
 #: More threads than any machine here has cores; torch takes a 32-bit count.
 MAX_THREADS = 1024
+#: The multiply-adds of one update from which a second thread pays (benchmarks.threads --crossover,
+#: on 2 idle cores: below it one thread updated faster at every batch measured).
+SECOND_THREAD_FROM = 2_000_000_000
 
 
 def parse_threads(value: str) -> int | None:
@@ -103,26 +111,29 @@ def threads_flag(value: str) -> str:
     return value
 
 
-def choose_threads(requested: str) -> tuple[int, str]:
+def choose_threads(requested: str, update_work: int | None = None) -> tuple[int, str]:
     """The thread count for ``--threads`` and why: the number asked for, ``OMP_NUM_THREADS``, or
-    the cores free now."""
+    the cores free now, but one where ``update_work`` (an update's multiply-adds) is below what a
+    second thread pays for."""
     count = parse_threads(requested)
     if count is not None:
         return count, "--threads"
     from_env = os.environ.get("OMP_NUM_THREADS", "")
     if from_env.isdigit() and int(from_env) >= 1:
         return int(from_env), "OMP_NUM_THREADS"
+    if update_work is not None and update_work < SECOND_THREAD_FROM:
+        return 1, f"auto: an update of {update_work / 1e6:,.0f}M multiply-adds is faster on one"
     cores = usable_cores()
     free = min(cores, max(1, round(cores - cores_busy_elsewhere())))
     return free, f"{free} of {cores} cores free"
 
 
-def apply_threads(requested: str) -> str:
+def apply_threads(requested: str, update_work: int | None = None) -> str:
     """Set torch's CPU threads for ``--threads`` (see :func:`choose_threads`); returns the
     choice in words, for the line a command prints beside its device."""
     import torch
 
-    count, why = choose_threads(requested)
+    count, why = choose_threads(requested, update_work)
     torch.set_num_threads(count)
     wait = os.environ.get(WAIT_POLICY_VAR, "spinning").lower()
     return f"{count} thread{'s' if count != 1 else ''} ({why}, {wait} waits)"

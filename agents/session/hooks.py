@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -66,6 +67,19 @@ class HooksAround(Hooks):
 
     def latest_evaluation(self) -> Evaluation | None:
         return self.hooks.latest_evaluation()
+
+
+class Figures(HooksAround):
+    """A run's hooks, and with every log row the figures ``figures()`` gives (an algorithm's own)."""
+
+    def __init__(self, hooks: Hooks, figures: Callable[[], dict[str, float]]) -> None:
+        super().__init__(hooks)
+        self.figures = figures
+
+    def on_episodes(self, progress: Progress, returns: deque, lengths: deque, loss: torch.Tensor | None, fps: float) -> None:
+        for name, value in self.figures().items():
+            self.hooks.record(name, value)
+        self.hooks.on_episodes(progress, returns, lengths, loss, fps)
 
 
 class LoggedAgent(Protocol):

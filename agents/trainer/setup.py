@@ -28,6 +28,7 @@ from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError
+from agents.common.threads import apply_threads
 from agents.environments.envs import make_eval_vec, make_vec, probe_spaces, resolve_vec_env
 from agents.session.cli import EVAL_EPISODES, EVAL_FREQ, check_flags
 from agents.session.opponents import check_players
@@ -80,6 +81,31 @@ class Checks(Protocol[Checked_co]):
     ) -> Checked_co: ...
 
 
+def update_work(section: Section, observation_space: spaces.Space, action_space: spaces.Space) -> int | None:
+    """About the multiply-adds of one of the run's updates: its network's forward pass on one
+    observation (our networks', which stable-baselines3's DQN policies equal for the same keys), times
+    its minibatch (``batch_size``, or a rollout's share: steps x envs / minibatches), times 3 for the
+    backward pass. None where it cannot be told (a network not built from these keys)."""
+    import torch
+
+    from agents.algorithms.networks import QNetwork, network_spec
+    from agents.common.networks.lean_cnn import multiply_adds
+    from agents.common.tensors import to_tensor
+
+    try:
+        spec = network_spec(observation_space, int(getattr(action_space, "n", 1)), section.policy, section.network)
+    except UsageError:
+        return None
+    sample = observation_space.sample()
+    example = {k: v[None] for k, v in sample.items()} if isinstance(sample, dict) else sample[None]
+    per_sample = multiply_adds(QNetwork(spec), to_tensor(example, torch.device("cpu")))
+    kwargs = section.algo_kwargs
+    batch = kwargs.get("batch_size")
+    if "rollout_steps" in kwargs:
+        batch = -(-kwargs["rollout_steps"] * section.n_envs // kwargs.get("n_minibatches", 1))
+    return 3 * per_sample * int(batch or 32)
+
+
 def check_run_length(section: Section, timesteps: int) -> None:
     """A run long enough to learn at all: past its ``learning_starts``, and (a learner from rollouts)
     at least one rollout long; else one line, before anything is written."""
@@ -126,6 +152,8 @@ def prepare_run(
     eval_episodes = given(args.eval_episodes, section.eval_episodes, EVAL_EPISODES)
     model = None if resumed is None else resumed.model
     checked = learner.check(section, observation_space, action_space, model, device)
+    if args.threads == "auto":  # now that the work is known: no more threads than it pays for
+        threads = apply_threads(args.threads, update_work(section, observation_space, action_space))
     timesteps, seed = args.timesteps or timesteps, seed if args.seed is None else args.seed
     if resumed is None:
         check_run_length(section, timesteps)

@@ -47,7 +47,8 @@ def test_the_teacher_labels_while_its_term_counts_and_the_term_ends_at_zero():
 
 
 def test_a_run_starts_from_the_students_policy(student, tmp_path):
-    argv = ["--algo", "kickstart", *QUICK, f"start_from={student}", "learning_starts=1000"]  # no update: the student's network
+    # Past learning_starts, but no update yet: the student's network.
+    argv = ["--algo", "kickstart", *QUICK, f"start_from={student}", "learning_starts=4", "train_freq=1000"]
     argv += ["--teacher", "pusher", "--timesteps", "8", "--log-dir", str(tmp_path)]
     assert run_cli(train.main, argv) == 0
     state = load_checkpoint(student / "final_model.pt")

@@ -90,7 +90,7 @@ def test_pqn_turns_layer_norm_on_unless_told_otherwise():
     "overrides,message",
     [
         ({"q_lambda": 1.5}, r"q_lambda=1.5 must be a number in \[0, 1\]"),
-        ({"n_epochs": 0}, "n_epochs=0 must be an integer >= 1"),
+        ({"n_epochs": 0}, r"n_epochs=0 must be an integer in \[1, 1000\]"),
         ({"n_minibatches": 2.5}, "n_minibatches=2.5 must be an integer"),
         ({"buffer_size": 1000}, "unknown hyperparameter.*buffer_size.*valid: .*q_lambda"),
     ],
