@@ -8,11 +8,6 @@ import importlib.util
 import os
 import sys
 
-# Before anything imports numpy: its OpenBLAS threads spin while they wait as torch's do. The matrix
-# products numpy runs here are small (the champion's MLP, a few hundred rows), and on 2 cores with
-# one busy they ran 9-18x slower on 2 threads than on 1 (benchmarks/RESULTS.md, "The planner").
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 _NEEDS = ("yaml", "torch", "stable_baselines3", "tqdm", "matplotlib")
 # python -m agents.X: the package is imported while the module is looked for, argv[0] still "-m".
 _STARTING_A_COMMAND = sys.argv[:1] == ["-m"]
@@ -38,8 +33,13 @@ if _STARTING_A_COMMAND:  # a stop during the command's imports exits as one duri
     exit_on_stops_while_starting()
 _check_extra()
 
-# Before anything imports torch: its OpenMP threads sleep while they wait instead of spinning
-# (agents.common.threads says why, with the measurement).
-from agents.common.threads import prefer_passive_waiting  # noqa: E402
+if _STARTING_A_COMMAND:  # a command's own process: a library import sets no variable in its user's
+    # Before anything imports numpy: its OpenBLAS threads spin while they wait as torch's do. The matrix
+    # products numpy runs here are small (the champion's MLP, a few hundred rows), and on 2 cores with
+    # one busy they ran 9-18x slower on 2 threads than on 1 (benchmarks/RESULTS.md, "The planner").
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # Before anything imports torch: its OpenMP threads sleep while they wait instead of spinning
+    # (agents.common.threads says why, with the measurement).
+    from agents.common.threads import prefer_passive_waiting
 
-prefer_passive_waiting()
+    prefer_passive_waiting()

@@ -36,6 +36,12 @@ AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMo
 _DISCARDED = np.random.default_rng(0)
 
 
+
+def name_of(env: Any) -> str:
+    """The id an env was made as (BallSumo-v0 is BallDuel's game under other rules), else its game's name."""
+    spec = getattr(env, "spec", None)
+    return spec.id if spec is not None else env.game.NAME
+
 class RenderModes(list):
     """The render modes, as a list that refuses a mode that is not a string with a clear error:
     gym.make checks ``render_mode in metadata["render_modes"]`` before the env is made, and on a
@@ -95,7 +101,7 @@ class GameEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         super().reset(seed=seed)
         if options:
-            raise ValueError(f"{self.game.NAME} takes no reset options, got {options!r}")
+            raise ValueError(f"{name_of(self)} takes no reset options, got {options!r}")
         self.game.reset([self.np_random])
         self._episode_over = False
         if self.render_mode == "human":
@@ -105,7 +111,7 @@ class GameEnv(gym.Env):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         if self._episode_over is not False:
             when = "before the first reset()" if self._episode_over is None else "after the episode ended"
-            raise ResetNeeded(f"{self.game.NAME}: step() called {when}; call reset() first")
+            raise ResetNeeded(f"{name_of(self)}: step() called {when}; call reset() first")
         action = check_action(action, int(self.game.action_space.n))
         reward, terminated, info = self.game.step(action, [self.np_random])
         truncated = self.max_episode_steps is not None and self.game.steps >= self.max_episode_steps
@@ -234,7 +240,7 @@ class GameVectorEnv(VectorEnv):
         options = dict(options or {})
         mask = options.pop("reset_mask", None)
         if options:
-            raise ValueError(f"{self.game.NAME} takes no reset options besides reset_mask, got {options!r}")
+            raise ValueError(f"{name_of(self)} takes no reset options besides reset_mask, got {options!r}")
         envs = self._every_env if mask is None else self._check_reset_mask(mask)
         self._reseed(self._per_env_seeds(seed), envs)
         self.game.reset(self._ensure_seeded(), None if mask is None else envs)
@@ -243,7 +249,7 @@ class GameVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         if self._rngs is None:
-            raise ResetNeeded(f"{self.game.NAME} vector env: step() called before the first reset(); call reset() first")
+            raise ResetNeeded(f"{name_of(self)} vector env: step() called before the first reset(); call reset() first")
         actions = self._check_actions(actions)
         mode, rngs = self.autoreset_mode, self._rngs
         if mode == AutoresetMode.DISABLED and np.count_nonzero(self._ended):

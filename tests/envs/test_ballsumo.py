@@ -10,6 +10,7 @@ import re
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.error import ResetNeeded
 
 import ballenvs  # noqa: F401  (registers the ids)
 from ballenvs.cli import run as run_command
@@ -478,3 +479,17 @@ def test_the_match_command_refuses_counts_and_seeds_out_of_range_in_one_line_bef
     assert run_command(match_main, ["chaser", "pusher", *flags]) == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1
+
+
+def test_stepping_a_finished_game_names_ballsumo_not_the_duel():
+    env = gym.make("BallSumo-v0", opponent="pusher")
+    env.reset(seed=0)
+    ended = False
+    while not ended:
+        _, _, terminated, truncated, _ = env.step(0)
+        ended = terminated or truncated
+    with pytest.raises(ResetNeeded, match=r"^BallSumo-v0: step\(\) called after the episode ended"):
+        env.step(0)
+    vector = gym.make_vec("BallSumo-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    with pytest.raises(ResetNeeded, match=r"^BallSumo-v0 vector env: step\(\) called before the first reset"):
+        vector.step(np.zeros(2, dtype=np.int64))

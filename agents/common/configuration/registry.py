@@ -266,4 +266,5 @@ def check_algo(name: str, command: str) -> Algorithm:
             f"--algo {name!r} ({ALGORITHMS[name].label}) is trained by python -m {ALGORITHMS[name].alias} "
             f"(and python -m {TRAIN}); this one trains: {', '.join(mine)}"
         )
-    raise UsageError(f"unknown --algo {name!r}; valid: {', '.join(mine)} (every algorithm: {', '.join(ALGORITHMS)})")
+    others = "" if set(mine) == set(ALGORITHMS) else f" (python -m {TRAIN} trains every one: {', '.join(ALGORITHMS)})"
+    raise UsageError(f"unknown --algo {name!r}; valid: {', '.join(mine)}{others}")

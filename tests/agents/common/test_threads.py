@@ -47,30 +47,33 @@ def test_a_busy_core_elsewhere_is_seen():
         spinner.wait()
 
 
-def _wait_policy_in_a_fresh_process(env: dict[str, str]) -> str:
-    code = "import agents, os, torch; print(os.environ.get('OMP_WAIT_POLICY'))"
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+#: The variables a command sets for itself before numpy and torch load (agents/__init__.py).
+THREAD_VARIABLES = ("OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS")
 
 
-def test_importing_agents_makes_torchs_idle_threads_sleep_unless_the_user_chose(monkeypatch):
+def _variables_in_a_fresh_process(env: dict[str, str], command: bool) -> list[str | None]:
+    """What the variables are after ``import agents`` (and numpy, torch): as a command's own process
+    (``python -m agents.X`` imports the package with argv[0] still "-m"), or as a library."""
+    started = "import sys; sys.argv = ['-m']; " if command else ""
+    code = f"{started}import agents, os, numpy, torch; print(*(os.environ.get(v) for v in {THREAD_VARIABLES!r}))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    return [None if word == "None" else word for word in out.split()]
+
+
+def test_a_command_makes_idle_threads_sleep_and_numpys_blas_one_thread_unless_the_user_chose():
     import os
 
-    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
-    assert _wait_policy_in_a_fresh_process(env) == "PASSIVE"
-    assert _wait_policy_in_a_fresh_process({**env, "OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE"
+    env = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+    assert _variables_in_a_fresh_process(env, command=True) == ["PASSIVE", "1"]
+    chosen = {**env, "OMP_WAIT_POLICY": "ACTIVE", "OPENBLAS_NUM_THREADS": "2"}
+    assert _variables_in_a_fresh_process(chosen, command=True) == ["ACTIVE", "2"]
 
 
-def test_importing_agents_keeps_numpys_blas_on_one_thread_unless_the_user_chose():
+def test_importing_agents_as_a_library_sets_no_variable():
     import os
 
-    code = "import agents, os, numpy; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
-    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
-
-    def blas_threads(env: dict[str, str]) -> str:
-        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
-
-    assert blas_threads(env) == "1"
-    assert blas_threads({**env, "OPENBLAS_NUM_THREADS": "2"}) == "2"
+    env = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+    assert _variables_in_a_fresh_process(env, command=False) == [None, None]
 
 
 def test_a_trainer_prints_its_thread_choice_beside_the_device(tmp_path):
