@@ -4,9 +4,17 @@
 (stable-baselines3, torch, PyYAML, ...); without it, its command lines say what to install.
 """
 
+from __future__ import annotations
+
 import importlib.util
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agents.artifacts.model_players import QPlayer
+
+__all__ = ["load_player"]
 
 _NEEDS = ("yaml", "torch", "stable_baselines3", "tqdm", "matplotlib")
 # python -m agents.X: the package is imported while the module is looked for, argv[0] still "-m".
@@ -43,3 +51,11 @@ if _STARTING_A_COMMAND:  # a command's own process: a library import sets no var
     from agents.common.threads import prefer_passive_waiting
 
     prefer_passive_waiting()
+
+
+def load_player(path: str | os.PathLike[str], device: str = "cpu") -> QPlayer:
+    """Any model our commands write as a player of its game, for ``gym.make(..., opponent=...)``
+    (:func:`agents.artifacts.model_players.load_player`, which says what it reads)."""
+    from agents.artifacts.model_players import load_player as load
+
+    return load(os.fspath(path), device)

@@ -76,6 +76,31 @@ class QPlayer(Player):
             return self.q(torch.as_tensor(batch, device=self.device))
 
 
+def load_player(path: str | Path, device: str = "cpu") -> QPlayer:
+    """Any model our commands write, as a player of the two-player game it learned: a run folder (its
+    final model, else its best, else its interrupted one), or a model file in one (final, best,
+    interrupted, a checkpoint; our ``.pt`` or stable-baselines3's ``.zip``). The player sees the game
+    as its model was trained to (its observation type, frame size, frame stack, channel order, the
+    clock) whatever the env it plays in shows, so it plays anywhere a player goes::
+
+        import agents, gymnasium as gym
+        champion = agents.load_player("runs/dqn/BallDuel-v0_1")
+        env = gym.make("BallDuel-v0", opponent=champion)
+
+    (also ``ballenvs.duel.match``'s players and ``agents.evaluate --opponent``). Its files are read as
+    data (weights-only tensors, YAML, the zip's parameters): no code in them runs."""
+    from agents.artifacts.models import find_model
+    from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+    from agents.common.errors import UsageError
+
+    model_path, run_dir = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+    env_id = read_config(run_dir)["env_id"]
+    arena = reference_for(env_id).arena
+    if arena is None:
+        raise UsageError(f"{str(path)!r}: a model of {env_id}, a game with no opponent to play")
+    return model_player(model_path, run_dir, device, arena)
+
+
 def model_player(model_path: Path, run_dir: Path, device: str, arena: Arena) -> QPlayer:
     """A saved model of ``arena``'s game as a :class:`QPlayer` that sees the game through its own
     observation settings and frame stack."""

@@ -44,7 +44,7 @@ class DuelGame(Game):
         self.num_games = num_games
         self.duel = TwoPlayerDuel(num_games, **duel_options)
         self.state_info = check_bool("state_info", state_info)
-        self.opponent = make_player(opponent, self.duel.physics, self.duel.rules)
+        self.opponent = make_player(opponent, self.duel.physics, self.duel.rules, self.duel.observation_space)
         self.observation_space = self.duel.observation_space
         self.action_space = self.duel.action_space
         self.render_spec = self.duel.render_spec(self.NAME)

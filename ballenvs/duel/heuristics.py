@@ -187,17 +187,69 @@ def no_observation() -> Any:
     raise RuntimeError("a modelled player sees the balls, not an observation")
 
 
+def stacking_for(policy: Any, frame_space: Any) -> tuple[int, bool]:
+    """How a policy that says what it reads (an ``observation_space``, as every stable-baselines3
+    model does) sees frames shaped as ``frame_space``: (frames it stacks, channels first). A frame
+    stack and a channel order are what a model's training wrappers (SB3's VecFrameStack and
+    VecTransposeImage) did; anything else does not fit, said in one line naming what would."""
+    wanted = getattr(getattr(policy, "observation_space", None), "shape", None)
+    shape = getattr(frame_space, "shape", None)
+    if wanted is None or shape is None or tuple(wanted) == tuple(shape):
+        return 1, False
+    wanted, shape = tuple(wanted), tuple(shape)
+    if len(shape) == 3 and len(wanted) == 3:
+        height, width, channels = shape
+        if wanted[1:] == (height, width) and wanted[0] % channels == 0:
+            return wanted[0] // channels, True
+        if wanted[:2] == (height, width) and wanted[2] % channels == 0:
+            return wanted[2] // channels, False
+        size = wanted[1] if wanted[1] == wanted[2] else wanted[0]  # (stack, size, size) or (size, size, stack)
+        hint = f"; it was trained on {size}x{size} frames: make the env with obs_size={size}"
+    else:
+        hint = "; make the env with the obs_type it was trained on (obs_type='state' or 'pixels')"
+    raise ValueError(f"opponent model's observation_space {wanted} does not fit this env's observations {shape}{hint}")
+
+
 class PolicyPlayer(Player):
     """A learned policy: an object with ``predict(obs, deterministic=True) -> (action, state)``
-    (any stable-baselines3 model) or a callable ``obs -> action``, fed the side's observation."""
+    (any stable-baselines3 model) or a callable ``obs -> action``, fed the side's observation, and
+    where the model says it read more (its ``observation_space``: stacked frames, channels first)
+    the side's last frames stacked as it was trained on them (:func:`stacking_for`)."""
 
-    def __init__(self, policy: Any) -> None:
+    def __init__(self, policy: Any, frame_space: Any = None) -> None:
         self.policy = policy
+        self.stacked, self.channels_first = stacking_for(policy, frame_space)
+        self.stack: np.ndarray | None = None  # (N, H, W, stacked x C): the oldest frame first, zeros before a game's first
+
+    def reset(self, games: np.ndarray | None) -> None:
+        if games is None or self.stack is None:
+            self.stack = None
+        else:
+            self.stack[np.asarray(games, dtype=bool)] = 0
+
+    def get_state(self) -> dict[str, Any]:
+        return {"stack": copied(self.stack)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        stack = parts(state, ("stack",), "policy player")["stack"]
+        if stack is not None and (not isinstance(stack, np.ndarray) or stack.ndim != 4):
+            raise ValueError("state policy player stack: expected None or an (N, H, W, C) array")
+        self.stack = None if stack is None else stack.copy()
+
+    def _stacked(self, batch: np.ndarray) -> np.ndarray:
+        """The batch's frames pushed onto each game's stack, as the model reads them."""
+        if self.stacked == 1:
+            return batch
+        channels = batch.shape[-1]
+        if self.stack is None or len(self.stack) != len(batch):
+            self.stack = np.zeros((*batch.shape[:-1], channels * self.stacked), dtype=batch.dtype)
+        self.stack = np.concatenate([self.stack[..., channels:], batch], axis=-1)
+        return np.ascontiguousarray(self.stack.transpose(0, 3, 1, 2)) if self.channels_first else self.stack
 
     def act(self, seat: Seat) -> Any:
         xp = seat.xp
         observation = seat.observe()
-        batch = observation if xp is NUMPY else observation[None]
+        batch = self._stacked(observation if xp is NUMPY else observation[None])
         if hasattr(self.policy, "predict"):
             # stable-baselines3 models take a batch of observations and return a batch.
             actions, _ = self.policy.predict(batch, deterministic=True)

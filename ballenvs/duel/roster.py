@@ -88,10 +88,13 @@ def make_planner(
     return Planner(duel_options, horizons, [make_player(name, physics) for name in models])
 
 
-def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] | None = None) -> Player:
+def make_player(
+    spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] | None = None, frame_space: Any = None
+) -> Player:
     """A :class:`Player` from a built-in name, a model with ``predict`` or a callable. ``rules``:
     the game's options beyond its physics (``time_limit_rule``, ``game_steps``), which the
-    planner simulates (none: no clock)."""
+    planner simulates (none: no clock). ``frame_space``: the observation a side sees, which a
+    model that says what it reads is fitted to (stacked, channels first) or refused for."""
     builtins: dict[str, Callable[[], Player]] = {
         "still": Still,
         "random": RandomPlayer,
@@ -109,7 +112,7 @@ def make_player(spec: str | Any, physics: DuelPhysics, rules: Mapping[str, Any] 
     if holds is not None:
         return make_planner({**physics_options(physics), **(rules or {})}, holds)
     if not isinstance(spec, str) and (hasattr(spec, "predict") or callable(spec)):
-        return PolicyPlayer(spec)
+        return PolicyPlayer(spec, frame_space)
     raise ValueError(
         f"unknown opponent {spec!r}; valid: {', '.join(map(repr, BUILTIN_PLAYERS))}, "
         f"'{PLANNER_VARIANT}H/H/...' (the planner with holds of H steps), an object with predict(obs, deterministic=True), "
