@@ -36,11 +36,11 @@ AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMo
 _DISCARDED = np.random.default_rng(0)
 
 
-
 def name_of(env: Any) -> str:
     """The id an env was made as (BallSumo-v0 is BallDuel's game under other rules), else its game's name."""
     spec = getattr(env, "spec", None)
     return spec.id if spec is not None else env.game.NAME
+
 
 class RenderModes(list):
     """The render modes, as a list that refuses a mode that is not a string with a clear error:
