@@ -8,9 +8,10 @@ interrupted model, a checkpoint, a self-play snapshot), or a run folder: all its
 snapshots and its final model, each a player of its own. Every pair plays ``--games`` games,
 half with each on the left (the games are seeded and both sides see them alike, so the sides
 are equal). Each model plays as it was trained to see the game: its own observation type and
-frame stack. Elo ratings are fitted to all results by maximum likelihood (a win scores 1, a
-draw or a time-out 1/2; the mean rating is 1000), with a standard error from a bootstrap over
-the games. Output in ``<log-dir>/league_<n>/``: ``league.csv`` (players and ratings),
+frame stack. Elo ratings are fitted to all results (a win scores 1, a draw or a time-out 1/2;
+the mean rating is 1000) with a prior of one virtual draw a player, so that a perfect record has a
+finite rating, and a standard error from the posterior's curvature that widens with fewer games.
+Output in ``<log-dir>/league_<n>/``: ``league.csv`` (players and ratings),
 ``results.csv`` (every pair), ``report.md`` and ``elo.png`` (each run's snapshots' rating
 against their training step; the built-in players as lines).
 """
@@ -42,7 +43,7 @@ from agents.session.cli import (
 from agents.session.console import Console
 from agents.session.tracking import render_fps
 from agents.twoplayer.ratings import (
-    bootstrap_elo,
+    elo_errors,
     entrants,
     fit_elo,
     make_entrant_player,
@@ -121,7 +122,7 @@ def write(args: argparse.Namespace, league: list, results: np.ndarray, env_id: s
     """A new league folder with the ratings fitted to ``results``; the folder and the ratings."""
     scores, games = tables(results)
     ratings = fit_elo(scores, games)
-    errors = bootstrap_elo(results, np.random.default_rng(args.seed))
+    errors = elo_errors(scores, games, ratings)
     folder = new_run_dir(args.log_dir, "league", "league")
     print(write_outputs(folder, league, results, ratings, errors, env_id))
     return folder, ratings

@@ -1,5 +1,6 @@
 """A league of two-player models and built-in players: who they are, the games between every pair,
-and Elo ratings fitted to them (Bradley-Terry, bootstrap errors), written as tables and a plot.
+and Elo ratings fitted to them (Bradley-Terry with a prior of virtual draws, and their standard
+errors from the posterior's curvature), written as tables and a plot.
 The game is the env id's (:class:`ballenvs.reference.Arena`); ``python -m agents.league`` runs it.
 """
 
@@ -33,7 +34,6 @@ from ballenvs.reference import reference_for
 
 ELO_SCALE = 400.0
 MEAN_RATING = 1000.0
-BOOTSTRAP = 200
 _STEPS = re.compile(r"_(\d+)_steps")
 
 
@@ -149,8 +149,8 @@ def fit_elo(scores: np.ndarray, games: np.ndarray, iterations: int = 2000) -> np
 def fit_elos(scores: np.ndarray, games: np.ndarray, iterations: int = 2000) -> np.ndarray:
     """:func:`fit_elo` of many leagues at once, (leagues, n, n) tables: each league's updates are
     its own and stop when its ratings settle, as one fit alone would (the same numbers), but every
-    update is one array operation over the leagues still moving, not a Python loop a league (the
-    bootstrap's 200 fits took 12 s)."""
+    update is one array operation over the leagues still moving, not a Python loop a league (a
+    bootstrap's 200 fits took 12 s, one at a time)."""
     leagues, n = scores.shape[:2]
     prior = 1.0  # one virtual draw against an average player, in strengths: half a win, half a loss
     strength = np.ones((leagues, n))
@@ -171,20 +171,22 @@ def fit_elos(scores: np.ndarray, games: np.ndarray, iterations: int = 2000) -> n
     return ratings - ratings.mean(axis=1, keepdims=True) + MEAN_RATING
 
 
-def bootstrap_elo(results: np.ndarray, rng: np.random.Generator, rounds: int = BOOTSTRAP) -> np.ndarray:
-    """The standard deviation of each rating over leagues resampled from the same games.
-    ``results[i, j]`` holds i's (wins, draws, losses) against j, for i < j."""
-    n = len(results)
-    played = [(i, j) for i in range(n) for j in range(i + 1, n) if results[i, j].sum()]
-    leagues = []
-    for _ in range(rounds):
-        resampled = np.zeros_like(results)
-        for i, j in played:
-            total = int(results[i, j].sum())
-            resampled[i, j] = rng.multinomial(total, results[i, j] / total)
-        leagues.append(tables(resampled))
-    scores, games = (np.stack(parts) for parts in zip(*leagues))
-    return fit_elos(scores, games).std(axis=0)
+def elo_errors(scores: np.ndarray, games: np.ndarray, ratings: np.ndarray) -> np.ndarray:
+    """Each rating's standard error, from the curvature of the log posterior at the fitted ratings
+    (a Laplace approximation, as BayesElo's intervals): the games' Bradley-Terry likelihood and the
+    prior of one virtual draw a player against one rated 1000 (:func:`fit_elos`). The prior keeps it
+    finite where a player won or lost every game, and fewer games make it wider; a bootstrap from the
+    same games would resample a perfect record into itself and say +- 0."""
+    strength = 10 ** ((ratings - MEAN_RATING) / ELO_SCALE)
+    won = strength[:, None] / (strength[:, None] + strength[None, :])  # i's expected score against j
+    weight = games * won * won.T  # each pair's information, in natural-log strengths
+    np.fill_diagonal(weight, 0.0)
+    virtual = strength / (strength + 1.0)
+    information = np.diag(weight.sum(axis=1) + virtual * (1.0 - virtual)) - weight
+    covariance = np.linalg.inv(information)
+    centred = np.eye(len(ratings)) - 1.0 / len(ratings)  # the ratings are reported about their mean
+    variance = np.diag(centred @ covariance @ centred.T)
+    return ELO_SCALE / np.log(10.0) * np.sqrt(np.maximum(variance, 0.0))
 
 
 def tables(results: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -266,9 +268,10 @@ def write_outputs(
     lines += [
         "",
         "Elo fitted to every game (a win 1, a draw 1/2: on BallDuel-v0 a game stopped by the time limit is",
-        "a draw, in BallSumo the clock decides it), mean 1000; +-: standard deviation over",
-        f"{BOOTSTRAP} leagues resampled from the same games. Every pair: results.csv; ratings against training steps:",
-        "elo.png.",
+        "a draw, in BallSumo the clock decides it), mean 1000, with a prior of one virtual draw a player against",
+        "one rated 1000 (so a perfect record still has a finite rating); +-: the rating's standard error, from the",
+        "posterior's curvature (a Laplace approximation, as BayesElo's), wider with fewer games. Every pair:",
+        "results.csv; ratings against training steps: elo.png.",
         "",
     ]
     text = "\n".join(lines)
@@ -292,7 +295,7 @@ def elo_figure(league: list[Entrant], ratings: np.ndarray, errors: np.ndarray, e
         ax.set_xlabel("Elo (mean 1000, dashed)")
         ax.set_ylabel("player")
         ax.grid(alpha=0.3, axis="x")
-    ax.set_title(f"{env_id}: every player's Elo from the round robin (bars: bootstrap standard errors)", fontsize=11)
+    ax.set_title(f"{env_id}: every player's Elo from the round robin (bars: standard errors)", fontsize=11)
     fig.tight_layout()
     return fig
 

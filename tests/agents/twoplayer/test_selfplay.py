@@ -22,7 +22,7 @@ from agents.environments.frames import FrameStack
 from agents.evaluate import main as evaluate_main
 from agents.league import main as league_main
 from agents.session.cli import run_cli
-from agents.twoplayer.ratings import bootstrap_elo, fit_elo, fit_elos, tables
+from agents.twoplayer.ratings import elo_errors, fit_elo, fit_elos, tables
 from agents.twoplayer.selfplay import SelfPlayOpponent, SnapshotPool, apportioned, reassigned
 from ballenvs.game import Player
 
@@ -211,8 +211,29 @@ def test_elo_recovers_known_ratings():
     draws = np.zeros((2, 2, 3), dtype=np.int64)
     draws[0, 1] = (0, 10, 0)
     assert fit_elo(*tables(draws)) == pytest.approx([1000, 1000])
-    errors = bootstrap_elo(results, np.random.default_rng(0), rounds=50)
+    errors = elo_errors(*tables(results), ratings)
     assert np.all((errors > 5) & (errors < 80)), errors
+
+
+def test_a_league_of_perfect_records_has_finite_ratings_whose_errors_widen_with_fewer_games():
+    """agents.league random chaser pusher champion --games 10 went to the stronger player every
+    game: finite ratings in order, and errors that are not 0 and are wider than with more games."""
+
+    def league(games: int) -> tuple[np.ndarray, np.ndarray]:
+        results = np.zeros((4, 4, 3), dtype=np.int64)
+        for i in range(4):
+            for j in range(i + 1, 4):
+                results[i, j] = (games, 0, 0)  # the player listed first always wins
+        ratings = fit_elo(*tables(results))
+        return ratings, elo_errors(*tables(results), ratings)
+
+    ratings, errors = league(10)
+    assert np.all(np.isfinite(ratings)) and np.all(np.diff(ratings) < 0) and np.all((errors > 0) & np.isfinite(errors))
+    shares = np.zeros((2, 2, 3), dtype=np.int64)
+    shares[0, 1] = (7, 0, 3)
+    few = elo_errors(*tables(shares), fit_elo(*tables(shares)))
+    many = elo_errors(*tables(shares * 10), fit_elo(*tables(shares * 10)))
+    assert np.all(few > 2 * many), (few, many)
 
 
 def test_elo_stays_finite_for_a_player_who_won_every_game():
