@@ -22,6 +22,7 @@ from agents.artifacts.runs import CONFIG_NAME, read_config
 from agents.artifacts.video import check_video_path, write_video
 from agents.common.configuration.registry import algorithm
 from agents.common.errors import UsageError, note
+from agents.common.threads import PLAYING_ONLY
 from agents.environments.ids import check_env_id
 from agents.session.cli import (
     Parser,
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
         raise UsageError(
             "--render human needs a display to open its window (none found: no DISPLAY, or SDL_VIDEODRIVER=dummy)"
         )
-    device, threads = resolve_device(args.device, args.threads)
+    device, threads = resolve_device(args.device, args.threads, PLAYING_ONLY)
     model_path, config = locate(Path(args.path), args.env)
     model = algorithm(config["algo"]).load(model_path, config, device)
     overrides: dict[str, Any] = {}

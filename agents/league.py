@@ -30,6 +30,7 @@ from agents.artifacts.video import check_video_path, write_video
 from agents.common.configuration.config import parse_overrides
 from agents.common.errors import UsageError, note
 from agents.common.stops import Interrupted, deferring_stops, ignore_stops, signal_of
+from agents.common.threads import PLAYING_ONLY
 from agents.environments.envs import probe_spaces
 from agents.session.cli import (
     Parser,
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> Path:
     video = check_video_path(args.video) if args.video is not None else None
     check_two_player_flags(args)
     env_kwargs = parse_overrides(args.env_kwargs, "--env-kwargs")
-    device, threads = resolve_device(args.device, args.threads)
+    device, threads = resolve_device(args.device, args.threads, PLAYING_ONLY)
     league = entrants(args.players, reference_for(args.env or DEFAULT_ENV).players)
     env_id = args.env or _models_env(league)
     probe_spaces(env_id, env_kwargs, None)  # bad game options: one line, before any player is built

@@ -20,6 +20,7 @@ from typing import Any
 from agents.artifacts.runs import read_config
 from agents.common.configuration.config import parse_overrides
 from agents.common.errors import UsageError
+from agents.common.threads import PLAYING_ONLY
 from agents.environments.envs import probe_spaces
 from agents.environments.ids import check_two_player_env
 from agents.session.cli import (
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> Path:
     data_path = Path(args.data_path)
     check_data_path(data_path)
     refuse_existing(data_path, dataset_id)
-    player = _make_player(args.player, args.env, env_kwargs, resolve_device(args.device, args.threads)[0])
+    player = _make_player(args.player, args.env, env_kwargs, resolve_device(args.device, args.threads, PLAYING_ONLY)[0])
 
     start = time.perf_counter()
     with closing(Console(args.episodes, unit="game", enabled=not args.no_progress)) as console:

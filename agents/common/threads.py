@@ -16,8 +16,8 @@ torch's defaults against 8.0 s with one thread each. So:
 - and no more than the work pays for: where a command knows the multiply-adds of its largest call
   (a training run: one update's forward and backward passes over a minibatch), a second thread is
   taken only from :data:`SECOND_THREAD_FROM` on. Below it, handing each operation's halves to a
-  second thread costs more than the half it saves: the main command ran in 0.74x the time on one
-  thread than on two (benchmarks/RESULTS.md, "Threads that pay").
+  second thread costs more than the half it saves: every shipped section trained faster on one
+  thread than on two, the main command's in 0.80x the time (benchmarks/RESULTS.md, "Threads that pay").
 """
 
 from __future__ import annotations
@@ -83,9 +83,14 @@ def cores_busy_elsewhere(seconds: float = _SAMPLE_SECONDS) -> float:
 
 #: More threads than any machine here has cores; torch takes a 32-bit count.
 MAX_THREADS = 1024
-#: The multiply-adds of one update from which a second thread pays (benchmarks.threads --crossover,
-#: on 2 idle cores: below it one thread updated faster at every batch measured).
-SECOND_THREAD_FROM = 2_000_000_000
+#: The multiply-adds of one update from which a second thread may pay. Measured on 2 idle cores
+#: (benchmarks.threads --crossover --sections, benchmarks/RESULTS.md "Threads that pay"): updates alone
+#: cross over between 109M and 217M (an MLP) and 172M and 343M (the Nature CNN); whole runs, whose
+#: acting calls and env steps a second thread cannot speed, were faster on one thread for every shipped
+#: section, even at 398M (0.99x).
+SECOND_THREAD_FROM = 500_000_000
+#: The update work of a command that only plays (evaluate, league, record): none, a small forward pass a step.
+PLAYING_ONLY = 0
 
 
 def parse_threads(value: str) -> int | None:
@@ -113,8 +118,8 @@ def threads_flag(value: str) -> str:
 
 def choose_threads(requested: str, update_work: int | None = None) -> tuple[int, str]:
     """The thread count for ``--threads`` and why: the number asked for, ``OMP_NUM_THREADS``, or
-    the cores free now, but one where ``update_work`` (an update's multiply-adds) is below what a
-    second thread pays for."""
+    the cores free now, but one where ``update_work`` (an update's multiply-adds; 0 for a command
+    that only plays, a small forward pass a step) is below what a second thread pays for."""
     count = parse_threads(requested)
     if count is not None:
         return count, "--threads"
@@ -122,7 +127,8 @@ def choose_threads(requested: str, update_work: int | None = None) -> tuple[int,
     if from_env.isdigit() and int(from_env) >= 1:
         return int(from_env), "OMP_NUM_THREADS"
     if update_work is not None and update_work < SECOND_THREAD_FROM:
-        return 1, f"auto: an update of {update_work / 1e6:,.0f}M multiply-adds is faster on one"
+        work = f"an update of {update_work / 1e6:,.0f}M multiply-adds" if update_work else "playing games"
+        return 1, f"auto: {work} is faster on one"
     cores = usable_cores()
     free = min(cores, max(1, round(cores - cores_busy_elsewhere())))
     return free, f"{free} of {cores} cores free"

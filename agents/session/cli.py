@@ -245,13 +245,14 @@ def check_two_player_flags(args: argparse.Namespace) -> None:
         check_two_player_env(args.env)
 
 
-def resolve_device(requested: str, threads: str = "auto") -> tuple[str, str]:
+def resolve_device(requested: str, threads: str = "auto", update_work: int | None = None) -> tuple[str, str]:
     """The torch device to use, "cuda" or "cpu" ("cuda" without CUDA is an error), and the CPU
-    threads chosen for ``threads`` (``--threads``) in words, for :func:`describe_device`. Sets
+    threads chosen for ``threads`` (``--threads``; ``update_work``: see
+    :func:`agents.common.threads.choose_threads`) in words, for :func:`describe_device`. Sets
     torch's CPU threads too: a GPU run's host side uses them as well."""
     import torch
 
-    threads_chosen = apply_threads(threads)
+    threads_chosen = apply_threads(threads, update_work)
     available = torch.cuda.is_available()
     if requested == "cuda" and not available:
         raise UsageError(f"--device cuda: CUDA is not available here (torch {torch.__version__}); use --device auto or cpu")

@@ -38,6 +38,42 @@ def test_auto_takes_the_cores_other_processes_leave_free(monkeypatch):
         assert threads.choose_threads("auto") == (expected, f"{expected} of 4 cores free")
 
 
+def test_auto_takes_a_second_thread_only_for_work_that_pays_for_it(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(threads, "cores_busy_elsewhere", lambda seconds=0.0: 0.0)
+    small = threads.SECOND_THREAD_FROM - 1
+    assert threads.choose_threads("auto", small) == (
+        1,
+        f"auto: an update of {small / 1e6:,.0f}M multiply-adds is faster on one",
+    )
+    assert threads.choose_threads("auto", threads.PLAYING_ONLY) == (1, "auto: playing games is faster on one")
+    assert threads.choose_threads("auto", threads.SECOND_THREAD_FROM) == (2, "2 of 2 cores free")
+    assert threads.choose_threads("2", small) == (2, "--threads")  # a count asked for is taken
+
+
+def test_the_main_sections_update_is_priced_as_its_network_times_its_batch():
+    """What auto reads of the main command's section: the Nature CNN on 4 stacked 36x36 frames (about
+    0.9M multiply-adds a frame stack), a batch of 64, forward and backward (x 3)."""
+    import torch
+    from gymnasium import spaces
+
+    from agents.algorithms.networks import QNetwork, network_spec
+    from agents.common.configuration.config import build_section
+    from agents.common.configuration.config_files import load_section
+    from agents.common.configuration.registry import ALGORITHMS
+    from agents.common.networks.lean_cnn import multiply_adds
+    from agents.trainer.setup import update_work
+
+    dqn = ALGORITHMS["dqn"]
+    section = build_section("BallDuel-v0", load_section(dqn.config_path(), "BallDuel-v0"), {}, dqn.schema)
+    frames = spaces.Box(0, 255, (4, 36, 36), "uint8")
+    network = QNetwork(network_spec(frames, 9, "CnnPolicy", {}))
+    expected = 3 * 64 * multiply_adds(network, torch.zeros((1, 4, 36, 36), dtype=torch.uint8))
+    assert update_work(section, frames, spaces.Discrete(9)) == expected
+    assert 150e6 < expected < threads.SECOND_THREAD_FROM  # the main command trains on one thread under auto
+
+
 def test_a_busy_core_elsewhere_is_seen():
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
