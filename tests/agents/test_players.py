@@ -73,3 +73,26 @@ def test_a_path_that_holds_no_model_is_one_line(tmp_path):
 
     with pytest.raises(UsageError, match="no final_model, best_model, interrupted_model in"):
         agents.load_player(tmp_path)
+
+
+def test_a_person_plays_a_trained_model_headless_with_scripted_keys(runs, capsys):
+    from ballenvs import play
+
+    opponent = play.opponent_of(str(runs["state"]))  # as --opponent RUN gives it
+    env = gym.make("BallSumo-v0", render_mode="human", opponent=opponent)  # drawn by SDL's dummy driver here
+    held = [(True, False, False, True, False)] * 220 + [(False, False, False, False, True)]  # up-right, then Esc
+    keys = iter(held)
+    wins, losses, draws = play.play(env, lambda: next(keys), two_players=True, seed=0)
+    env.close()
+    assert wins + losses + draws >= 2  # BallSumo's games end within 101 steps
+    out = capsys.readouterr().out
+    assert out.count("winner: ") == wins + losses + draws and f"you won {wins}, lost {losses}, drew {draws}" in out
+
+
+def test_an_opponent_that_is_no_player_and_no_path_is_one_line(tmp_path):
+    from ballenvs import play
+    from ballenvs.cli import CommandError
+
+    assert play.opponent_of("pusher") == "pusher"
+    with pytest.raises(CommandError, match="not a built-in player .*, a run folder or a model file"):
+        play.opponent_of(str(tmp_path / "nowhere"))
