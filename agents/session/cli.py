@@ -111,12 +111,15 @@ def add_run_flags(parser: argparse.ArgumentParser, resumes: bool = True, configu
     )
     add_device_flags(parser)
     parser.add_argument("--config", default=None, help="hyperparameter file in the RL Zoo format (default: the shipped one)")
+    # Given twice, a flag's pairs add up (the later value of a key wins), as a user who wrote both means.
     parser.add_argument(
-        "--hyperparams", nargs="*", default=[], metavar="KEY=VALUE", help="override config values, e.g. learning_rate=1.0e-4"
-    )
+        "--hyperparams", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
+        help="override config values, e.g. learning_rate=1.0e-4",
+    )  # fmt: skip
     parser.add_argument(
-        "--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="env options, e.g. opponent=pusher obs_type=state"
-    )
+        "--env-kwargs", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
+        help="env options, e.g. opponent=pusher obs_type=state",
+    )  # fmt: skip
     parser.add_argument(
         "--opponent",
         default=None,
