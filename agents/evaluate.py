@@ -80,7 +80,7 @@ def against_every_builtin(
         table[name] = arena.play_pairs(player, name, games, seed, env_kwargs, counting_from(console.update, k * games))
         row = table[name]
         cells = (
-            name,
+            arena.played_as(name),
             row["first_wins"],
             row["draws"],
             row["second_wins"],

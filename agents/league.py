@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +81,12 @@ def main(argv: list[str] | None = None) -> Path:
     device, threads = resolve_device(args.device, args.threads, PLAYING_ONLY)
     league = entrants(args.players, reference_for(args.env or DEFAULT_ENV).players)
     env_id = args.env or _models_env(league)
+    arena = reference_for(env_id).arena  # a built-in alias is reported with the version it plays: champion (champion-v3)
+    if arena is not None:
+        league = [
+            replace(entrant, name=arena.played_as(entrant.name)) if isinstance(entrant.spec, str) else entrant
+            for entrant in league
+        ]
     probe_spaces(env_id, env_kwargs, None)  # bad game options: one line, before any player is built
     if not args.log_dir.strip():
         raise UsageError("--log-dir '': name a folder (the default is runs)")

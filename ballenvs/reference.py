@@ -79,6 +79,11 @@ class Arena(ABC):
         name of such a form with bad values is refused (ValueError), naming what is valid."""
         return name in self.players
 
+    def played_as(self, name: str) -> str:
+        """A built-in player's name as a report says it: with the version it plays where the name is
+        an alias that may move (BallDuel's ``champion (champion-v3)``); any other name as it is."""
+        return name
+
     @abstractmethod
     def make_player(self, spec: Any, env_kwargs: Mapping[str, Any]) -> Any:
         """A :class:`ballenvs.game.Player`: a built-in one by name, or one around a policy."""

@@ -9,7 +9,12 @@
 - ``dqn_champion``: the first champion, our DQN's self-play (seed 1), shipped as ``champion``
   until 2026-12-05; the planner's branches meet it.
 
-The earlier champions keep names of their own so that earlier results can be reproduced.
+The earlier champions keep names of their own so that earlier results can be reproduced, and each
+network has a name that never changes meaning, as an env id's version does (Gymnasium's rule: what
+changes results changes the version): ``champion-v1`` (the DQN's), ``champion-v2`` (the second),
+``champion-v3`` (today's). ``dqn_champion``, ``ppo_champion`` and ``champion`` are aliases of them;
+``champion`` is the newest's, and moves when a new version ships. Every report that plays one says
+which version it played (:func:`version_of`); tests/envs/test_ballsumo.py pins each file by its hash.
 
 Each network (an MLP on the state vector with the clock) is stored as plain float32 arrays in an
 .npz beside this file and run with numpy, so the player needs neither torch nor the agents package
@@ -35,8 +40,24 @@ from ballenvs.duel.physics import DuelPhysics
 from ballenvs.game import Player, Seat
 from ballenvs.npz import NpzError, read_weights
 
-#: Each champion's weights file beside this module, by its built-in name.
-WEIGHTS = {"champion": "champion.npz", "ppo_champion": "ppo_champion.npz", "dqn_champion": "dqn_champion.npz"}
+#: Each shipped network's file beside this module, by the name that never changes meaning.
+VERSIONS = {"champion-v1": "dqn_champion.npz", "champion-v2": "ppo_champion.npz", "champion-v3": "champion.npz"}
+#: The names in use before the versions, each an alias of one; ``champion`` is the newest version's.
+ALIASES = {"dqn_champion": "champion-v1", "ppo_champion": "champion-v2", "champion": "champion-v3"}
+#: Each champion's weights file beside this module, by every name a player takes (aliases and versions).
+WEIGHTS = {**{alias: VERSIONS[version] for alias, version in ALIASES.items()}, **VERSIONS}
+
+
+def version_of(name: str) -> str:
+    """The versioned name of a shipped champion (``champion`` -> ``champion-v3``); any other name as it is."""
+    return ALIASES.get(name, name)
+
+
+def played_as(name: str) -> str:
+    """A player's name as a report says it: an alias with the version it played, ``champion (champion-v3)``."""
+    return f"{name} ({ALIASES[name]})" if name in ALIASES else name
+
+
 #: What the champion reads (the state vector with the clock) and chooses among (the 9 actions).
 FEATURES, ACTIONS = len(StateObserver(DuelPhysics(), clock=True).high), N_ACTIONS
 #: A champion file larger than this, or deeper, is refused (the shipped ones are 280 KB, 3 layers).

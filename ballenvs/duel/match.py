@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from ballenvs.cli import MAX_GAMES, MAX_SEED, Parser, bounded, run
+from ballenvs.duel.champion import played_as
 from ballenvs.duel.reference import DuelArena
 from ballenvs.duel.roster import BUILTIN_PLAYERS, PLANNER_VARIANT, YARDSTICK_PLAYERS, is_player
 from ballenvs.duel.tournament import play_matches, play_pairs, registered_options, round_robin, round_robin_table
@@ -80,17 +81,18 @@ def main(argv: list[str] | None = None) -> None:
         left, right = (command_line_player(spec, args.env) for spec in (args.left, args.right))
     except ValueError as error:
         parser.error(str(error))
+    first, second = played_as(args.left), played_as(args.right)  # an alias says the version it played
     if args.both_sides:
         pair = play_pairs(left, right, args.games, args.seed, **options)
         print(
-            f"{args.left} vs {args.right} over {args.games} games, half from each side: {args.left} won "
+            f"{first} vs {second} over {args.games} games, half from each side: {args.left} won "
             f"{pair['first_wins']}, {args.right} {pair['second_wins']}, drawn {pair['draws']} "
             f"({pair['time_outs']} decided at the time limit); of its {pair['starts']} starts, each played from both "
             f"sides, {args.left} won {pair['first_won_both']} from both, {args.right} {pair['second_won_both']}"
         )
         return
     rates = play_matches(left, right, args.games, args.seed, **options)
-    print(f"{args.left} vs {args.right} over {args.games} games: " + ", ".join(f"{k} {v:.1%}" for k, v in rates.items()))
+    print(f"{first} vs {second} over {args.games} games: " + ", ".join(f"{k} {v:.1%}" for k, v in rates.items()))
 
 
 if __name__ == "__main__":

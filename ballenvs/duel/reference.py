@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ballenvs.backend import NUMPY
+from ballenvs.duel.champion import played_as
 from ballenvs.duel.heuristics import no_observation
 from ballenvs.duel.observe import StateObserver, view_of_state
 from ballenvs.duel.physics import LEFT, RIGHT
@@ -44,6 +45,9 @@ class DuelArena(Arena):
 
     def knows(self, name: str) -> bool:
         return is_player(name)
+
+    def played_as(self, name: str) -> str:
+        return played_as(name)
 
     def __init__(self, env_id: str) -> None:
         self.env_id = env_id

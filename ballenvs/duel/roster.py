@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from ballenvs.duel.champion import VERSIONS as CHAMPION_VERSIONS
 from ballenvs.duel.champion import WEIGHTS as CHAMPION_WEIGHTS
 from ballenvs.duel.champion import Champion
 from ballenvs.duel.heuristics import (
@@ -69,9 +70,10 @@ def planner_holds(spec: Any) -> tuple[int, ...] | None:
 
 
 def is_player(spec: Any) -> bool:
-    """Whether ``spec`` names a player of the roster: a built-in one, or a planner with its own
-    holds (a bad one is refused, as :func:`planner_holds` says)."""
-    return spec in BUILTIN_PLAYERS or planner_holds(spec) is not None
+    """Whether ``spec`` names a player of the roster: a built-in one (a champion by its version's name
+    too, ``champion-v1``), or a planner with its own holds (a bad one is refused, as
+    :func:`planner_holds` says)."""
+    return spec in BUILTIN_PLAYERS or spec in CHAMPION_VERSIONS or planner_holds(spec) is not None
 
 
 def make_planner(

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ballenvs.duel.champion import played_as
 from ballenvs.duel.physics import LEFT, RIGHT
 from ballenvs.duel.roster import make_player
 from ballenvs.duel.two_player_game import DEFAULT_GAME_STEPS, DRAW, DUEL_OPTIONS, LEFT_WINS, PLAYING, RIGHT_WINS, TwoPlayerDuel
@@ -150,6 +151,7 @@ def round_robin_table(rows: list[dict[str, Any]]) -> str:
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        cells = (r["first"], r["second"], r["wins"], r["draws"], r["losses"], r["time_outs"], f"{r['mean_length']:.0f}")
+        names = (played_as(r["first"]), played_as(r["second"]))  # an alias with the version it played
+        cells = (*names, r["wins"], r["draws"], r["losses"], r["time_outs"], f"{r['mean_length']:.0f}")
         lines.append("| " + " | ".join(map(str, cells)) + " |")
     return "\n".join(lines)

@@ -332,6 +332,40 @@ EARLIER_CHAMPIONS = {
     "dqn_champion": "58c02d8b9caa2c6c34b05f3f01b4ae2933fb45e0ae3d013fd80d6ccacf726961",
     "ppo_champion": "7e54ad7ce912e8d85ea9eef22d4e840c31300501a6feaf8df7357812e8cf7d43",
 }
+#: sha256 of each shipped network under the name that never changes meaning: a version whose file
+#: changes fails here; a new network ships as a new version.
+CHAMPION_VERSIONS = {
+    "champion-v1": EARLIER_CHAMPIONS["dqn_champion"],
+    "champion-v2": EARLIER_CHAMPIONS["ppo_champion"],
+    "champion-v3": "334a4450b73016a9376698480efd3d773d29362f5ed4690e1f104b94ab8da34c",
+}
+
+
+@pytest.mark.parametrize("version", sorted(CHAMPION_VERSIONS))
+def test_each_champion_version_is_pinned_by_its_hash_and_plays_by_name(version):
+    from pathlib import Path
+
+    from ballenvs.duel import champion
+
+    assert set(champion.VERSIONS) == set(CHAMPION_VERSIONS), "every shipped network is pinned"
+    shipped = Path(champion.__file__).parent / champion.VERSIONS[version]
+    assert hashlib.sha256(shipped.read_bytes()).hexdigest() == CHAMPION_VERSIONS[version]
+    env = gym.make("BallSumo-v0", opponent=version, obs_type="state")
+    env.reset(seed=0)
+    assert env.observation_space.contains(env.step(0)[0])
+    env.close()
+
+
+def test_the_unversioned_names_are_aliases_and_reports_say_the_version():
+    from ballenvs.duel import champion
+
+    assert {alias: champion.version_of(alias) for alias in champion.ALIASES} == {
+        "dqn_champion": "champion-v1", "ppo_champion": "champion-v2", "champion": "champion-v3",
+    }  # fmt: skip
+    assert champion.version_of("champion") == max(champion.VERSIONS), "champion: the newest version"
+    assert champion.played_as("champion") == "champion (champion-v3)" and champion.played_as("pusher") == "pusher"
+    assert champion.load_weights("champion") is champion.load_weights("champion-v3")
+    assert run_command(match_main, ["champion-v1", "chaser", "--games", "2", "--no-progress"]) == 0
 
 
 @pytest.mark.parametrize("name", sorted(EARLIER_CHAMPIONS))
