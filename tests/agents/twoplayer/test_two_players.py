@@ -156,3 +156,22 @@ def test_bad_actions_and_steps_without_a_game_are_refused():
         env.step({"left": 9, "right": 0})
     with pytest.raises(ValueError, match="unknown BallDuel \\(two players\\) option.*'opponent'"):
         parallel_env(opponent="chaser")
+
+
+def test_the_versioned_modules_are_their_ids_games_through_pettingzoos_own_tests():
+    """``ballduel_v0`` and ``ballsumo_v0``, as PettingZoo's own modules are named: BallSumo's state
+    carries its clock (11 numbers, BallDuel's 10) and its games end by step 101; both pass
+    PettingZoo's api test."""
+    from ballenvs.duel import ballduel_v0, ballsumo_v0
+
+    for module, numbers in ((ballduel_v0, 10), (ballsumo_v0, 11)):
+        parallel_api_test(module.parallel_env(obs_type="state"), num_cycles=200)
+        assert module.env(obs_type="state").possible_agents == ["left", "right"]
+        assert module.parallel_env(obs_type="state").observation_space("left").shape == (numbers,)
+    game = ballsumo_v0.parallel_env(obs_type="state")
+    game.reset(seed=0)
+    steps = 0
+    while game.agents:
+        game.step({agent: game.action_space(agent).sample() for agent in game.agents})
+        steps += 1
+    assert steps <= 101
