@@ -4,6 +4,7 @@
 parallel and AEC APIs (the optional ``pettingzoo`` extra; imported only when called).
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from ballenvs import SUMO_RULES
@@ -31,4 +32,43 @@ def env(**options: Any) -> Any:
     return _pettingzoo().env(**options)
 
 
-__all__ = ["BallDuelEnv", "BUILTIN_PLAYERS", "SUMO_RULES", "parallel_env", "env"]
+def policy(player: Any, seed: int = 0, **options: Any) -> Callable[[Any], Any]:
+    """A built-in player (a name: ``champion-v3``, ``pusher``, ...) as ``policy(obs) -> action`` on the
+    state observations the two-player faces give a side (``obs_type="state"``, each side's mirrored to
+    its own frame): one observation to one action, or a batch (N, d) to (N,) actions. ``options``: the
+    game's, as the face was made with (``**ballenvs.SUMO_RULES`` for BallSumo-v0). So a built-in drives
+    either seat of :func:`parallel_env` as a learned model does::
+
+        game = ballsumo_v0.parallel_env(obs_type="state")
+        champion = ballenvs.duel.policy("champion-v3", **ballenvs.SUMO_RULES)
+        obs, _ = game.reset(seed=0)
+        actions = {"left": my_model.predict(obs["left"])[0], "right": champion(obs["right"])}
+
+    A player that keeps plans (the planner) is reset at each call's first use; give one policy a game."""
+    return _state_policy(player, seed, options)
+
+
+def _state_policy(player: Any, seed: int, options: dict[str, Any]) -> Callable[[Any], Any]:
+    import numpy as np
+
+    from ballenvs.duel.reference import DuelArena
+    from ballenvs.duel.two_player_game import TwoPlayerDuel
+
+    duel = TwoPlayerDuel(None, obs_type="state", **options)
+    arena, rng = DuelArena("BallDuel-v0"), np.random.default_rng(seed)
+    acting = arena.make_player(player, options)
+    ring, speed = duel.physics.ring_radius, duel.physics.speed_cap
+    scale = np.array([ring, ring, speed, speed, ring, ring, speed, speed])
+
+    def act(observation: Any) -> Any:
+        rows = np.atleast_2d(np.asarray(observation, dtype=np.float64))
+        states = rows[:, :8] * scale  # back to world units: StateObserver's own scaling undone
+        if rows.shape[1] > 10:  # the clock, BallSumo's last number
+            states = np.concatenate([states, rows[:, 10:11]], axis=1)
+        actions = np.asarray(acting.act(arena.state_seat(states, options, rng)))
+        return int(actions[0]) if np.ndim(observation) == 1 else actions
+
+    return act
+
+
+__all__ = ["BallDuelEnv", "BUILTIN_PLAYERS", "SUMO_RULES", "parallel_env", "env", "policy"]
