@@ -21,8 +21,9 @@ class BallDuelEnv(GameEnv):
     ## Description
 
     A ring of radius 1 holds two balls of radius 0.1 and equal mass. You are the left ball;
-    the right one is played by ``opponent``. Thrust accelerates a ball, its velocity is damped
-    (x0.95 a step) and capped (0.06 a step); collisions are elastic and balls never overlap. A
+    the right one is played by ``opponent``. Thrust accelerates a ball (a full thrust adds 0.005
+    to its velocity a step), its velocity is damped (x0.95 a step) and capped (0.06 a step);
+    collisions are elastic and balls never overlap. A
     ball whose centre leaves the ring loses. ``BallSumo-v0`` is the same env with two more
     rules (``floor_slope``, ``time_limit_rule``), so that every game ends and skill decides it.
 
@@ -33,9 +34,10 @@ class BallDuelEnv(GameEnv):
 
     ## Observation Space
 
-    - ``obs_type="pixels"`` (the default): ``Box(0, 255, (64, 64, 1), uint8)``, the ring from
-      above: floor 40, edge 100, opponent 150, your ball 255 (the brightest); ``obs_size``
-      (at least 36) sets the side. One frame shows no velocity: the trainers stack frames
+    - ``obs_type="pixels"`` (the default): ``Box(0, 255, (64, 64, 1), uint8)``, channels last
+      (height, width, 1: stable-baselines3's ``VecTransposeImage`` puts them first, as our trainers
+      do), the ring from above: floor 40, edge 100, opponent 150, your ball 255 (the brightest);
+      ``obs_size`` (at least 36) sets the side. One frame shows no velocity: the trainers stack frames
       (``frame_stack`` in ``zoo_configs/dqn.yml``).
     - ``obs_type="state"``: ``Box(10,) float32``: your x, y, vx, vy, the opponent's x, y, vx,
       vy (positions in ring radii, velocities in units of the speed cap), and each ball's
