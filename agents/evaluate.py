@@ -1,9 +1,11 @@
 """Play a trained model: mean return, episode length, and for games with a winner wins / draws / losses.
 
-    python -m agents.evaluate RUN_DIR_OR_MODEL [--episodes N] [--render human] [--deterministic] [--opponent NAME_OR_MODEL]
+    python -m agents.evaluate RUN_DIR_OR_MODEL [--episodes N] [--render human] [--stochastic] [--opponent NAME_OR_MODEL]
 
-Given a run folder it loads the best model (else the final one, else the interrupted one) and
-rebuilds the env and wrappers from the run's config.yml. Models of every trainer load alike,
+Given a run folder it loads the final model (else the best one, else the interrupted one) and
+plays it greedily, as training's final figure does (one meaning of "the win rate": the final
+model, greedy; ``--stochastic`` samples as the run explored at its end, a model file names another
+model), and rebuilds the env and wrappers from the run's config.yml. Models of every trainer load alike,
 from weights only; so do an RL Zoo run folder (``logs/dqn/<env>_<n>``: its ``<env>.zip`` and
 ``<env>/config.yml``) and, with ``--env``, a bare stable-baselines3 DQN .zip. Episode k is
 reset with seed ``--seed + k``.
@@ -18,7 +20,7 @@ from typing import Any
 
 from agents.artifacts.model_players import arena_of
 from agents.artifacts.models import bare_model, find_model, run_folder_candidate, zoo_run
-from agents.artifacts.runs import CONFIG_NAME, read_config
+from agents.artifacts.runs import BEST_MODEL, CONFIG_NAME, FINAL_MODEL, INTERRUPTED_MODEL, read_config
 from agents.artifacts.video import check_video_path, write_video
 from agents.common.configuration.registry import algorithm
 from agents.common.errors import UsageError, note
@@ -108,7 +110,7 @@ def locate(path: Path, env_id: str | None) -> tuple[Path, dict[str, Any]]:
         return bare_model(path, env_id, plain)
     if env_id is not None:
         raise UsageError("--env is for a bare model file; a run folder says its own env")
-    model_path, run_dir = find_model(path)
+    model_path, run_dir = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
     config = read_config(run_dir)
     if model_path.suffix != algorithm(config["algo"]).suffix:
         raise UsageError(
@@ -131,7 +133,11 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
     parser.add_argument("--episodes", type=int, default=10, help="episodes to play")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     parser.add_argument("--render", choices=("human",), default=None, help="show the games in a window (needs a display)")
-    parser.add_argument("--deterministic", action="store_true", help="always take the greedy action (no epsilon)")
+    plays = parser.add_mutually_exclusive_group()
+    plays.add_argument("--deterministic", action="store_true", help="the greedy action every step (the default)")
+    plays.add_argument(
+        "--stochastic", action="store_true", help="sample as the run explored at its end (its final epsilon), not greedily"
+    )
     parser.add_argument(
         "--opponent",
         default=None,
@@ -178,11 +184,12 @@ def main(argv: list[str] | None = None) -> EvalResult | dict[str, dict[str, Any]
     if args.render or video:
         overrides["render_mode"] = args.render or "rgb_array"
     note(f"device: {describe_device(device, threads)}")
-    print(f"{model_path} ({config['algo']})")  # the results' caption
+    played_how = "sampled as the run explored at its end" if args.stochastic else "greedy"
+    print(f"{model_path} ({config['algo']}), {played_how}")  # the results' caption: which model, how it played
     frames: list = []
     with closing(Console(args.episodes, unit="game", enabled=not args.no_progress)) as console:
         played = frames if video else None
-        result = evaluate(model, config, args.episodes, args.seed, args.deterministic, overrides, played, console.update)
+        result = evaluate(model, config, args.episodes, args.seed, not args.stochastic, overrides, played, console.update)
     print(result.summary(config["env_id"]))
     if video:
         print(f"wrote {write_video(video, frames, render_fps(config['env_id']))} ({len(frames)} frames)")

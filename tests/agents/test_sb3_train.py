@@ -168,7 +168,7 @@ def test_missing_and_corrupt_models_are_named(tmp_path, capsys):
     corrupt = run_dir / "checkpoints" / "model_999_steps.zip"
     corrupt.write_bytes(b"not a zip at all")
     assert f"cannot load model '{corrupt}'" in bad_exit(capsys, evaluate_main, [str(corrupt)])
-    assert "no best_model, final_model, interrupted_model in" in bad_exit(capsys, evaluate_main, [str(tmp_path)])
+    assert "no final_model, best_model, interrupted_model in" in bad_exit(capsys, evaluate_main, [str(tmp_path)])
 
 
 def test_help_explains_the_flags(capsys):
