@@ -226,13 +226,8 @@ def _check_trial_command(plan: dict[str, Any]) -> None:
         if plan["fixed"] is not None
         else {k: SearchSpace._scheduled(plan["space"][k], v) for k, v in first.items()}
     )
-    setup = train.prepare(trial_argv(plan, params, 0, Path(plan["study_dir"])), make_folder=False)[1]
-    learning_starts = setup.section.algo_kwargs.get("learning_starts", 0)
-    if "learning_starts" not in plan["space"] and learning_starts >= plan["timesteps"]:
-        raise UsageError(
-            f"--timesteps {plan['timesteps']} ends before learning starts (learning_starts {learning_starts}): "
-            "the trials would rank untrained networks; give more steps or a smaller learning_starts"
-        )
+    # A budget that ends before learning starts is refused there too: the trials would rank untrained networks.
+    train.prepare(trial_argv(plan, params, 0, Path(plan["study_dir"])), make_folder=False)
 
 
 _RECORDED = ("env", "trainer", "algo", "timesteps", "space", "fixed", "hyperparams", "extra", "config", "study")

@@ -150,13 +150,13 @@ def prepare_run(
     check_spaces(section, observation_space, action_space, algo.replay_buffer)
     eval_freq = given(args.eval_freq, section.eval_freq, EVAL_FREQ)
     eval_episodes = given(args.eval_episodes, section.eval_episodes, EVAL_EPISODES)
-    model = None if resumed is None else resumed.model
-    checked = learner.check(section, observation_space, action_space, model, device)
-    if args.threads == "auto":  # now that the work is known: no more threads than it pays for
-        threads = apply_threads(args.threads, update_work(section, observation_space, action_space))
     timesteps, seed = args.timesteps or timesteps, seed if args.seed is None else args.seed
     if resumed is None:
         check_run_length(section, timesteps)
+    if args.threads == "auto":  # now that the work is known: no more threads than it pays for
+        threads = apply_threads(args.threads, update_work(section, observation_space, action_space))
+    model = None if resumed is None else resumed.model
+    checked = learner.check(section, observation_space, action_space, model, device)
     notes = () if resumed is None else resumed.notes
     if eval_freq > timesteps:  # else a run shorter than the default 25,000 steps would never be evaluated
         notes += (f"--eval-freq {eval_freq} is past this run's {timesteps} steps: it is evaluated once, at its end",)

@@ -26,7 +26,7 @@ def test_a_tree_against_its_own_commit_steps_both_and_leaves_no_worktree(capsys)
 )
 def test_bad_flags_are_named_before_any_worktree(flags, message, capsys):
     worktrees_before = against_commit.worktrees()
-    with pytest.raises(SystemExit) as stopped:
-        against_commit.main(flags)
-    assert stopped.value.code == 2 and message in capsys.readouterr().err
+    from tests.helpers import refused
+
+    assert message in refused(capsys, against_commit.main, flags)  # one line, exit 2, as every command
     assert against_commit.worktrees() == worktrees_before

@@ -603,7 +603,9 @@ def test_a_replay_buffer_of_another_stride_is_refused_on_resume(runs, tmp_path, 
 
 def test_a_study_whose_budget_ends_before_learning_starts_is_refused(tmp_path, capsys):
     argv = ["--env", "UAVGrid-v0", "--timesteps", "5000", "--log-dir", str(tmp_path)]
-    assert "ends before learning starts (learning_starts 5000)" in refused(capsys, tune.main, argv)
+    assert "--timesteps 5000 is not past learning_starts=5000: the run would end before its first update" in refused(
+        capsys, tune.main, argv
+    )
     assert not any(tmp_path.iterdir())
 
 

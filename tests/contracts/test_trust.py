@@ -478,7 +478,7 @@ def test_resuming_a_run_of_another_space_or_algorithm_is_one_line(sb3_run, custo
 
 
 def test_compare_makes_no_folder_for_bad_input(tmp_path, capsys):
-    base = ["--env", "UAVGrid-v0", "--timesteps", "100", "--log-dir", str(tmp_path)]
+    base = ["--env", "UAVGrid-v0", "--timesteps", "6000", "--log-dir", str(tmp_path)]  # past learning_starts
     for argv, message in [
         (["--hyperparams", "gamma=2.0"], "gamma=2.0 must be"),
         (["--n-envs", "0"], "--n-envs must be in 1..65536, got 0"),
@@ -489,7 +489,7 @@ def test_compare_makes_no_folder_for_bad_input(tmp_path, capsys):
         assert not (tmp_path / "compare").exists() or not any((tmp_path / "compare").iterdir())
     a_file = tmp_path / "file"
     a_file.write_text("")
-    assert "exists and is not a folder" in refused(capsys, compare.main, ["--log-dir", str(a_file), "--timesteps", "100"])
+    assert "exists and is not a folder" in refused(capsys, compare.main, ["--log-dir", str(a_file), "--timesteps", "6000"])
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "manifest.json").write_text("{}")
     assert "is not a compare manifest (it lacks env_id" in refused(
