@@ -115,9 +115,10 @@ def commands(block: Block) -> list[tuple[list[str], int]]:
     return found
 
 
-#: A documented run's learning_starts within its budget: a run that would end before its first update
-#: is refused (agents/trainer/setup.py), and the budget's 1,500 steps are below the sections' 5,000.
-LEARNING_STARTS = "learning_starts=500"
+#: A documented run's first update within its budget: a run that would end before it is refused
+#: (agents/trainer/setup.py), and the budget's 1,500 steps are below the sections' learning_starts
+#: (5,000) and their rollouts (PPO's 8 envs x 512 steps, PQN's 128 x 32).
+WITHIN_BUDGET = {"learning_starts": "learning_starts=500", "rollout_steps": "rollout_steps=8"}
 #: The algorithm each training command runs without --algo.
 DEFAULT_ALGOS = {"agents.train": "dqn", "agents.sb3_train": "dqn", "agents.custom_train": "custom"}
 
@@ -135,9 +136,11 @@ def budgeted(module: str, argv: list[str]) -> list[str]:
         from agents.common.configuration.registry import ALGORITHMS
 
         algo = argv[argv.index("--algo") + 1] if "--algo" in argv else DEFAULT_ALGOS[module]
-        if algo in ALGORITHMS and "learning_starts" in ALGORITHMS[algo].schema.keys:
+        keys = ALGORITHMS[algo].schema.keys if algo in ALGORITHMS else {}
+        within = [pair for key, pair in WITHIN_BUDGET.items() if key in keys]
+        if within:  # before the page's own pairs, which win where they name the same key
             at = argv.index("--hyperparams") + 1 if "--hyperparams" in argv else len(argv)
-            argv[at:at] = [LEARNING_STARTS] if "--hyperparams" in argv else ["--hyperparams", LEARNING_STARTS]
+            argv[at:at] = within if "--hyperparams" in argv else ["--hyperparams", *within]
     return argv
 
 
