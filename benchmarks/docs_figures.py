@@ -2,7 +2,7 @@
 pages show what the commands write and stay in step with them:
 
     python -m benchmarks.docs_figures                # about 10 minutes on 2 cores, the probe 6 of them
-    python -m benchmarks.docs_figures --out DIR --timesteps 2000 --seeds 1 --games 4 \
+    python -m benchmarks.docs_figures --out DIR --timesteps 6000 --seeds 1 --games 4 \
         --probe-games 5 --probe-epochs 1 --probe-sizes 36                     # a smoke pass
     python -m benchmarks.docs_figures --only probe                              # one of them
 

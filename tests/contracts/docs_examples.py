@@ -53,9 +53,10 @@ BUDGETS: dict[str, dict[str, dict[str, str | None]]] = {
     "agents.sb3_train": TRAINER,
     "agents.custom_train": TRAINER,
     "agents.evaluate": {"cut": {"--episodes": "2"}},
+    # Past learning_starts (5,000) and PQN's rollout (4,096): compare refuses a run that would never update.
     "agents.compare": {
-        "cut": {"--eval-freq": "1000", "--seeds": "1"},
-        "set": {"--timesteps": "1500", "--eval-episodes": "1", "--score-episodes": "1"},
+        "cut": {"--eval-freq": "3000", "--seeds": "1"},
+        "set": {"--timesteps": "6000", "--eval-episodes": "1", "--score-episodes": "1"},
     },
     "agents.league": {"cut": {"--games": "2"}},
     "agents.record": {"cut": {"--episodes": "3"}},

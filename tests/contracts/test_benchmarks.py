@@ -96,7 +96,17 @@ def test_eval_curves_draws_each_runs_win_rates_and_names_a_missing_metric(tmp_pa
 def test_the_docs_figures_are_drawn_by_the_documented_commands_and_shown_in_the_docs(tmp_path, capsys):
     from benchmarks import docs_figures
 
-    argv = ["--out", str(tmp_path), "--timesteps", "1000", "--seeds", "1", "--games", "2", "--no-progress"]
+    argv = [
+        "--out",
+        str(tmp_path),
+        "--timesteps",
+        "6000",
+        "--seeds",
+        "1",
+        "--games",
+        "2",
+        "--no-progress",
+    ]  # past learning_starts
     written = docs_figures.main([*argv, "--probe-games", "5", "--probe-epochs", "1", "--probe-sizes", "36"])
     assert sorted(path.name for path in written) == [
         "example_curves.png",

@@ -51,7 +51,7 @@ COMMANDS: dict[str, list[str]] = {
     "benchmarks.uav_search": ["--episodes", "1", "--futures", "2", "--horizon", "2"],
     "benchmarks.search_with_network": ["{run}", "--games", "2", "--searches", "model"],
     "benchmarks.eval_curves": ["{run}", "--metric", "eval/win_rate_vs_chaser", "--out", "curves.png"],
-    "benchmarks.docs_figures": ["--out", "{folder}", "--timesteps", "1000", "--games", "2", "--no-progress"],
+    "benchmarks.docs_figures": ["--out", "{folder}", "--timesteps", "6000", "--games", "2", "--no-progress"],
     "benchmarks.rllib_sampling": ["--runners", "1", "--envs", "2", "--steps", "100", "--repeats", "1"],
     "benchmarks.rllib_learners": ["--runners", "1", "--learners", "1", "--iterations", "2", "--n-steps", "32"],
     "benchmarks.silence": ["--only", "ballenvs.uav.baselines", "--limit", "30"],
