@@ -67,6 +67,10 @@ def test_a_privileged_run_saves_an_actor_that_plays_from_frames_and_resumes(tmp_
     assert run_cli(train.main, argv) == 0
     resumed = load_checkpoint(tmp_path / "ppo" / "BallSumo-v0_2" / "final_model.pt")
     assert resumed["progress"]["num_timesteps"] == 96 and resumed["agent"]["n_updates"] > agent["n_updates"]
+    from benchmarks import state_head  # what its actor reads of the state: R^2 a number, at most 1
+
+    explained = state_head.main([str(run), "--steps", "4", "--envs", "2"])
+    assert list(explained) == list(state_head.NUMBERS) and all(value <= 1.0 for value in explained.values())
 
 
 def test_the_state_prediction_trains_the_actors_features():
