@@ -44,7 +44,7 @@ from gymnasium import spaces
 
 from agents.algorithms import rollouts
 from agents.algorithms.networks import QNetwork, network_spec, settings_of
-from agents.algorithms.privileged import FRAMES, STATE, StateSteps, check_state_game, state_space, with_state
+from agents.algorithms.privileged import FRAMES, STATE, StateSteps, check_state_game, state_size, with_state
 from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.warm_start import (
     check_start,
@@ -126,7 +126,7 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
     check_minibatches(config, section)
     if config.reads_state:
         config.game = check_state_game(section, "critic_reads_state and state_prediction")
-        config.state_size = state_space(config.game).shape[0]
+        config.state_size = state_size(config.game)
     if config.start_from:
         check_start(config.start_from, spec)
     return config, spec

@@ -40,16 +40,15 @@ def check_state_game(section: Section, keys: str) -> TeacherGame:
     return game
 
 
-def state_space(game: TeacherGame) -> spaces.Box:
-    """The space of the state observation of ``game`` (what ``obs_type="state"`` shows)."""
+def state_size(game: TeacherGame) -> int:
+    """How many numbers the state observation of ``game`` holds (what ``obs_type="state"`` shows)."""
     options = {**game.env_kwargs, "opponent": "still", STATE_OPTION: True}
     env = gym.make_vec(f"ballenvs:{game.env_id}", num_envs=1, vectorization_mode="vector_entry_point", **options)
     try:
         _, info = env.reset(seed=0)
     finally:
         env.close()
-    size = arena_of(game).state_observation(info[STATE_KEY], game.env_kwargs).shape[1]
-    return spaces.Box(-np.inf, np.inf, (size,), np.float32)
+    return int(arena_of(game).state_observation(info[STATE_KEY], game.env_kwargs).shape[1])
 
 
 def with_state(frames: spaces.Space, size: int) -> spaces.Dict:
@@ -64,7 +63,7 @@ class StateSteps:
     def __init__(self, steps: Any, game: TeacherGame) -> None:
         self.steps, self.game, self.arena = steps, game, arena_of(game)
         self.num_envs, self.action_space = steps.num_envs, steps.action_space
-        self.observation_space = with_state(steps.observation_space, state_space(game).shape[0])
+        self.observation_space = with_state(steps.observation_space, state_size(game))
 
     def _state(self, info: dict[str, Any] | None) -> np.ndarray:
         if not info or STATE_KEY not in info:
