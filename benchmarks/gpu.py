@@ -36,6 +36,8 @@ SKILL_RUNS = {
     "custom DQN": ("agents.custom_train", []),
     "PQN": ("agents.custom_train", ["--algo", "pqn"]),
 }
+#: A quick pass's runs update within its 400 steps (a run that would not is refused).
+QUICK_FIRST_UPDATE = {"SB3 DQN": "learning_starts=64", "custom DQN": "learning_starts=64", "PQN": "rollout_steps=8"}
 
 
 def throughput(device: str, steps: int, learning_starts: int) -> list[dict[str, Any]]:
@@ -72,7 +74,9 @@ def throughput(device: str, steps: int, learning_starts: int) -> list[dict[str, 
     return rows
 
 
-def time_to_skill(device: str, timesteps: int, eval_freq: int, episodes: int, progress: bool = True) -> list[dict[str, Any]]:
+def time_to_skill(
+    device: str, timesteps: int, eval_freq: int, episodes: int, progress: bool = True, quick: bool = False
+) -> list[dict[str, Any]]:
     """One run per trainer on BallDuel-v0 against chaser: wall-clock to the first evaluation at a 90%
     win rate (each run showing its progress, unless ``progress`` is False)."""
     import csv
@@ -92,6 +96,7 @@ def time_to_skill(device: str, timesteps: int, eval_freq: int, episodes: int, pr
             ]
             argv += ["--save-freq", "0", "--device", device, "--log-dir", folder, "--seed", "0", *extra]
             argv += [] if progress else ["--no-progress"]
+            argv += ["--hyperparams", QUICK_FIRST_UPDATE[name]] if quick else []
             start = time.perf_counter()
             run_dir = importlib.import_module(module).main(argv)
             total = time.perf_counter() - start
@@ -156,7 +161,7 @@ def main(argv: list[str] | None = None) -> dict:
         "throughput": rates,
         "skill_timesteps": timesteps,
         "skill_eval_freq": eval_freq,
-        "skill": time_to_skill(device, timesteps, eval_freq, episodes, not args.no_progress),
+        "skill": time_to_skill(device, timesteps, eval_freq, episodes, not args.no_progress, args.quick),
     }
     print(format_result(result))
     print(f"wrote {write_json('gpu', result)}")

@@ -60,6 +60,7 @@ def train_command(algo: str, env_id: str, seed: int, args: Any, log_dir: Path) -
     command = [sys.executable, "-m", "agents.train", "--algo", algo, "--env", env_id, "--seed", str(seed)]
     command += ["--threads", "1", "--eval-freq", str(args.eval_freq), "--eval-episodes", str(args.eval_episodes)]
     command += ["--save-freq", "0", "--no-progress", "--log-dir", str(log_dir)]
+    command += ["--hyperparams", *args.hyperparams] if args.hyperparams else []
     return command + (["--timesteps", str(args.timesteps)] if args.timesteps else [])
 
 
@@ -257,6 +258,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--eval-freq", type=int, default=25_000, help="env steps between evaluations (default: 25000)")
     parser.add_argument("--eval-episodes", type=int, default=100, help="games against each built-in (default: 100)")
     parser.add_argument("--timesteps", type=int, default=0, help="env steps of each run (default: its section's)")
+    parser.add_argument(
+        "--hyperparams", nargs="*", action="extend", default=[], metavar="KEY=VALUE", help="each run's changes to its section"
+    )
     parser.add_argument("--plot", default=None, help="a .png to draw the win rates over wall-clock in")
     parser.add_argument(
         "--until-skilled", action="store_true", help="stop each run at its first evaluation at the threshold against all"

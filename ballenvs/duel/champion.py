@@ -106,10 +106,15 @@ def read_champion(path: str | Path) -> Layers:
     return check_layers(pairs, f"{what} {str(path)!r}")
 
 
-@lru_cache(maxsize=len(WEIGHTS))
 def load_weights(name: str = "champion") -> Layers:
-    """The layers (weight, bias) of the shipped champion ``name`` (a key of :data:`WEIGHTS`)."""
-    with importlib.resources.as_file(importlib.resources.files("ballenvs.duel") / WEIGHTS[name]) as path:
+    """The layers (weight, bias) of the shipped champion ``name`` (a key of :data:`WEIGHTS`): one
+    object for every name of the same file (an alias and its version)."""
+    return _load_file(WEIGHTS[name])
+
+
+@lru_cache(maxsize=len(VERSIONS))
+def _load_file(file: str) -> Layers:
+    with importlib.resources.as_file(importlib.resources.files("ballenvs.duel") / file) as path:
         return read_champion(path)
 
 

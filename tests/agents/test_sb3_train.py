@@ -100,7 +100,7 @@ def test_evaluate_prints_wins_draws_losses(tmp_path, capsys):
     capsys.readouterr()
     assert run_cli(evaluate_main, [str(run_dir), "--episodes", "3", "--deterministic", "--opponent", "still"]) == 0
     out = capsys.readouterr().out
-    assert "best_model.zip" in out
+    assert "final_model.zip (dqn), greedy" in out  # a run folder plays its final model, as training's last figure
     assert "BallDuel-v0: 3 episodes, return" in out and "wins" in out and "losses" in out
 
 

@@ -201,6 +201,7 @@ def test_time_to_skill_runs_each_learner_and_writes_its_evaluations(tmp_path, mo
 
     monkeypatch.setenv("BALLENVS_BENCH_OUT", str(tmp_path))
     argv = ["--learners", "custom", "--seeds", "0", "1", "--timesteps", "1000", "--eval-freq", "500"]
+    argv += ["--hyperparams", "learning_starts=200"]  # a run that would end before its first update is refused
     argv += ["--eval-episodes", "2", "--plot", str(tmp_path / "t.png"), "--log-dir", str(tmp_path / "runs"), "--no-progress"]
     payload = time_to_skill.main(argv)
     kept = tmp_path / "runs" / "time_to_skill"

@@ -101,7 +101,7 @@ def test_a_run_evaluates_its_start_first_and_logs_the_pull(start, tmp_path):
 
 
 def test_a_run_needs_a_start_that_fits_its_network_and_is_refused_before_any_folder(start, tmp_path, capsys):
-    flags = ["--timesteps", "64", "--log-dir", str(tmp_path)]
+    flags = ["--timesteps", "128", "--log-dir", str(tmp_path)]  # past STATE's learning_starts: the start is what is refused
     err = refused(capsys, train.main, ["--algo", "finetune", *STATE, *flags])
     assert "start_from: name the model file or run folder to fine-tune" in err
     other_network = [f"start_from={start}", "policy_kwargs=dict(net_arch=[64])"]
