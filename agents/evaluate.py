@@ -20,7 +20,7 @@ from typing import Any
 
 from agents.artifacts.model_players import arena_of
 from agents.artifacts.models import bare_model, find_model, run_folder_candidate, zoo_run
-from agents.artifacts.runs import BEST_MODEL, CONFIG_NAME, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+from agents.artifacts.runs import CONFIG_NAME, read_config
 from agents.artifacts.video import check_video_path, write_video
 from agents.common.configuration.registry import algorithm
 from agents.common.errors import UsageError, note
@@ -110,7 +110,7 @@ def locate(path: Path, env_id: str | None) -> tuple[Path, dict[str, Any]]:
         return bare_model(path, env_id, plain)
     if env_id is not None:
         raise UsageError("--env is for a bare model file; a run folder says its own env")
-    model_path, run_dir = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+    model_path, run_dir = find_model(path)
     config = read_config(run_dir)
     if model_path.suffix != algorithm(config["algo"]).suffix:
         raise UsageError(

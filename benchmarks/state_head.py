@@ -34,12 +34,12 @@ def read_state(model: Any, envs: int, steps: int, seed: int) -> dict[str, float]
     from agents.algorithms.networks import QNetwork
     from agents.algorithms.privileged import FRAMES, STATE, StateSteps
     from agents.artifacts.models import find_model
-    from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+    from agents.artifacts.runs import read_config
     from agents.common.configuration.hyperparameters import TeacherGame
     from agents.environments.steps import make_steps
     from agents.session.checkpoint import load_checkpoint
 
-    model_path, run_dir = find_model(model, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+    model_path, run_dir = find_model(model)
     saved, config = load_checkpoint(model_path), read_config(run_dir)
     if "state_head" not in saved.get("agent", {}):
         raise UsageError(f"{str(model_path)!r}: its actor has no state head (a run of our PPO with state_prediction)")

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from agents.artifacts.model_players import model_player
 from agents.artifacts.models import find_model, load_run_model
-from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+from agents.artifacts.runs import read_config
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import TeacherGame, Teaching
 from agents.common.errors import UsageError
@@ -118,7 +118,7 @@ def policy_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.T
 def check_model_teacher(path: str, game: TeacherGame) -> tuple[Path, Path]:
     """A model file or run folder that can teach on ``game``: one of the same env, on its state."""
     try:
-        model, run_dir = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+        model, run_dir = find_model(path)
     except UsageError as error:
         raise UsageError(f"teacher {path!r}: {error}") from None
     config = read_config(run_dir)
@@ -169,7 +169,7 @@ def make_teacher(config: Teaching, device: str, seed: int) -> PlayerTeacher | Mo
 def search_network(path: str, game: TeacherGame, device: str) -> Player:
     """The model ``path`` names as a player of ``game``, for a planner teacher's search to meet."""
     try:
-        model, run_dir = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+        model, run_dir = find_model(path)
         env_id = read_config(run_dir).get("env_id")
         if env_id != game.env_id:
             raise UsageError(f"plays {env_id!r}; this student plays {game.env_id}")

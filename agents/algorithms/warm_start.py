@@ -25,7 +25,6 @@ import torch
 
 from agents.algorithms.networks import QNetwork
 from agents.artifacts.models import find_model
-from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL
 from agents.common.errors import UsageError
 from agents.session.checkpoint import load_checkpoint
 from agents.session.evaluation import Evaluation
@@ -37,7 +36,7 @@ from ballenvs.state import parts
 def start_weights(path: str) -> dict[str, Any]:
     """The checkpoint of the model a run starts from (one of ours: a distilled student, a DQN)."""
     try:
-        model, _ = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+        model, _ = find_model(path)
     except UsageError as error:
         raise UsageError(f"start_from {path!r}: {error}") from None
     return load_checkpoint(model)

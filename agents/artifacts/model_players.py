@@ -90,10 +90,10 @@ def load_player(path: str | Path, device: str = "cpu") -> QPlayer:
     (also ``ballenvs.duel.match``'s players and ``agents.evaluate --opponent``). Its files are read as
     data (weights-only tensors, YAML, the zip's parameters): no code in them runs."""
     from agents.artifacts.models import find_model
-    from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+    from agents.artifacts.runs import read_config
     from agents.common.errors import UsageError
 
-    model_path, run_dir = find_model(path, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL))
+    model_path, run_dir = find_model(path)
     env_id = read_config(run_dir)["env_id"]
     arena = reference_for(env_id).arena
     if arena is None:

@@ -59,7 +59,12 @@ def run_dir_of(model_path: Path) -> Path:
     return run_dir
 
 
-def find_model(path: str | Path, names: tuple[str, ...] = (BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL)) -> tuple[Path, Path]:
+#: The model a run folder stands for, first to last: its final model (what its last figure played),
+#: else its best, else its interrupted one.
+PLAYED_MODELS = (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL)
+
+
+def find_model(path: str | Path, names: tuple[str, ...] = PLAYED_MODELS) -> tuple[Path, Path]:
     """The model file and its run folder, from either of them; in a folder the first of ``names`` there."""
     path = Path(path)
     if path.is_file():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.artifacts.models import find_model
-from agents.artifacts.runs import BEST_MODEL, FINAL_MODEL, INTERRUPTED_MODEL, read_config
+from agents.artifacts.runs import read_config
 from agents.common.configuration.hyperparameters import SelfPlay
 from agents.common.errors import UsageError
 from agents.environments.ids import two_player_ids
@@ -67,7 +67,7 @@ def check_models(env_id: str, key: str, listed: str, models: list[str]) -> None:
                 f"self_play {key}={listed!r}: {name!r} is none of the built-in players of {env_id} "
                 f"({', '.join(players)}){exploiter}, a model file or a run folder"
             )
-    for model, run_dir in [find_model(name, (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL)) for name in models]:
+    for model, run_dir in [find_model(name) for name in models]:
         model_env = read_config(run_dir).get("env_id")
         if model_env not in two_player_ids():
             raise UsageError(f"self_play {key}: {str(model)!r} is a model of {model_env!r}, which has no opponent to play")

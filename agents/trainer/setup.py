@@ -26,6 +26,7 @@ from agents.artifacts.models import Resumed, check_spaces
 from agents.artifacts.runs import CONFIG_NAME, new_run_dir, write_yaml
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import SelfPlay
+from agents.common.configuration.memory import minibatch_size, rollout_steps
 from agents.common.configuration.registry import Algorithm
 from agents.common.errors import UsageError
 from agents.common.threads import apply_threads
@@ -99,11 +100,7 @@ def update_work(section: Section, observation_space: spaces.Space, action_space:
     sample = observation_space.sample()
     example = {k: v[None] for k, v in sample.items()} if isinstance(sample, dict) else sample[None]
     per_sample = multiply_adds(QNetwork(spec), to_tensor(example, torch.device("cpu")))
-    kwargs = section.algo_kwargs
-    batch = kwargs.get("batch_size")
-    if "rollout_steps" in kwargs:
-        batch = -(-kwargs["rollout_steps"] * section.n_envs // kwargs.get("n_minibatches", 1))
-    return 3 * per_sample * int(batch or 32)
+    return 3 * per_sample * minibatch_size(section)
 
 
 def check_run_length(section: Section, timesteps: int) -> None:
@@ -115,8 +112,8 @@ def check_run_length(section: Section, timesteps: int) -> None:
             f"--timesteps {timesteps} is not past learning_starts={starts}: the run would end before its first update; "
             f"valid: more than {starts} steps, or learning_starts below {timesteps}"
         )
-    steps = section.algo_kwargs.get("rollout_steps")
-    if isinstance(steps, int) and not isinstance(steps, bool) and steps * section.n_envs > timesteps:
+    steps = rollout_steps(section)
+    if steps is not None and steps * section.n_envs > timesteps:
         raise UsageError(
             f"rollout_steps={steps} x {section.n_envs} envs is {steps * section.n_envs} steps a rollout, past this run's "
             f"{timesteps}: it would end before its first update; valid: --timesteps of at least {steps * section.n_envs}, "

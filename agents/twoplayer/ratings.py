@@ -17,11 +17,9 @@ import numpy as np
 
 from agents.artifacts.figures import pyplot, save_png
 from agents.artifacts.model_players import arena_of, model_player
-from agents.artifacts.models import SNAPSHOTS, find_model, snapshot_steps
+from agents.artifacts.models import PLAYED_MODELS, SNAPSHOTS, find_model, snapshot_steps
 from agents.artifacts.runs import (
-    BEST_MODEL,
     FINAL_MODEL,
-    INTERRUPTED_MODEL,
     atomic_path,
     model_file,
     read_config,
@@ -47,7 +45,7 @@ class Entrant:
     steps: int | None = None  # its training step, for snapshots and final models
 
 
-def model_entrant(path: str | Path, names: tuple[str, ...] = (FINAL_MODEL, BEST_MODEL, INTERRUPTED_MODEL)) -> Entrant:
+def model_entrant(path: str | Path, names: tuple[str, ...] = PLAYED_MODELS) -> Entrant:
     """One model as a player: a model file, a self-play snapshot, or a run folder's first of ``names``."""
     path = Path(path)
     if path.is_file() and path.parent.name == SNAPSHOTS:

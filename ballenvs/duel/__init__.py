@@ -51,20 +51,17 @@ def policy(player: Any, seed: int = 0, **options: Any) -> Callable[[Any], Any]:
 def _state_policy(player: Any, seed: int, options: dict[str, Any]) -> Callable[[Any], Any]:
     import numpy as np
 
+    from ballenvs.duel.observe import StateObserver
     from ballenvs.duel.reference import DuelArena
     from ballenvs.duel.two_player_game import TwoPlayerDuel
 
     duel = TwoPlayerDuel(None, obs_type="state", **options)
+    observer = StateObserver(duel.physics, duel.clock)
     arena, rng = DuelArena("BallDuel-v0"), np.random.default_rng(seed)
     acting = arena.make_player(player, options)
-    ring, speed = duel.physics.ring_radius, duel.physics.speed_cap
-    scale = np.array([ring, ring, speed, speed, ring, ring, speed, speed])
 
     def act(observation: Any) -> Any:
-        rows = np.atleast_2d(np.asarray(observation, dtype=np.float64))
-        states = rows[:, :8] * scale  # back to world units: StateObserver's own scaling undone
-        if rows.shape[1] > 10:  # the clock, BallSumo's last number
-            states = np.concatenate([states, rows[:, 10:11]], axis=1)
+        states = observer.states_of(observation)  # the game the observation shows, as the player reads it
         actions = np.asarray(acting.act(arena.state_seat(states, options, rng)))
         return int(actions[0]) if np.ndim(observation) == 1 else actions
 

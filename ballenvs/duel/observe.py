@@ -101,6 +101,15 @@ class StateObserver:
         # (10,) for one game; (10, N) for N games, transposed to (N, 10). .T of 1-D is a no-op.
         return np.array(features, dtype=np.float32).T
 
+    def states_of(self, observations: Any) -> np.ndarray:
+        """The states (N, 8, or 9 with the clock: :func:`state_of_view`'s rows) whose observations
+        :meth:`observe` made, its scaling undone (to float32's precision); the edges, which the
+        positions give, dropped. For players that read the game, handed a side's observation."""
+        rows = np.atleast_2d(np.asarray(observations, dtype=np.float64))
+        ring, speed = self.physics.ring_radius, self.physics.speed_cap
+        states = rows[:, :8] * np.array([ring, ring, speed, speed] * 2)
+        return np.concatenate([states, rows[:, 10:11]], axis=1) if self.clock else states
+
 
 def make_observer(
     physics: DuelPhysics, obs_type: str, obs_size: int, clock: bool = False, subpixel: bool = False

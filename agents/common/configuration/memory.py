@@ -73,19 +73,34 @@ def check_memory(
             )
 
 
+def rollout_steps(section: Section) -> int | None:
+    """The section's ``rollout_steps`` (a learner from rollouts: PQN, our PPO); None for one that keeps
+    no rollout, or a value the config's check will name."""
+    steps = section.algo_kwargs.get("rollout_steps")
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) and steps >= 1 else None
+
+
+def minibatch_size(section: Section) -> int:
+    """The transitions an update learns from: ``batch_size``, or a learner from rollouts' share of a
+    rollout (steps x envs / ``n_minibatches``, rounded up)."""
+    steps = rollout_steps(section)
+    if steps is None:
+        return int(section.algo_kwargs.get("batch_size", 32))
+    minibatches = section.algo_kwargs.get("n_minibatches", 1)
+    minibatches = minibatches if isinstance(minibatches, int) and minibatches >= 1 else 1
+    return -(-steps * section.n_envs // minibatches)
+
+
 def rollout_costs(section: Section, observation: int) -> dict[str, int]:
     """What a learner from rollouts (PQN, our PPO) holds: every step's observations of every env as
     the envs give them, and a few numbers each (action, reward, flags, value, log-probability); then a
     minibatch of them as float32. Nothing for a learner that keeps no rollout."""
-    steps = section.algo_kwargs.get("rollout_steps")
-    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
-        return {}  # none, or malformed: the config's check names it
-    minibatches = section.algo_kwargs.get("n_minibatches", 1)
-    minibatches = minibatches if isinstance(minibatches, int) and minibatches >= 1 else 1
-    rollout = steps * section.n_envs
-    minibatch = -(-rollout // minibatches)
+    steps = rollout_steps(section)
+    if steps is None:
+        return {}
     held = f"rollout_steps={steps} x n_envs={section.n_envs}"
-    return {held: rollout * (observation + 32), f"{held} / n_minibatches={minibatches}": minibatch * observation * 4}
+    minibatches = f"{held} / n_minibatches={section.algo_kwargs.get('n_minibatches', 1)}"
+    return {held: steps * section.n_envs * (observation + 32), minibatches: minibatch_size(section) * observation * 4}
 
 
 def check_replay_memory(buffer_size: int, observation_space: spaces.Space) -> None:

@@ -197,3 +197,10 @@ def test_a_built_in_player_drives_either_seat_of_the_state_face_from_its_observa
     assert won >= 18  # the champion beats chaser in 95.5-100% of games (benchmarks/RESULTS.md)
     batch = np.stack([observations["left"]] * 3)
     assert policy("chaser", **ballenvs.SUMO_RULES)(batch).shape == (3,)
+    from ballenvs.duel.observe import StateObserver, state_of_view
+    from ballenvs.duel.two_player_game import TwoPlayerDuel
+
+    duel = TwoPlayerDuel(4, obs_type="state", **ballenvs.SUMO_RULES)
+    duel.reset([np.random.default_rng(k) for k in range(4)])
+    observer, view = StateObserver(duel.physics, duel.clock), duel.view(LEFT, duel.clock)
+    np.testing.assert_allclose(observer.states_of(observer.observe(view, np)), state_of_view(view), atol=1e-6)
