@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=bounded(0, MAX_SEED), default=None)
     args = parser.parse_args(argv)
     two_players = bool(reference_for(args.env).players)
+    if args.opponent is not None and not args.opponent.strip():
+        parser.error(f"--opponent {args.opponent!r}: name a built-in player, a run folder or a model file")
     if args.opponent and not two_players:
         parser.error(f"--opponent: {args.env} has no opponent")
     options: dict[str, Any] = {"opponent": opponent_of(args.opponent or "chaser")} if two_players else {}

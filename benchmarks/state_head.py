@@ -40,7 +40,12 @@ def read_state(model: Any, envs: int, steps: int, seed: int) -> dict[str, float]
     from agents.session.checkpoint import load_checkpoint
 
     model_path, run_dir = find_model(model)
-    saved, config = load_checkpoint(model_path), read_config(run_dir)
+    config = read_config(run_dir)
+    if config.get("algo") != "ppo":
+        raise UsageError(
+            f"{str(model_path)!r}: a model of --algo {config.get('algo')}; this reads a run of our PPO with state_prediction"
+        )
+    saved = load_checkpoint(model_path)
     if "state_head" not in saved.get("agent", {}):
         raise UsageError(f"{str(model_path)!r}: its actor has no state head (a run of our PPO with state_prediction)")
     actor = QNetwork(saved["spec"])

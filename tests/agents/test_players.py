@@ -96,3 +96,12 @@ def test_an_opponent_that_is_no_player_and_no_path_is_one_line(tmp_path):
     assert play.opponent_of("pusher") == "pusher"
     with pytest.raises(CommandError, match="not a built-in player .*, a run folder or a model file"):
         play.opponent_of(str(tmp_path / "nowhere"))
+
+
+def test_the_new_commands_refuse_what_they_cannot_read_in_one_line(runs, capsys):
+    from ballenvs.play import main as play_main
+    from benchmarks import state_head
+    from tests.helpers import refused
+
+    assert "--opponent '': name a built-in player" in refused(capsys, play_main, ["--opponent", ""])
+    assert "a model of --algo dqn; this reads a run of our PPO" in refused(capsys, state_head.main, [str(runs["pixels"])])
