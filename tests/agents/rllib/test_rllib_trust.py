@@ -216,9 +216,12 @@ def test_sigterm_while_ray_starts_is_one_line_and_exit_143_whichever_thread_take
             process.kill()
     assert process.returncode == 128 + signal.SIGTERM, err
     assert "Traceback" not in err and "SIGTERM received" not in err, err
-    lines = err.strip().splitlines()  # one line: RLlib's notes as it builds the algorithm stay off it too
-    assert len(lines) == 1 and lines[0].startswith("stopped by SIGTERM: "), err
-    last = lines[0]
+    # One line of its own: RLlib's notes as it builds the algorithm stay off it too. A stop that lands
+    # once Ray has started (on a quick machine, within the later waits) follows the run's own two notes.
+    *before, last = err.strip().splitlines()
+    ours = ("device: ", "BallDuel-v0: MlpPolicy, 2 envs")
+    assert last.startswith("stopped by SIGTERM: ") and len(before) in (0, 2), err
+    assert all(line.startswith(ours) for line in before), err
     if "run folder was removed" in last:
         assert not any(tmp_path.glob("*/*/config.yml"))
     else:
