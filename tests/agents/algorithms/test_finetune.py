@@ -31,6 +31,8 @@ def test_an_evaluation_holds_the_starts_level_within_the_margin_against_every_op
     assert holds(Evaluation(10, 0.1, {"chaser": 0.86, "anchor": 0.95}), level, 0.05)
     assert not holds(Evaluation(10, 0.9, {"chaser": 0.84, "anchor": 1.0}), level, 0.05)
     assert not holds(Evaluation(10, 0.9, {"chaser": 1.0}), level, 0.05)  # an opponent not played is not held
+    against_the_champion = Evaluation(0, 0.5, {"chaser": 0.9, "champion": 0.6})  # a measure, never what trains
+    assert holds(Evaluation(10, 0.5, {"chaser": 0.9, "champion": 0.0}), against_the_champion, 0.05)
     one_player = Evaluation(0, 20.0, {})
     assert holds(Evaluation(10, 19.0, {}), one_player, 0.05) and not holds(Evaluation(10, 18.9, {}), one_player, 0.05)
 
