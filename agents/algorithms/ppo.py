@@ -32,7 +32,6 @@ Hyperparameters come from ``zoo_configs/ppo.yml`` (ours: the RL Zoo does not rea
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,7 +43,16 @@ from gymnasium import spaces
 
 from agents.algorithms import rollouts
 from agents.algorithms.networks import QNetwork, network_spec, settings_of
-from agents.algorithms.privileged import FRAMES, STATE, StateSteps, check_state_game, state_size, with_state
+from agents.algorithms.privileged import (
+    FRAMES,
+    STATE,
+    StateSteps,
+    check_state_game,
+    spread,
+    standardized_error,
+    state_size,
+    with_state,
+)
 from agents.algorithms.rollouts import STAGGER_ENVS, KeptRollout, Rollout, check_minibatches, replay_buffer
 from agents.algorithms.warm_start import (
     check_start,
@@ -58,11 +66,11 @@ from agents.algorithms.warm_start import (
 from agents.common.configuration.config import Section
 from agents.common.configuration.hyperparameters import (
     ClippedPolicy,
+    PredictsState,
     QConfig,
     Rollouts,
     StartedFrom,
     TailAveraging,
-    TeacherGame,
     key,
     redefault,
 )
@@ -79,7 +87,7 @@ __all__ = ["STAGGER_ENVS", "Agent", "learn", "replay_buffer", "settings"]  # rep
 
 
 @dataclass
-class PPOConfig(StartedFrom, ClippedPolicy, Rollouts, TailAveraging, QConfig):
+class PPOConfig(PredictsState, StartedFrom, ClippedPolicy, Rollouts, TailAveraging, QConfig):
     """Our PPO's hyperparameters (agents.algorithms.ppo, zoo_configs/ppo.yml). Its exploration is
     the policy's own sampling; epsilon (0 unless set) plays a share of uniform actions beside it,
     and the ratio's old probability is then the mixture's."""
@@ -106,13 +114,6 @@ class PPOConfig(StartedFrom, ClippedPolicy, Rollouts, TailAveraging, QConfig):
         False, "the critic reads the game's state (what obs_type=state shows; env_kwargs state_info: true), the actor "
         "the observation: an asymmetric actor-critic, whose saved model is the actor alone",
     )  # fmt: skip
-    state_prediction: float = key(
-        0.0, "the weight of an auxiliary loss: the actor's features predict the game's state (squared error on what "
-        "obs_type=state shows; env_kwargs state_info: true); 0: none", low=0, high=100,
-    )  # fmt: skip
-    # Set from the run's section when a key above reads the state (not keys): where, and its length.
-    game: TeacherGame = dataclasses.field(default_factory=TeacherGame)
-    state_size: int = 0
 
     @property
     def reads_state(self) -> bool:
@@ -134,8 +135,6 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
 
 #: The critic's hidden layers where it reads the state: the state section's network (ppo.yml).
 STATE_CRITIC_NET_ARCH = [256, 256]
-#: The least spread a state number's prediction error is divided by (one that never moves: the clock at a start).
-STATE_SCALE_FLOOR = 1e-3
 
 
 class PPORollout(Rollout):
@@ -312,7 +311,7 @@ class PPOAgent:
         old_log_probs, advantages = rollout.log_probs.flatten(), advantages.flatten()
         returns = advantages + rollout.values.flatten()
         if self.state_head is not None:  # each number of the state weighed alike: velocities vary a tenth as much
-            self.state_scale = observations[STATE].std(dim=0).clamp_min(STATE_SCALE_FLOOR)
+            self.state_scale = spread(observations[STATE])
         loss = torch.zeros((), device=self.device)
         moved_all: list[torch.Tensor] = []  # every minibatch's KL, for the penalty's weight
         for _ in range(config.n_epochs):
@@ -364,7 +363,7 @@ class PPOAgent:
         if self.kl_coef > 0:
             loss = loss + self.kl_coef * moved.mean()
         if predicted is not None:
-            error = ((predicted.float() - rows[STATE]) / self.state_scale).square().mean()
+            error = standardized_error(predicted, rows[STATE], self.state_scale)
             self.state_error = error.detach()
             loss = loss + config.state_prediction * error
         if self.start is not None and self.pull > 0:

@@ -6,8 +6,9 @@ train on it without being told what to play. Our PPO uses it two ways (:mod:`age
 ``critic_reads_state`` and ``state_prediction``): its critic reads the state while its actor reads the
 frames (Pinto et al., "Asymmetric Actor Critic for Image-Based Robot Learning", 2018), and the
 actor's features learn to predict the state beside the policy (Lample and Chaplot, "Playing FPS
-Games with Deep Reinforcement Learning", 2017). At play time only the actor plays: a saved model
-reads the frames alone.
+Games with Deep Reinforcement Learning", 2017). Our DQN (``--algo custom``, :mod:`agents.algorithms.dqn`)
+the second way: its Q-network's features predict the state beside the TD loss. At play time only the
+actor (the Q-network) plays: a saved model reads the frames alone.
 
 :class:`StateSteps` hands the training loop both: its observations are ``{"frames": ..., "state":
 ...}``, the state as ``obs_type="state"`` would show it (the scaled vector the state learners
@@ -20,6 +21,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import torch
 from gymnasium import spaces
 
 from agents.algorithms.teachers import STATE_KEY, STATE_OPTION, arena_of
@@ -29,6 +31,21 @@ from agents.common.errors import UsageError
 
 #: The two parts of a privileged learner's training observations.
 FRAMES, STATE = "frames", "state"
+#: The least spread a state number's prediction error is divided by (one that never moves: the clock at a start).
+STATE_SCALE_FLOOR = 1e-3
+
+
+def spread(states: torch.Tensor) -> torch.Tensor:
+    """Each state number's spread over ``states`` (a rollout, a minibatch), floored: what its
+    prediction's error is measured in, so that velocities, which vary a tenth as much as
+    positions, weigh alike."""
+    return states.std(dim=0).clamp_min(STATE_SCALE_FLOOR)
+
+
+def standardized_error(predicted: torch.Tensor, states: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """The mean squared error of ``predicted`` to ``states``, each number in units of its ``scale``
+    (1 for predicting the mean): ``train/state_error``."""
+    return ((predicted.float() - states) / scale).square().mean()
 
 
 def check_state_game(section: Section, keys: str) -> TeacherGame:

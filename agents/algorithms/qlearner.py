@@ -73,7 +73,7 @@ class QLearner:
         self.averaged.load_state_dict(self.q.state_dict())
         # Walked every update: listed once (load_state_dict copies into these same tensors).
         averaged: list[torch.Tensor] = list(self.averaged.parameters())
-        online: list[torch.Tensor] = list(self._parameters)
+        online: list[torch.Tensor] = list(self.q.parameters())
         self._averaging = (averaged, online)
 
     def average_tail(self) -> None:

@@ -256,6 +256,27 @@ class TeacherGame:
 
 
 @dataclass
+class PredictsState:
+    """A pixel learner whose network's features also learn to predict the game's state, in training
+    only (agents.algorithms.privileged; our PPO's actor, our DQN's Q-network)."""
+
+    state_prediction: float = key(
+        0.0, "the weight of an auxiliary loss: the network's features predict the game's state (squared error on "
+        "what obs_type=state shows, each number over its spread; env_kwargs state_info: true); 0: none",
+        low=0, high=100,
+    )  # fmt: skip
+    # Set from the run's section when training reads the state (not keys): where, and its length.
+    game: TeacherGame = dataclasses.field(default_factory=TeacherGame)
+    state_size: int = 0
+
+
+@dataclass
+class StateDQNConfig(PredictsState, OurDQNConfig):
+    """--algo custom's keys: our DQN's, and the state's prediction beside its TD loss (Lample and
+    Chaplot 2017)."""
+
+
+@dataclass
 class Teaching:
     """What every learner with a teacher takes (agents.algorithms.distill, agents.algorithms.kickstart)."""
 

@@ -27,10 +27,10 @@ from agents.common.configuration.config import Key, Schema
 from agents.common.configuration.config_files import shipped_config
 from agents.common.configuration.hyperparameters import (
     RENAMED,
-    OurDQNConfig,
     PQNConfig,
     RLlibPPOConfig,
     SB3DQNConfig,
+    StateDQNConfig,
     keys_of,
     resumable_keys,
 )
@@ -159,7 +159,7 @@ register(
         "custom",
         "custom DQN",
         config="dqn.yml",
-        hyperparameters=OurDQNConfig,
+        hyperparameters=StateDQNConfig,
         module="agents.algorithms.dqn",
         **_OURS,
     )

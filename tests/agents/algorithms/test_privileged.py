@@ -1,7 +1,8 @@
-"""Our PPO reading the game's state in training only (agents.algorithms.privileged): the state
-beside the frames, the one an ended game ended in; a pixel run whose critic reads the state and
-whose actor predicts it, saved as an actor that plays from the frames alone, and resumed; refused
-in one line where the env does not report the state."""
+"""Our PPO and our DQN reading the game's state in training only (agents.algorithms.privileged): the
+state beside the frames, the one an ended game ended in; a pixel run whose critic reads the state and
+whose actor predicts it, saved as an actor that plays from the frames alone, and resumed; our DQN's
+Q-network predicting it beside the TD loss, saved without its head; refused in one line where the
+env does not report the state."""
 
 from __future__ import annotations
 
@@ -106,3 +107,61 @@ def test_reading_the_state_without_state_info_is_refused_before_any_folder(tmp_p
     argv = ["--algo", "ppo", *RUN, "--env-kwargs", "state_info=false", "--log-dir", str(tmp_path)]
     err = refused(capsys, train.main, argv, tmp_path)
     assert "critic_reads_state and state_prediction read the game's state" in err and "state_info=true" in err
+
+
+def test_our_dqn_predicting_the_state_keeps_it_in_its_buffer_and_saves_a_q_network_of_frames(tmp_path, capsys):
+    argv = ["--algo", "custom", "--config", "zoo_configs/selfplay_pixels.yml", *QUICK, "n_timesteps=256"]
+    argv += ["state_prediction=1.0", "augment_shift=2", "policy_kwargs=dict(features_extractor_class=LeanCNN, net_arch=[32])"]
+    argv += ["--env-kwargs", "obs_size=36", "subpixel=true", "state_info=true", "--log-dir", str(tmp_path)]
+    assert run_cli(train.main, argv) == 0
+    run = tmp_path / "custom" / "BallSumo-v0_1"
+    saved = load_checkpoint(run / "final_model.pt")
+    assert saved["spec"]["parts"][""]["kind"] == "image"  # the Q-network reads the frames alone
+    assert saved["agent"]["state_head"]["weight"].shape == (11, saved["spec"]["parts"][""]["features"])
+    progress = (run / "progress.csv").read_text().splitlines()
+    errors = [row.split(",")[progress[0].split(",").index("train/state_error")] for row in progress[1:]]
+    assert errors[-1] and float(errors[-1]) > 0.0, progress  # logged once updates begin
+    capsys.readouterr()
+    assert run_cli(evaluate_main, [str(run / "final_model.pt"), "--episodes", "2"]) == 0
+    assert "BallSumo-v0: 2 episodes, return" in capsys.readouterr().out
+    argv = ["--resume", str(run), "--timesteps", "64", "--log-dir", str(tmp_path), "--no-progress"]
+    assert run_cli(train.main, argv) == 0
+    resumed = load_checkpoint(tmp_path / "custom" / "BallSumo-v0_2" / "final_model.pt")
+    assert resumed["progress"]["num_timesteps"] == 320 and resumed["agent"]["n_updates"] > saved["agent"]["n_updates"]
+
+
+def test_our_dqns_state_prediction_trains_the_q_networks_features_beside_the_td_loss():
+    from agents.algorithms import dqn
+    from agents.algorithms.buffer import Batch
+    from agents.algorithms.networks import network_spec
+    from agents.common.configuration.hyperparameters import StateDQNConfig
+    from agents.common.networks.lean_cnn import LeanCNN
+
+    game = TeacherGame("BallSumo-v0", PIXELS)
+    steps = StateSteps(stacked_env(8, seed=5), game)
+    config = StateDQNConfig(state_prediction=1.0, game=game, state_size=11, learning_rate=1e-3)
+    spec = network_spec(steps.observation_space[FRAMES], 9, "CnnPolicy", {"features_extractor_class": LeanCNN})
+    agent = dqn.DQNAgent(spec, config, "cpu", seed=0)
+    observation = steps.first_observations()
+    assert agent.state_head is not None and agent.act(observation, 0.0).shape == (8,)
+    played = [steps.step(agent.random_actions(8)).observations for _ in range(8)]  # games in several phases
+    rows = {part: torch.as_tensor(np.concatenate([o[part] for o in played])) for part in (FRAMES, STATE)}
+    batch = Batch(rows, torch.zeros(64, dtype=torch.long), torch.zeros(64), rows, torch.ones(64))
+
+    def error() -> float:
+        with torch.no_grad():
+            return float(torch.nn.functional.mse_loss(agent.state_head(agent.q.features(rows[FRAMES])), rows[STATE]))
+
+    before = error()
+    agent.update(batch)
+    first = agent.figures()["train/state_error"]  # each number over its spread
+    for _ in range(30):
+        agent.update(batch)
+    assert error() < 0.5 * before and agent.figures()["train/state_error"] < 0.5 * first
+    steps.close()
+
+
+def test_our_dqn_predicting_the_state_without_state_info_is_refused_before_any_folder(tmp_path, capsys):
+    argv = ["--algo", "custom", "--config", "zoo_configs/selfplay_pixels.yml", *QUICK, "state_prediction=1.0"]
+    err = refused(capsys, train.main, argv + ["--log-dir", str(tmp_path)], tmp_path)
+    assert "state_prediction read the game's state" in err and "state_info=true" in err
