@@ -1,5 +1,6 @@
-"""Train stable-baselines3's algorithms on a ballenvs environment: its DQN (--algo dqn), as
-``python -m agents.train --algo dqn`` does; ``--help`` lists them from the registry.
+"""Train stable-baselines3's algorithms on a ballenvs environment: its DQN (--algo dqn), PPO (--algo
+sb3_ppo) and A2C (--algo sb3_a2c), as ``python -m agents.train`` does; ``--help`` lists them from the
+registry.
 
     python -m agents.sb3_train                                   # BallDuel-v0, zoo_configs defaults
     python -m agents.sb3_train --env UAVGrid-v0 --timesteps 200000 --n-envs 4

@@ -1,8 +1,9 @@
 """Train any registered algorithm on a ballenvs environment: stable-baselines3's DQN (--algo dqn),
 our DQN (--algo custom), PQN (--algo pqn), a pixel student distilled from a teacher that sees the
 state (--algo distill), our DQN kickstarted by one (--algo kickstart), our DQN fine-tuned from a
-model that plays (--algo finetune), our PPO, from nothing or from such a model (--algo ppo), and Ray
-RLlib's PPO (--algo rllib_ppo); ``--help`` lists them from the registry.
+model that plays (--algo finetune), our PPO, from nothing or from such a model (--algo ppo),
+stable-baselines3's PPO (--algo sb3_ppo) and A2C (--algo sb3_a2c), and Ray RLlib's PPO (--algo
+rllib_ppo); ``--help`` lists them from the registry.
 
     python -m agents.train                                       # SB3's DQN on BallDuel-v0, zoo_configs/dqn.yml
     python -m agents.train --algo custom --env UAVGrid-v0 --timesteps 200000 --n-envs 4

@@ -54,7 +54,11 @@ STATE_VARIANCE_STEP = 0.01
 
 def checked_variance(variance: Any, size: int) -> torch.Tensor:
     """A checkpoint's running variance of the state: ``size`` finite numbers >= 0, or one line."""
-    if not (isinstance(variance, torch.Tensor) and variance.shape == (size,) and bool((variance.isfinite() & (variance >= 0)).all())):
+    if not (
+        isinstance(variance, torch.Tensor)
+        and variance.shape == (size,)
+        and bool((variance.isfinite() & (variance >= 0)).all())
+    ):
         raise ValueError(f"state agent state_variance: expected {size} numbers >= 0, got {variance!r:.80}")
     return variance.float()
 

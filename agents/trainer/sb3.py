@@ -1,5 +1,6 @@
-"""stable-baselines3's DQN as ``python -m agents.train --algo dqn`` drives it: one
-:class:`agents.trainer.training.Learner` around :func:`agents.sb3.sb3_dqn.build_dqn`'s model."""
+"""stable-baselines3 as ``python -m agents.train`` drives it: its DQN (``--algo dqn``), one
+:class:`agents.trainer.training.Learner` around :func:`agents.sb3.sb3_dqn.build_dqn`'s model, and
+its PPO and A2C (``--algo sb3_ppo``, ``sb3_a2c``) around :func:`agents.sb3.sb3_onpolicy.build_model`'s."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from gymnasium import spaces
 from stable_baselines3 import DQN
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
+from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 
 from agents.artifacts.models import SNAPSHOTS
 from agents.common.configuration.config import Section
@@ -28,11 +30,24 @@ from agents.sb3.sb3_dqn import (
     save_model,
     save_replay_buffer,
 )
+from agents.sb3.sb3_onpolicy import ActionLogits, build_model
+from agents.sb3.sb3_onpolicy import check_values as check_on_policy
+from agents.sb3.sb3_onpolicy import save_model as save_on_policy_model
 from agents.session.milestones import Milestones
 from agents.trainer.setup import RunSetup, make_train_env
 
 if TYPE_CHECKING:
     from agents.twoplayer.selfplay import SnapshotPool
+
+
+def self_play_opponent(setup: RunSetup[Any]) -> Any:
+    """The run's self-play opponent (its pool is bound once the model exists), or None."""
+    if setup.self_play is None:
+        return None
+    from agents.twoplayer.selfplay import make_opponent  # only self-play loads the two-player machinery
+
+    section = setup.section
+    return make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
 
 
 class SB3Learner:
@@ -54,11 +69,7 @@ class SB3Learner:
 
     def start(self, setup: RunSetup[SavedModel | None], logger: Logger) -> list[Any]:
         section, run_dir = setup.section, setup.run_dir
-        opponent = None
-        if setup.self_play is not None:  # only self-play loads the two-player machinery
-            from agents.twoplayer.selfplay import make_opponent
-
-            opponent = make_opponent(setup.self_play, section.env_id, section.env_kwargs, section.frame_stack, setup.device)
+        opponent = self_play_opponent(setup)
         env = make_train_env(setup, opponent=opponent)
         self.model: DQN = build_dqn(section, env, setup.seed, setup.device)
         self.resumed = setup.resume is not None
@@ -123,3 +134,53 @@ class SB3Learner:
     def save_zoo_model(self, path: Path) -> None:
         with self._saved_network():
             save_model(self.model, path)
+
+
+class SB3OnPolicyLearner:
+    """stable-baselines3's PPO or A2C (the registry's ``algo.name``): no replay buffer, no tail mean;
+    resumed as SB3 resumes (the weights, the optimiser and the step count; fresh games)."""
+
+    def __init__(self, algo: Algorithm) -> None:
+        self.algo = algo.name
+        self.pool: SnapshotPool | None = None
+
+    def check(
+        self, section: Section, observation_space: spaces.Space, action_space: spaces.Space, resume: Path | None, device: str
+    ) -> SavedModel | None:
+        check_on_policy(self.algo, section, observation_space, section.n_envs)
+        if resume is None:
+            return None
+        saved = read_model_file(resume, device)
+        restore(build_model(self.algo, section, (observation_space, action_space), None, device), saved, resume, device)  # type: ignore[arg-type]
+        return saved
+
+    def start(self, setup: RunSetup[SavedModel | None], logger: Logger) -> list[Any]:
+        opponent = self_play_opponent(setup)
+        env = make_train_env(setup, opponent=opponent)
+        self.model: OnPolicyAlgorithm = build_model(self.algo, setup.section, env, setup.seed, setup.device)
+        self.resumed = setup.resume is not None
+        if setup.resume is not None and setup.checked is not None:
+            restore(self.model, setup.checked, setup.resume, setup.device)  # type: ignore[arg-type]
+            note(f"resumed from {setup.resume} at step {self.model.num_timesteps}")
+            note(
+                f"resume is not exact: stable-baselines3's {self.algo.removeprefix('sb3_').upper()} starts fresh games "
+                "and generators (its model keeps the weights, optimiser and step count)"
+            )
+        if opponent is not None:
+            self.pool = opponent.pool(setup.run_dir / SNAPSHOTS, ActionLogits(self.model.policy), None, setup.seed)
+        self.model.set_logger(logger)
+        return [env]
+
+    @property
+    def num_timesteps(self) -> int:
+        return int(self.model.num_timesteps)
+
+    def learn(self, timesteps: int, milestones: Milestones) -> None:
+        callback = FeedMilestones(milestones, self.pool)
+        self.model.learn(timesteps, callback=callback, reset_num_timesteps=not self.resumed)
+
+    def policy(self) -> Any:
+        return self.model
+
+    def save(self, path: Path) -> None:
+        save_on_policy_model(self.model, path)

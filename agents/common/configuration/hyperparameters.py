@@ -222,20 +222,51 @@ class StartedFrom:
 
 
 @dataclass
-class RLlibPPOConfig(ClippedPolicy):
-    """Ray RLlib's PPO (agents.trainer.rllib, zoo_configs/rllib_ppo.yml) under stable-baselines3's
-    PPO names, as the RL Zoo's ppo.yml writes them: an iteration plays ``n_steps`` in each of
-    ``n_envs`` envs on every env runner, then trains on that batch."""
+class SB3A2CConfig:
+    """stable-baselines3's A2C (``--algo sb3_a2c``, zoo_configs/sb3_a2c.yml), its keys and defaults."""
+
+    learning_rate: float | str = key(
+        7e-4, "the optimiser's step size; lin_<x> falls linearly from x to 0 over the run", low=0, low_open=True,
+        schedule=True, resumable=True,
+    )  # fmt: skip
+    n_steps: int = key(5, "steps each env plays between updates (the batch: n_steps x n_envs)", low=1)
+    gamma: float = key(0.99, "the discount", low=0, high=1)
+    gae_lambda: float = redefault(ClippedPolicy, "gae_lambda", 1.0)
+    ent_coef: float = redefault(ClippedPolicy, "ent_coef", 0.0)
+    vf_coef: float = redefault(ClippedPolicy, "vf_coef", 0.5)
+    max_grad_norm: float = key(0.5, "gradients are clipped to this norm", low=0, low_open=True, resumable=True)
+    use_rms_prop: bool = key(True, "RMSprop (A2C's paper), else Adam")
+    normalize_advantage: bool = key(False, "each batch's advantages standardised")
+    policy_kwargs: dict[str, Any] | str | None = key(
+        None, "the network: net_arch (hidden widths), activation_fn, features_extractor_class, ... as SB3 takes them"
+    )
+
+
+@dataclass
+class SB3PPOConfig(ClippedPolicy):
+    """stable-baselines3's PPO (``--algo sb3_ppo``, zoo_configs/sb3_ppo.yml), its keys and defaults."""
 
     learning_rate: float | str = key(
         3e-4, "Adam's step size; lin_<x> falls linearly from x to 0 over the run", low=0, low_open=True, schedule=True,
         resumable=True,
     )  # fmt: skip
-    n_steps: int = key(2048, "steps each env plays per iteration (the batch: n_steps x n_envs x env runners)", low=1)
+    n_steps: int = key(2048, "steps each env plays per iteration (the batch: n_steps x n_envs)", low=1)
     batch_size: int = key(64, "transitions a minibatch holds", low=1)
     n_epochs: int = key(10, "passes over each batch", low=1)
     gamma: float = key(0.99, "the discount", low=0, high=1)
     max_grad_norm: float = key(0.5, "gradients are clipped to this norm", low=0, low_open=True, resumable=True)
+    policy_kwargs: dict[str, Any] | str | None = key(
+        None, "the network: net_arch (hidden widths), activation_fn, features_extractor_class, ... as SB3 takes them"
+    )
+
+
+@dataclass
+class RLlibPPOConfig(SB3PPOConfig):
+    """Ray RLlib's PPO (agents.trainer.rllib, zoo_configs/rllib_ppo.yml) under stable-baselines3's
+    PPO names, as the RL Zoo's ppo.yml writes them: an iteration plays ``n_steps`` in each of
+    ``n_envs`` envs on every env runner, then trains on that batch."""
+
+    n_steps: int = key(2048, "steps each env plays per iteration (the batch: n_steps x n_envs x env runners)", low=1)
     policy_kwargs: dict[str, Any] | str | None = key(
         None, "the network: net_arch (hidden widths) and activation_fn (tanh, relu) for vectors, conv_filters "
         "([[channels, kernel, stride], ...]) for pictures",

@@ -29,7 +29,9 @@ from agents.common.configuration.hyperparameters import (
     RENAMED,
     PQNConfig,
     RLlibPPOConfig,
+    SB3A2CConfig,
     SB3DQNConfig,
+    SB3PPOConfig,
     StateDQNConfig,
     keys_of,
     resumable_keys,
@@ -239,6 +241,26 @@ register(
         learner_flags=("address",),
     )
 )
+
+
+# stable-baselines3's on-policy algorithms, which a user of SB3 reaches for first.
+for _name, _label, _keys in (("sb3_ppo", "SB3 PPO", SB3PPOConfig), ("sb3_a2c", "SB3 A2C", SB3A2CConfig)):
+    register(
+        Algorithm(
+            name=_name,
+            label=_label,
+            alias=SB3_TRAINER,
+            config=f"{_name}.yml",
+            hyperparameters=_keys,
+            module="agents.sb3.sb3_onpolicy",
+            suffix=".zip",
+            loader="agents.sb3.sb3_onpolicy:load_policy",
+            snapshot_loader="agents.sb3.sb3_onpolicy:load_snapshot",
+            replay_buffer=False,
+            learner="agents.trainer.sb3:SB3OnPolicyLearner",
+            learner_flags=(),
+        )
+    )
 
 
 #: The suffixes of the registered algorithms' model files, each once.
