@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -74,7 +75,8 @@ from agents.common.configuration.hyperparameters import (
     key,
     redefault,
 )
-from agents.common.readers import count
+from agents.common.errors import UsageError
+from agents.common.readers import count, torch_weights
 from agents.common.tensors import rows_of
 from agents.session.checkpoint import check_optimizer, check_tail_mean
 from agents.session.contract import AlgorithmModule
@@ -110,6 +112,10 @@ class PPOConfig(PredictsState, StartedFrom, ClippedPolicy, Rollouts, TailAveragi
         0.01, "the KL the penalty's weight follows: after every rollout's updates, x1.5 if their mean KL passed twice "
         "it, x0.5 if under half (RLlib's kl_target)", low=0, high=10, low_open=True,
     )  # fmt: skip
+    encoder_from: str = key(
+        "", "a file of encoder weights the actor's CNN starts from (python -m benchmarks.state_reader: an encoder "
+        "trained to read the state from the frames), fine-tuned from there; empty: none",
+    )  # fmt: skip
     critic_reads_state: bool = key(
         False, "the critic reads the game's state (what obs_type=state shows; env_kwargs state_info: true), the actor "
         "the observation: an asymmetric actor-critic, whose saved model is the actor alone",
@@ -130,7 +136,30 @@ def settings(section: Section, observation_space: Any, action_space: Any) -> tup
         config.state_size = state_size(config.game)
     if config.start_from:
         check_start(config.start_from, spec)
+    if config.encoder_from:
+        load_encoder(QNetwork(spec), config.encoder_from)  # it fits this network, or one line before any folder
     return config, spec
+
+
+#: What a file of encoder weights says it is (benchmarks.state_reader writes them).
+ENCODER_FORMAT = "ballenvs-state-reader/1"
+
+
+def load_encoder(network: QNetwork, path: str) -> None:
+    """``network``'s encoders set from a reader file's (``encoder_from``); one line if the file is not
+    one, or its encoder is not this network's."""
+    what = f"encoder_from {path!r}"
+    if not Path(path).is_file():  # a folder, a FIFO (torch.load would wait on it) or nothing
+        raise UsageError(f"{what}: not a file (a reader's weights: python -m benchmarks.state_reader --out FILE)")
+    saved = torch_weights(Path(path), what)
+    if not isinstance(saved, dict) or saved.get("format") != ENCODER_FORMAT or not isinstance(saved.get("encoders"), dict):
+        raise UsageError(
+            f"{what}: not a reader's weights (expected format {ENCODER_FORMAT!r}, python -m benchmarks.state_reader)"
+        )
+    try:
+        network.encoders.load_state_dict(saved["encoders"])
+    except (RuntimeError, KeyError) as error:
+        raise UsageError(f"{what}: not this run's encoder ({str(error).strip().splitlines()[0]})") from None
 
 
 #: The critic's hidden layers where it reads the state: the state section's network (ppo.yml).
@@ -220,6 +249,8 @@ class PPOAgent:
         self.start_level: Evaluation | None = None  # the start's evaluation, before the first step
         self.calibrating = False  # kept by Evidence as the steps go by
         self.kl_coef = config.kl_coef  # the KL penalty's weight, now (adapted after every rollout)
+        if config.encoder_from:
+            load_encoder(self.actor, config.encoder_from)
         if config.start_from:
             load_start(self.actor, config.start_from)  # its values ...
             last = self.actor.head[-1]

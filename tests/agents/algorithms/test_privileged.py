@@ -11,6 +11,7 @@ import torch
 
 from agents import train
 from agents.algorithms import ppo
+from agents.algorithms.networks import QNetwork
 from agents.algorithms.privileged import FRAMES, STATE, StateSteps
 from agents.common.configuration.hyperparameters import TeacherGame
 from agents.evaluate import main as evaluate_main
@@ -165,3 +166,21 @@ def test_our_dqn_predicting_the_state_without_state_info_is_refused_before_any_f
     argv = ["--algo", "custom", "--config", "zoo_configs/selfplay_pixels.yml", *QUICK, "state_prediction=1.0"]
     err = refused(capsys, train.main, argv + ["--log-dir", str(tmp_path)], tmp_path)
     assert "state_prediction read the game's state" in err and "state_info=true" in err
+
+
+def test_an_encoder_trained_to_read_the_state_starts_the_actor_and_another_file_is_refused(tmp_path, capsys):
+    from benchmarks import state_head, state_reader
+
+    reader = tmp_path / "reader.pt"
+    explained = state_reader.main(["--config", CONFIG, "--out", str(reader), "--envs", "2", "--steps", "8", "--epochs", "1"])
+    assert list(explained) == list(state_head.NUMBERS)
+    saved = torch.load(reader, weights_only=True)
+    actor = QNetwork(saved["spec"])
+    ppo.load_encoder(actor, str(reader))
+    assert all(torch.equal(actor.encoders.state_dict()[name], value) for name, value in saved["encoders"].items())
+    argv = ["--algo", "ppo", *RUN, f"encoder_from={reader}", "--timesteps", "64", "--log-dir", str(tmp_path)]
+    assert run_cli(train.main, argv) == 0
+    capsys.readouterr()
+    model = tmp_path / "ppo" / "BallSumo-v0_1" / "final_model.pt"
+    argv = ["--algo", "ppo", *RUN, f"encoder_from={model}", "--log-dir", str(tmp_path)]
+    assert "not a reader's weights" in refused(capsys, train.main, argv, tmp_path)
