@@ -280,8 +280,11 @@ def test_each_benchmark_config_is_taken_by_the_command_results_gives_it(config, 
 
     algo = config.name.split("_")[0]
     argv = ["--algo", algo, "--env", "BallSumo-v0", "--config", str(config), "--log-dir", str(tmp_path)]
-    _, setup, _ = trainer.prepare(argv, make_folder=False)
     section = yaml.safe_load(config.read_text())["BallSumo-v0"]
+    if section.get("teacher") == "":  # a run of another command teaches, named on the command line
+        argv += ["--hyperparams", "teacher=chaser"]
+        section["teacher"] = "chaser"
+    _, setup, _ = trainer.prepare(argv, make_folder=False)
     assert setup.algo.name == algo and setup.timesteps == section["n_timesteps"]
     assert setup.opponent == "self" and setup.self_play is not None
     teacher = section.get("teacher")
