@@ -49,6 +49,22 @@ def test_a_loaded_model_is_an_opponent_in_any_variant_of_its_game(runs, trained,
     plays(gym.make(env_id, opponent=player, **env_kwargs))
 
 
+@pytest.mark.parametrize("trained", ["pixels", "state"])
+def test_a_loaded_model_drives_a_seat_of_the_state_face_one_game_or_a_batch(runs, trained):
+    from ballenvs.duel import parallel_env, policy
+
+    rules = {} if trained == "pixels" else ballenvs.SUMO_RULES
+    game = parallel_env(obs_type="state", **rules)
+    mine, champion = policy(agents.load_player(runs[trained]), **rules), policy("champion-v3", **rules)
+    observations, _ = game.reset(seed=2)
+    for _ in range(5):
+        actions = {"left": mine(observations["left"]), "right": champion(observations["right"])}
+        assert all(game.action_space(side).contains(action) for side, action in actions.items())
+        observations, *_ = game.step(actions)
+    both = np.stack([observations["left"], observations["right"]])
+    assert mine(both).shape == (2,) and mine(observations["left"]) in range(9)  # a batch of another size starts anew
+
+
 def test_a_model_file_loads_as_its_run_folder_does(runs):
     player = agents.load_player(runs["pixels"] / "final_model.zip")
     env = gym.make_vec("BallDuel-v0", num_envs=3, vectorization_mode="vector_entry_point", opponent=player)
