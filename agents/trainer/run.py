@@ -28,6 +28,7 @@ from agents.session.milestones import Milestones, best_model_saver
 from agents.session.tracking import Tracker
 from agents.trainer.command import TRAIN_COMMAND, Command, command_parser
 from agents.trainer.setup import EVAL_SEED_OFFSET, RunSetup, make_eval_envs, make_run_folder, prepare_run
+from agents.trainer.stages import run_stages, staged_section
 from agents.trainer.training import Learner, QLearnerExtras, run_training, starting
 from ballenvs.reference import reference_for
 
@@ -66,7 +67,12 @@ def main(
     command: Command = TRAIN_COMMAND,
     on_evaluation: Callable[[int, float], None] | None = None,
 ) -> Path:
-    """Train as ``argv`` says; ``on_evaluation(steps, mean_return)`` after each evaluation."""
+    """Train as ``argv`` says; ``on_evaluation(steps, mean_return)`` after each evaluation. A config
+    section that lists stages trains each in turn (:mod:`agents.trainer.stages`)."""
+    parsed = command_parser(command).parse_args(argv)
+    stages = staged_section(parsed)
+    if stages is not None:
+        return run_stages(parsed, stages, lambda stage_argv: main(stage_argv, command))
     args, setup, learner = prepare(argv, command=command)
     section, run_dir = setup.section, setup.run_dir
     with starting(setup):  # Ctrl-C before the first step leaves no run folder behind
