@@ -157,7 +157,7 @@ class DQNAgent(QLearner):
 
     def loss_predicting_state(self, batch: Batch) -> torch.Tensor:
         """The TD loss on the minibatch's frames plus the state's prediction from the same features
-        (one pass through the encoder for both heads), each number over its spread in the minibatch."""
+        (one pass through the encoder for both heads), each number over its running spread."""
         assert self.state_head is not None  # made where state_prediction is set
         states = batch.observations[STATE]
         batch = batch._replace(observations=batch.observations[FRAMES], next_observations=batch.next_observations[FRAMES])
