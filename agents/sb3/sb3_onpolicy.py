@@ -15,6 +15,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3 import A2C, PPO
@@ -25,6 +26,7 @@ from stable_baselines3.common.utils import LinearSchedule
 from agents.artifacts.models import read_snapshot, section_of, spaces_of
 from agents.artifacts.runs import atomic_path
 from agents.common.configuration.config import Section, parse_kwargs, schedule
+from agents.common.configuration.memory import machine_memory
 from agents.common.errors import UsageError
 from agents.common.networks.policies import check_policy
 from agents.sb3.sb3_dqn import check_roles, read_model_file, restore
@@ -71,7 +73,15 @@ def check_values(algo: str, section: Section, observation_space: spaces.Space, n
             f"policy_kwargs key(s) {', '.join(unknown)} not taken by {algo}'s policies; valid: {', '.join(POLICY_KWARGS)}"
         )
     check_roles(section.policy, policy_kwargs, {})
-    batch = section.algo_kwargs.get("n_steps", 2048 if algo == "sb3_ppo" else 5) * n_envs
+    steps = section.algo_kwargs.get("n_steps", 2048 if algo == "sb3_ppo" else 5)
+    batch = steps * n_envs
+    parts = observation_space.spaces.values() if isinstance(observation_space, spaces.Dict) else [observation_space]
+    needed = batch * sum(int(np.prod(part.shape or ())) for part in parts) * 4  # SB3's rollout keeps float32
+    if needed > machine_memory():
+        raise UsageError(
+            f"n_steps={steps} x n_envs={n_envs} needs about {needed / 2**30:,.1f} GiB of rollout memory for these "
+            f"observations; this machine has {machine_memory() / 2**30:,.1f} GiB"
+        )
     if algo == "sb3_ppo" and (batch < 2 or section.algo_kwargs.get("batch_size", 64) < 2):
         raise UsageError(
             f"sb3_ppo: n_steps x n_envs ({batch}) and batch_size ({section.algo_kwargs.get('batch_size', 64)}) "

@@ -65,6 +65,7 @@ def test_every_env_id_has_a_section(algo):
         (["batch_size=1"], "batch_size (1) must each be at least 2"),
         (["policy_kwargs=dict(dueling=True)"], "policy_kwargs key(s) dueling not taken by sb3_ppo's policies"),
         (["clip_range=-1"], "clip_range"),
+        (["n_steps=100000000000"], "n_steps=100000000000 x n_envs=8 needs about"),
     ],
 )
 def test_what_sb3_would_find_wrong_later_is_one_line_before_any_folder(tmp_path, capsys, flags, named):
