@@ -289,4 +289,6 @@ def check_algo(name: str, command: str) -> Algorithm:
             f"(and python -m {TRAIN}); this one trains: {', '.join(mine)}"
         )
     others = "" if set(mine) == set(ALGORITHMS) else f" (python -m {TRAIN} trains every one: {', '.join(ALGORITHMS)})"
-    raise UsageError(f"unknown --algo {name!r}; valid: {', '.join(mine)}{others}")
+    sb3 = f"sb3_{name}"
+    meant = f"; stable-baselines3's {name.upper()} is --algo {sb3}" if sb3 in ALGORITHMS else ""
+    raise UsageError(f"unknown --algo {name!r}; valid: {', '.join(mine)}{others}{meant}")

@@ -52,6 +52,7 @@ def test_agents_train_defaults_to_sb3_dqn_and_resumes_a_run_with_its_own_algorit
 def test_every_registered_algorithm_is_an_algo_of_agents_train_and_the_aliases_keep_to_their_own(tmp_path, capsys):
     err = refused(capsys, train.main, ["--algo", "a2c", "--log-dir", str(tmp_path)], tmp_path)
     assert "unknown --algo 'a2c'; valid: dqn, custom, pqn" in err and err.count("rllib_ppo") == 1, "listed once"
+    assert err.endswith("stable-baselines3's A2C is --algo sb3_a2c")
     err = refused(capsys, sb3_train.main, ["--algo", "pqn", "--log-dir", str(tmp_path)], tmp_path)
     assert "--algo 'pqn' (PQN) is trained by python -m agents.custom_train (and python -m agents.train)" in err
 
