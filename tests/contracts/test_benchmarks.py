@@ -281,6 +281,13 @@ def test_each_benchmark_config_is_taken_by_the_command_results_gives_it(config, 
     algo = config.name.split("_")[0]
     argv = ["--algo", algo, "--env", "BallSumo-v0", "--config", str(config), "--log-dir", str(tmp_path)]
     section = yaml.safe_load(config.read_text())["BallSumo-v0"]
+    if "stages" in section:  # a chain of sections: each stage's, checked when it is read
+        from agents.trainer.command import TRAIN_COMMAND, command_parser
+        from agents.trainer.stages import staged_section
+
+        stages = staged_section(command_parser(TRAIN_COMMAND).parse_args(argv))
+        assert stages is not None and stages[-1]["algo"] == algo
+        return
     if section.get("teacher") == "":  # a run of another command teaches, named on the command line
         argv += ["--hyperparams", "teacher=chaser"]
         section["teacher"] = "chaser"
