@@ -20,7 +20,7 @@ replay buffer keeps each step's state beside its frames; the saved model is the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import torch
@@ -50,6 +50,12 @@ from agents.session.progress import Progress
 STAGGER_ENVS = False
 #: How far each minibatch moves the running variance the state's prediction error is measured in.
 STATE_VARIANCE_STEP = 0.01
+
+
+def predicts_state(config: OurDQNConfig) -> TypeGuard[StateDQNConfig]:
+    """Whether a run's Q-network also predicts the game's state (``--algo custom``'s ``state_prediction``;
+    the learners built on our DQN have no such key)."""
+    return isinstance(config, StateDQNConfig) and config.state_prediction > 0
 
 
 def checked_variance(variance: Any, size: int) -> torch.Tensor:
@@ -110,7 +116,7 @@ class DQNAgent(QLearner):
         self.state_head: torch.nn.Linear | None = None
         self.state_error = torch.full((), float("nan"), device=self.device)
         self.state_variance: torch.Tensor | None = None  # each number's, a running mean over the minibatches
-        if isinstance(config, StateDQNConfig) and config.state_prediction > 0:
+        if predicts_state(config):
             self.state_head = torch.nn.Linear(self.q.features_width, config.state_size).to(self.device)
             head = list(self.state_head.parameters())
             self.optimizer.add_param_group({"params": head})
@@ -229,7 +235,7 @@ def replay_buffer(
     """The replay buffer a config asks for (its size, and n-step returns): on a GPU, resident in
     its memory (:class:`DeviceReplayBuffer`); else in host arrays."""
     kind = DeviceReplayBuffer if torch.device(device).type == "cuda" else ReplayBuffer
-    if isinstance(config, StateDQNConfig) and config.state_prediction > 0:  # each step's state kept beside its frames
+    if predicts_state(config):  # each step's state kept beside its frames
         observation_space = with_state(observation_space, config.state_size)
     return kind(config.buffer_size, observation_space, device, seed=seed, n_steps=config.n_steps, gamma=config.gamma)
 
@@ -292,7 +298,7 @@ def learn(
 def settings(section: Section, observation_space: Any, action_space: Any) -> tuple[StateDQNConfig, dict[str, Any]]:
     """The agent's hyperparameters and network spec from a (checked) config section and the spaces it will see."""
     config, spec = settings_of(StateDQNConfig, section, observation_space, action_space)
-    if config.state_prediction > 0:
+    if predicts_state(config):
         config.game = check_state_game(section, "state_prediction")
         config.state_size = state_size(config.game)
     return config, spec
